@@ -1,0 +1,27 @@
+# baton — common tasks. `make help` lists them.
+GO        ?= go
+PKGS      ?= ./...
+TESTFLAGS ?=
+STATICCHECK_VERSION ?= v0.8.2
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_/-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: test
+test: ## go vet, then every test with the race detector (needs Redis and PostgreSQL; see README)
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(TESTFLAGS) $(PKGS)
+
+.PHONY: lint
+lint: ## gofmt and staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+
+.PHONY: bench
+bench: ## Benchmarks (providers, peers side by side, rate limiter, scheduler)
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+.PHONY: tidy
+tidy: ## go mod tidy
+	$(GO) mod tidy

@@ -1,0 +1,20 @@
+// Package testenv gives tests real Redis and PostgreSQL servers.
+//
+// Each backend is resolved once per test binary, in this order:
+//
+//  1. TEST_REDIS_URL / TEST_DATABASE_URL;
+//  2. a private server started from the local redis-server or PostgreSQL
+//     binaries on a free loopback port (PostgreSQL as the postgres user when
+//     running as root);
+//  3. a testcontainers-go container when a Docker engine answers;
+//  4. otherwise the test fails, saying how to provide one. Nothing is
+//     skipped silently.
+//
+// Tests isolate themselves with a key prefix (Redis) or a schema
+// (PostgreSQL) of their own, so they can run in parallel. Fault tests start
+// servers of their own with StartRedis and StartPostgres, which they may
+// stop, kill, pause and restart.
+//
+// Main wraps a package's TestMain: it runs the tests, stops the shared
+// servers and checks for leaked goroutines.
+package testenv

@@ -1,0 +1,161 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+var (
+	redisOnce sync.Once
+	redisURL  string
+	redisErr  error
+)
+
+// RedisURL returns the URL of the shared Redis for this test binary.
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	redisOnce.Do(func() { redisURL, redisErr = resolveRedis() })
+	if redisErr != nil {
+		t.Fatalf("testenv: no Redis: %v\nSet TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/0), install redis-server, or run a Docker engine.", redisErr)
+	}
+	return redisURL
+}
+
+// Redis returns a client of the shared Redis, closed when the test ends. Use
+// Prefix for the keys the test writes.
+func Redis(t testing.TB) *goredis.Client {
+	t.Helper()
+	opt, err := goredis.ParseURL(RedisURL(t))
+	if err != nil {
+		t.Fatalf("testenv: TEST_REDIS_URL: %v", err)
+	}
+	c := goredis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func resolveRedis() (string, error) {
+	if u := os.Getenv("TEST_REDIS_URL"); u != "" {
+		return u, nil
+	}
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		dir, err := os.MkdirTemp("", "baton-redis-")
+		if err != nil {
+			return "", err
+		}
+		s := &RedisServer{dir: dir, Port: freePortNoT()}
+		if err := s.start(); err != nil {
+			return "", err
+		}
+		atExit(func() { s.Kill(); _ = os.RemoveAll(dir) })
+		return s.URL(), nil
+	}
+	if u, stop, err := redisContainer(); err == nil {
+		atExit(stop)
+		return u, nil
+	} else {
+		return "", fmt.Errorf("TEST_REDIS_URL unset, redis-server not on PATH, Docker: %v", err)
+	}
+}
+
+// RedisServer is a private redis-server process on a loopback port.
+type RedisServer struct {
+	Port int
+	Args []string // extra arguments, e.g. "--cluster-enabled", "yes"
+	dir  string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+}
+
+// StartRedis starts a private redis-server for this test (no persistence)
+// and stops it when the test ends.
+func StartRedis(t testing.TB, args ...string) *RedisServer {
+	t.Helper()
+	s := &RedisServer{dir: t.TempDir(), Port: FreePort(t), Args: args}
+	if err := s.start(); err != nil {
+		t.Fatalf("testenv: start redis-server: %v", err)
+	}
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// Addr is host:port.
+func (s *RedisServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
+
+// URL is the redis:// URL of database 0.
+func (s *RedisServer) URL() string { return "redis://" + s.Addr() + "/0" }
+
+// Client returns a client closed when the test ends.
+func (s *RedisServer) Client(t testing.TB) *goredis.Client {
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func (s *RedisServer) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	args := append([]string{
+		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir,
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+	}, s.Args...)
+	cmd := exec.Command("redis-server", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.cmd = cmd
+	go func() { _ = cmd.Wait() }()
+	return waitTCP(s.Addr(), 10*time.Second)
+}
+
+// Kill stops the server at once (SIGKILL); its data is lost.
+func (s *RedisServer) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+		_ = s.cmd.Process.Kill()
+		waitGone(s.Addr())
+		s.cmd = nil
+	}
+}
+
+// Restart kills the server and starts a new one on the same port, as a
+// restart without persistence would.
+func (s *RedisServer) Restart() error {
+	s.Kill()
+	return s.start()
+}
+
+// Pause stops the process (SIGSTOP) without closing its connections.
+func (s *RedisServer) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process.
+func (s *RedisServer) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *RedisServer) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(sig)
+	}
+}
+
+// Ping reports whether the server answers.
+func (s *RedisServer) Ping(ctx context.Context) error {
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr()})
+	defer c.Close()
+	return c.Ping(ctx).Err()
+}

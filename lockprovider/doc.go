@@ -1,0 +1,50 @@
+// Package lockprovider is the contract between baton and the stores that hold
+// its leases: the service provider interface (SPI), in the manner of
+// database/sql/driver. Applications use package baton, scheduler, ratelimit
+// and fence; provider authors implement the interfaces here.
+//
+// # Leases
+//
+// A provider grants a lease on a name to one owner at a time. A lease lasts
+// AtMostFor from the moment the backend grants it, measured on the backend's
+// clock (Redis TIME and PX, PostgreSQL clock_timestamp), never on the
+// application's. Extend and Release act only when the caller presents the
+// owner token of the current lease, so a stale holder can never shorten,
+// prolong or drop a lease that has since passed to someone else.
+//
+// Release honours AtLeastFor: when the lease is released before GrantedAt +
+// AtLeastFor, the lease stays in force until that instant instead of ending.
+//
+// # Fencing tokens
+//
+// Every grant carries a fencing token that strictly increases per name across
+// release, expiry, takeover and backend restarts. Tokens of different names
+// are not comparable. Gaps are allowed.
+//
+// # Ticks
+//
+// An acquire may carry a tick, the scheduled fire time of a job. The provider
+// remembers the newest tick it granted per name and refuses a tick that is
+// not newer with ErrStaleTick, so a replica that fires late cannot run a tick
+// that already ran.
+//
+// # Errors
+//
+// ErrNotAcquired and ErrStaleTick are definite refusals; ErrNotHeld says the
+// presented owner no longer holds the lease; validation errors wrap
+// ErrInvalid. Any other error means the outcome is unknown: the operation may
+// or may not have taken effect, and a lease it may have granted lapses at its
+// expiry. Repeating an Acquire with the same owner token is safe: while the
+// owner holds the lease, it returns the same grant.
+//
+// # Round trips and concurrency
+//
+// Every operation is one round trip to the backend (one script, one
+// statement), atomic on the server. Providers are safe for concurrent use.
+//
+// # Optional capabilities
+//
+// A provider may implement ReleaseNotifier (wake waiters when a lease ends),
+// Inspector (read lease state for operators and catch-up) and RateLimiter
+// (server-side rate limiting). Consumers discover them by type assertion.
+package lockprovider
