@@ -1,0 +1,82 @@
+package lockprovidertest
+
+import (
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+func expiryCases() []testCase {
+	return []testCase{
+		{"LapsesAfterAtMostFor", testLapses},
+		{"ExpiredHolderCannotExtendOrRelease", testExpiredHolder},
+		{"AtLeastForHoldsAfterRelease", testAtLeastFor},
+		{"ReleaseAfterAtLeastForFrees", testReleaseAfterAtLeastFor},
+	}
+}
+
+// C5, C14, C18: an unreleased lease lapses after AtMostFor and the name is
+// then taken over by another owner.
+func testLapses(e *env) {
+	e.timed(func(scale time.Duration) bool {
+		name, owner := e.name(), lockprovider.NewOwner()
+		lease := 100 * time.Millisecond * scale
+		start := time.Now()
+		e.mustAcquire(name, owner, lease, 0)
+		if !e.heldUntil(name, start, lease, "before AtMostFor") {
+			return false
+		}
+		freeAt := e.waitFree(name, "after AtMostFor")
+		if freeAt.Before(start.Add(lease - tol)) {
+			e.t.Errorf("name free after %v, before AtMostFor %v", freeAt.Sub(start), lease)
+		}
+		return true
+	})
+}
+
+// C10: once the lease lapsed, its owner can neither extend (revive) nor
+// release it.
+func testExpiredHolder(e *env) {
+	name, owner := e.name(), lockprovider.NewOwner()
+	lease := 50 * time.Millisecond
+	start := time.Now()
+	e.mustAcquire(name, owner, lease, 0)
+	time.Sleep(time.Until(start.Add(lease + 30*time.Millisecond)))
+	_, err := e.extend(name, owner, long, 0)
+	e.wantErr(err, lockprovider.ErrNotHeld, "Extend after expiry")
+	e.wantErr(e.release(name, owner), lockprovider.ErrNotHeld, "Release after expiry")
+	e.wantFree(name, "after a refused Extend of an expired lease")
+}
+
+// C6: a release before AtLeastFor has passed keeps the name held until
+// GrantedAt+AtLeastFor, and not longer.
+func testAtLeastFor(e *env) {
+	e.timed(func(scale time.Duration) bool {
+		name, owner := e.name(), lockprovider.NewOwner()
+		atLeast := 300 * time.Millisecond * scale
+		start := time.Now()
+		e.mustAcquire(name, owner, long, atLeast)
+		if err := e.release(name, owner); err != nil {
+			e.t.Fatalf("Release inside AtLeastFor: %v", err)
+		}
+		if !e.heldUntil(name, start, atLeast, "released inside AtLeastFor") {
+			return false
+		}
+		freeAt := e.waitFree(name, "after AtLeastFor")
+		if freeAt.Before(start.Add(atLeast - tol)) {
+			e.t.Errorf("name free %v after the grant, before AtLeastFor %v", freeAt.Sub(start), atLeast)
+		}
+		return true
+	})
+}
+
+// A release after AtLeastFor has passed ends the lease at once.
+func testReleaseAfterAtLeastFor(e *env) {
+	name, owner := e.name(), lockprovider.NewOwner()
+	atLeast := 50 * time.Millisecond
+	start := time.Now()
+	e.mustAcquire(name, owner, long, atLeast)
+	time.Sleep(time.Until(start.Add(atLeast + 30*time.Millisecond)))
+	e.mustRelease(name, owner)
+	e.wantFree(name, "released after AtLeastFor")
+}

@@ -1,0 +1,264 @@
+package lockprovidertest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Tolerances. Lease times come from the backend's clock, which the suite
+// assumes runs on (or in step with) the test machine.
+const (
+	// tol bounds the difference between two times the provider derives from
+	// one server instant (Until-GrantedAt against AtMostFor): rounding to
+	// milliseconds plus a little.
+	tol = 5 * time.Millisecond
+	// inspectTol bounds the difference between a Lease and the same lease
+	// as read back through an Inspector.
+	inspectTol = 50 * time.Millisecond
+	// long is a lease length that outlives any subtest.
+	long = time.Minute
+	// waitLimit bounds every polling wait.
+	waitLimit = 10 * time.Second
+	// pollEvery is the polling interval of waits.
+	pollEvery = 5 * time.Millisecond
+)
+
+// Run runs the conformance suite against the provider newProvider returns.
+//
+// newProvider is called once per subtest and must return a provider isolated
+// from those of other calls (for example a fresh key prefix or schema),
+// because subtests run in parallel. It should register its own cleanup with
+// t.Cleanup and fail t (not skip) when its backend is unreachable.
+func Run(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
+	t.Helper()
+	s := &suite{newProvider: newProvider, id: randomID()}
+	for _, g := range groups() {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range g.cases {
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					c.fn(s.env(t))
+				})
+			}
+		})
+	}
+}
+
+type testCase struct {
+	name string
+	fn   func(e *env)
+}
+
+type group struct {
+	name  string
+	cases []testCase
+}
+
+func groups() []group {
+	return []group{
+		{"Acquire", acquireCases()},
+		{"Expiry", expiryCases()},
+		{"Extend", extendCases()},
+		{"Owner", ownerCases()},
+		{"Fence", fenceCases()},
+		{"Tick", tickCases()},
+		{"Validation", validationCases()},
+		{"Context", contextCases()},
+		{"Exclusion", exclusionCases()},
+		{"Notify", notifyCases()},
+		{"Inspect", inspectCases()},
+	}
+}
+
+type suite struct {
+	newProvider func(t *testing.T) lockprovider.Provider
+	id          string
+	seq         atomic.Int64
+}
+
+func (s *suite) env(t *testing.T) *env {
+	t.Helper()
+	p := s.newProvider(t)
+	if p == nil {
+		t.Fatal("lockprovidertest: newProvider returned nil")
+	}
+	return &env{t: t, p: p, ctx: t.Context(), s: s}
+}
+
+// env is the state of one subtest.
+type env struct {
+	t   *testing.T
+	p   lockprovider.Provider
+	ctx context.Context
+	s   *suite
+}
+
+func randomID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// name returns a lock name no other subtest uses.
+func (e *env) name() string {
+	return fmt.Sprintf("lpt-%s-%d", e.s.id, e.s.seq.Add(1))
+}
+
+func (e *env) acquire(name, owner string, atMostFor, atLeastFor time.Duration) (lockprovider.Lease, error) {
+	return e.p.Acquire(e.ctx, lockprovider.AcquireParams{
+		Name: name, Owner: owner, LockedBy: "lockprovidertest",
+		AtMostFor: atMostFor, AtLeastFor: atLeastFor,
+	})
+}
+
+func (e *env) mustAcquire(name, owner string, atMostFor, atLeastFor time.Duration) lockprovider.Lease {
+	e.t.Helper()
+	l, err := e.acquire(name, owner, atMostFor, atLeastFor)
+	if err != nil {
+		e.t.Fatalf("Acquire(%q, AtMostFor %v, AtLeastFor %v): %v", name, atMostFor, atLeastFor, err)
+	}
+	e.checkLease(l, name, owner)
+	return l
+}
+
+func (e *env) checkLease(l lockprovider.Lease, name, owner string) {
+	e.t.Helper()
+	if l.Name != name || l.Owner != owner {
+		e.t.Errorf("lease is for (%q, %q), want (%q, %q)", l.Name, l.Owner, name, owner)
+	}
+	if l.Fence <= 0 {
+		e.t.Errorf("lease Fence = %d, want > 0", l.Fence)
+	}
+}
+
+func (e *env) extend(name, owner string, atMostFor, atLeastFor time.Duration) (lockprovider.Lease, error) {
+	return e.p.Extend(e.ctx, lockprovider.ExtendParams{
+		Name: name, Owner: owner, AtMostFor: atMostFor, AtLeastFor: atLeastFor,
+	})
+}
+
+func (e *env) mustExtend(name, owner string, atMostFor, atLeastFor time.Duration) lockprovider.Lease {
+	e.t.Helper()
+	l, err := e.extend(name, owner, atMostFor, atLeastFor)
+	if err != nil {
+		e.t.Fatalf("Extend(%q, AtMostFor %v, AtLeastFor %v): %v", name, atMostFor, atLeastFor, err)
+	}
+	e.checkLease(l, name, owner)
+	return l
+}
+
+func (e *env) release(name, owner string) error {
+	return e.p.Release(e.ctx, lockprovider.ReleaseParams{Name: name, Owner: owner})
+}
+
+func (e *env) mustRelease(name, owner string) {
+	e.t.Helper()
+	if err := e.release(name, owner); err != nil {
+		e.t.Fatalf("Release(%q): %v", name, err)
+	}
+}
+
+// wantErr fails the test unless err matches target.
+func (e *env) wantErr(err, target error, what string) {
+	e.t.Helper()
+	if !errors.Is(err, target) {
+		e.t.Errorf("%s: got error %v, want %v", what, err, target)
+	}
+}
+
+// free tries to take name with a fresh owner and reports whether it could. A
+// successful probe releases the name again.
+func (e *env) free(name string) bool {
+	e.t.Helper()
+	owner := lockprovider.NewOwner()
+	_, err := e.acquire(name, owner, long, 0)
+	switch {
+	case err == nil:
+		e.mustRelease(name, owner)
+		return true
+	case errors.Is(err, lockprovider.ErrNotAcquired):
+		return false
+	default:
+		e.t.Fatalf("probe Acquire(%q): unexpected error %v", name, err)
+		return false
+	}
+}
+
+// wantHeld fails the test if another owner can take name.
+func (e *env) wantHeld(name, why string) {
+	e.t.Helper()
+	if e.free(name) {
+		e.t.Errorf("%s: another owner could acquire %q, want it held", why, name)
+	}
+}
+
+// wantFree fails the test unless another owner can take name at once.
+func (e *env) wantFree(name, why string) {
+	e.t.Helper()
+	if !e.free(name) {
+		e.t.Errorf("%s: another owner could not acquire %q, want it free", why, name)
+	}
+}
+
+// heldUntil checks that name is held by someone else, but only while less
+// than d has passed since start (local clock); after that the check says
+// nothing. It returns false when it could not decide.
+func (e *env) heldUntil(name string, start time.Time, d time.Duration, why string) bool {
+	e.t.Helper()
+	isFree := e.free(name)
+	if time.Since(start) >= d-tol {
+		return false // too late for the answer to mean anything
+	}
+	if isFree {
+		e.t.Errorf("%s: %q was free %v after start, want held for %v", why, name, time.Since(start), d)
+	}
+	return true
+}
+
+// waitFree polls until another owner can take name and returns the local
+// time at which that succeeded.
+func (e *env) waitFree(name string, why string) time.Time {
+	e.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if e.free(name) {
+			return time.Now()
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: %q still held after %v", why, name, waitLimit)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// timed runs a timing-dependent scenario. The scenario returns false when the
+// machine was too slow for its checks to be meaningful; it is then repeated
+// with longer durations, so a slow machine costs time, not a false result.
+func (e *env) timed(f func(scale time.Duration) bool) {
+	e.t.Helper()
+	for scale := time.Duration(1); scale <= 8; scale *= 2 {
+		if f(scale) {
+			return
+		}
+		e.t.Logf("timing scenario inconclusive at scale %d (busy machine); retrying with longer leases", scale)
+	}
+	e.t.Fatal("timing scenario inconclusive even with 8x longer leases")
+}
+
+func near(got, want, tolerance time.Duration) bool {
+	d := got - want
+	return d <= tolerance && d >= -tolerance
+}
+
+func nearTime(got, want time.Time, tolerance time.Duration) bool {
+	return near(got.Sub(want), 0, tolerance)
+}

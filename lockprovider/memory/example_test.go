@@ -1,0 +1,38 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/memory"
+)
+
+func Example() {
+	ctx := context.Background()
+	p := memory.New(nil)
+
+	a := lockprovider.AcquireParams{Name: "report", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}
+	lease, err := p.Acquire(ctx, a)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("granted, fence", lease.Fence)
+
+	b := a
+	b.Owner = lockprovider.NewOwner()
+	_, err = p.Acquire(ctx, b)
+	fmt.Println("second owner:", errors.Is(err, lockprovider.ErrNotAcquired))
+
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err != nil {
+		panic(err)
+	}
+	lease, err = p.Acquire(ctx, b)
+	fmt.Println("after release, fence", lease.Fence, err)
+	// Output:
+	// granted, fence 1
+	// second owner: true
+	// after release, fence 2 <nil>
+}

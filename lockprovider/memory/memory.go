@@ -1,0 +1,240 @@
+package memory
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Config configures a Provider. The zero value (or a nil *Config) is ready to
+// use.
+type Config struct {
+	// Now is the provider's clock, the "server time" of its leases. Nil
+	// means time.Now, which is also the fake clock inside a testing/synctest
+	// bubble.
+	Now func() time.Time
+}
+
+// Provider is an in-process lease store. It is safe for concurrent use.
+type Provider struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	names   map[string]*record
+	waiters map[string]map[*waiter]struct{}
+
+	rate rateState
+}
+
+// record is everything the provider remembers about one name. Records are
+// never removed, so the fencing counter and the newest tick survive release
+// and expiry.
+type record struct {
+	lease    lockprovider.Lease // current or last lease; Owner "" before the first grant
+	lockedBy string
+	fence    int64     // last fencing token issued for the name
+	lastTick time.Time // newest tick granted, or zero
+}
+
+type waiter struct{ ch chan<- struct{} }
+
+var (
+	_ lockprovider.Provider        = (*Provider)(nil)
+	_ lockprovider.ReleaseNotifier = (*Provider)(nil)
+	_ lockprovider.Inspector       = (*Provider)(nil)
+)
+
+// New returns an empty provider. A nil cfg means the defaults.
+func New(cfg *Config) *Provider {
+	p := &Provider{
+		now:     time.Now,
+		names:   make(map[string]*record),
+		waiters: make(map[string]map[*waiter]struct{}),
+		rate:    rateState{},
+	}
+	if cfg != nil && cfg.Now != nil {
+		p.now = cfg.Now
+	}
+	return p
+}
+
+// held reports whether r has a lease in force at now.
+func (r *record) held(now time.Time) bool {
+	return r.lease.Owner != "" && now.Before(r.lease.Until)
+}
+
+// Acquire implements lockprovider.Provider.
+func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := ap.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	r := p.names[ap.Name]
+	if r == nil {
+		r = &record{}
+		p.names[ap.Name] = r
+	}
+	if r.held(now) {
+		if r.lease.Owner == ap.Owner {
+			// A retried acquire gets the grant it already has.
+			return r.lease, nil
+		}
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	}
+	if !ap.Tick.IsZero() {
+		if !ap.Tick.After(r.lastTick) {
+			return lockprovider.Lease{}, lockprovider.ErrStaleTick
+		}
+		r.lastTick = ap.Tick
+	}
+	r.fence++
+	r.lockedBy = ap.LockedBy
+	r.lease = lockprovider.Lease{
+		Name:         ap.Name,
+		Owner:        ap.Owner,
+		Fence:        r.fence,
+		GrantedAt:    now,
+		Until:        now.Add(ap.AtMostFor),
+		AtLeastUntil: now.Add(ap.AtLeastFor),
+		Tick:         ap.Tick,
+	}
+	return r.lease, nil
+}
+
+// Extend implements lockprovider.Provider.
+func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := ep.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	r := p.names[ep.Name]
+	if r == nil || !r.held(now) || r.lease.Owner != ep.Owner {
+		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+	}
+	r.lease.Until = now.Add(ep.AtMostFor)
+	r.lease.AtLeastUntil = now.Add(ep.AtLeastFor)
+	return r.lease, nil
+}
+
+// Release implements lockprovider.Provider.
+func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
+	if err := rp.Validate(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	r := p.names[rp.Name]
+	if r == nil || !r.held(now) || r.lease.Owner != rp.Owner {
+		return lockprovider.ErrNotHeld
+	}
+	if r.lease.AtLeastUntil.After(now) {
+		// Still inside the minimum hold: the lease ends at that bound.
+		r.lease.Until = r.lease.AtLeastUntil
+		return nil
+	}
+	r.lease.Until = now
+	for w := range p.waiters[rp.Name] {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// NotifyRelease implements lockprovider.ReleaseNotifier. A release that
+// leaves the lease in force until its AtLeastFor bound is not announced,
+// since the name is not free yet; like expiry, waiters find it by polling.
+func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w := &waiter{ch: ch}
+	p.mu.Lock()
+	set := p.waiters[name]
+	if set == nil {
+		set = make(map[*waiter]struct{})
+		p.waiters[name] = set
+	}
+	set[w] = struct{}{}
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			delete(p.waiters[name], w)
+			if len(p.waiters[name]) == 0 {
+				delete(p.waiters, name)
+			}
+		})
+	}, nil
+}
+
+// Inspect implements lockprovider.Inspector.
+func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.names[name]
+	if r == nil || r.fence == 0 {
+		return lockprovider.LeaseInfo{Name: name}, nil
+	}
+	return r.info(name, p.now()), nil
+}
+
+// List implements lockprovider.Inspector. It reports every name ever
+// granted, in no particular order.
+func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	out := make([]lockprovider.LeaseInfo, 0, len(p.names))
+	for name, r := range p.names {
+		if r.fence == 0 {
+			continue
+		}
+		out = append(out, r.info(name, now))
+	}
+	return out, nil
+}
+
+func (r *record) info(name string, now time.Time) lockprovider.LeaseInfo {
+	return lockprovider.LeaseInfo{
+		Name:     name,
+		Exists:   true,
+		Held:     r.held(now),
+		LockedBy: r.lockedBy,
+		LockedAt: r.lease.GrantedAt,
+		Until:    r.lease.Until,
+		Fence:    r.fence,
+		LastTick: r.lastTick,
+	}
+}

@@ -1,0 +1,20 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/memory"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestConformance(t *testing.T) {
+	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return memory.New(nil) })
+}
+
+func BenchmarkProvider(b *testing.B) {
+	lockprovidertest.Bench(b, memory.New(nil))
+}
