@@ -1,4 +1,4 @@
-package baton_test
+package postgres_test
 
 import (
 	"testing"
