@@ -1,0 +1,84 @@
+// Package baton coordinates work across the replicas of a service: a
+// distributed lock with fencing tokens, on a pluggable lease store
+// (lockprovider: Redis, PostgreSQL, or in-process memory). Package scheduler
+// builds ShedLock-style scheduled jobs on the same providers, package
+// ratelimit distributed rate limits, and package fence makes a protected
+// resource reject stale writes.
+//
+// # Acquiring
+//
+// A Locker hands out locks from one provider:
+//
+//	locker, err := baton.NewLocker(provider, nil)
+//	lock, err := locker.TryAcquire(ctx, "sync:customer:42", &baton.AcquireOptions{TTL: 30 * time.Second})
+//	if errors.Is(err, baton.ErrNotAcquired) {
+//		return nil // someone else is on it
+//	}
+//	defer lock.Release(ctx)
+//
+// TryAcquire makes one attempt. Acquire waits: it is woken by the provider's
+// release notifications when it has them (Redis pub/sub, PostgreSQL
+// LISTEN/NOTIFY, the memory provider's channels) and otherwise polls with
+// jittered exponential backoff; it polls in any case, because expiry is not
+// announced. It fails at once with ErrDeadlineTooSoon when the context's
+// deadline leaves less than one round trip to the provider; it cannot know
+// when the current holder will let go, so otherwise it waits until the
+// deadline.
+//
+// # Leases, trust window and loss
+//
+// A lock is a lease: it ends after its TTL (lockAtMostFor) unless extended,
+// measured on the backend's clock. The holder cannot read that clock, so it
+// keeps a local trust window on its own monotonic clock: from the moment the
+// acquire request was sent (not when the answer arrived, so a slow round trip
+// cannot stretch it) for the TTL minus a safety margin (Config.SafetyMargin,
+// by default 1% of the TTL plus 2 ms, for clocks that run at slightly
+// different rates). Every successful Extend or renewal restarts the window at
+// the moment its request was sent.
+//
+// Lock.Context is cancelled with cause ErrLockLost when the window ends
+// without a renewal, or when a renewal or Extend finds the lease gone (the
+// cause then also matches ErrNotHeld). Work done under the lock should use
+// that context. With AcquireOptions.AutoRenew, a goroutine owned by the Lock
+// extends the lease by the TTL every TTL/3; it retries failures of unknown
+// outcome until the window ends, and ends at Release or loss. Without it,
+// call Extend yourself. A Lock with auto-renew that is never released keeps
+// its goroutine and its lease: always Release.
+//
+// Release is idempotent, ignores the cancellation of its context so it can
+// run during shutdown (bounded by Config.ReleaseTimeout), and honours
+// AtLeastFor: released early, the lease stays until GrantedAt + AtLeastFor.
+//
+// # Fencing tokens
+//
+// A lease-based lock cannot guarantee by itself that only one process acts
+// at a time: a holder paused (garbage collection, a stopped VM, a slow disk)
+// past its lease wakes up believing it still holds the lock, after another
+// process acquired it. The trust window narrows that gap but cannot close it,
+// because the pause can fall between the check and the write. Lock.Token
+// returns a fencing token that is larger than the token of every earlier
+// grant of the same name; when the protected resource remembers the largest
+// token it has seen and refuses smaller ones (package fence does this for
+// SQL rows, Redis hashes and in-process values), a stale holder's writes
+// are rejected. Tokens are comparable only within one lock name: guard each
+// resource with one lock name. Without fencing, treat the lock as an
+// efficiency measure (it avoids duplicate work almost always), not as a
+// guarantee of correctness.
+//
+// # No reentrancy
+//
+// Go has no goroutine identity, so a lock cannot be tied to a thread as in
+// Java: acquiring a name you already hold fails (TryAcquire) or waits for
+// your own lease to end (Acquire). Pass the *Lock to the code that needs it
+// instead. Any goroutine holding the *Lock may Extend or Release it.
+//
+// # Errors
+//
+// ErrNotAcquired, ErrNotHeld, ErrLockLost, ErrReleased and
+// ErrDeadlineTooSoon are sentinels; bad input (a nil provider, an empty or
+// over-long name, a negative TTL, AtLeastFor above the TTL) returns a
+// *ValidationError matching ErrInvalid. Other errors come from the backend
+// and mean the outcome is unknown; baton then releases whatever the failed
+// attempt may have granted, so a failed acquire never leaves a lock held
+// silently.
+package baton

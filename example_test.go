@@ -1,0 +1,105 @@
+package baton_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/lockprovider/memory"
+)
+
+// The seeds' pattern: a per-customer lock that skips the sync when another
+// replica is already running it.
+func Example() {
+	ctx := context.Background()
+	provider := memory.New(nil) // lockprovider/redis or /postgres in production
+	replicaA, _ := baton.NewLocker(provider, &baton.Config{LockedBy: "replica-a"})
+	replicaB, _ := baton.NewLocker(provider, &baton.Config{LockedBy: "replica-b"})
+
+	syncCustomer := func(locker *baton.Locker, id string) {
+		lock, err := locker.TryAcquire(ctx, "sync:customer:"+id, &baton.AcquireOptions{TTL: 30 * time.Second})
+		if errors.Is(err, baton.ErrNotAcquired) {
+			fmt.Println("customer", id+": already syncing elsewhere, skipped")
+			return
+		}
+		if err != nil {
+			fmt.Println("customer", id+":", err)
+			return
+		}
+		defer lock.Release(ctx)
+		// Call the third-party API with lock.Context(), so the call
+		// stops if the lock is lost, and pass lock.Token() to anything
+		// that can check it.
+		fmt.Println("customer", id+": syncing, token", lock.Token())
+	}
+
+	held, _ := replicaA.TryAcquire(ctx, "sync:customer:42", nil)
+	syncCustomer(replicaB, "42")
+	syncCustomer(replicaB, "7")
+	_ = held.Release(ctx)
+	syncCustomer(replicaB, "42")
+	// Output:
+	// customer 42: already syncing elsewhere, skipped
+	// customer 7: syncing, token 1
+	// customer 42: syncing, token 2
+}
+
+func ExampleLocker_Acquire() {
+	ctx := context.Background()
+	locker, _ := baton.NewLocker(memory.New(nil), nil)
+
+	first, _ := locker.Acquire(ctx, "report", nil)
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		_ = first.Release(ctx)
+	}()
+	// Waits for the release: woken by the provider's notification.
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	second, err := locker.Acquire(wctx, "report", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer second.Release(ctx)
+	fmt.Println(first.Token(), second.Token())
+	// Output:
+	// 1 2
+}
+
+// Work under a lock should watch Lock.Context: it ends when the lease is
+// lost, here because nothing extends it.
+func ExampleLock_Context() {
+	ctx := context.Background()
+	locker, _ := baton.NewLocker(memory.New(nil), nil)
+	lock, _ := locker.TryAcquire(ctx, "rebuild-index", &baton.AcquireOptions{TTL: 50 * time.Millisecond})
+	defer lock.Release(ctx)
+
+	select {
+	case <-lock.Context().Done():
+		cause := context.Cause(lock.Context())
+		fmt.Println(errors.Is(cause, baton.ErrLockLost), cause)
+	case <-time.After(time.Second): // the job's work
+		fmt.Println("finished")
+	}
+	// Output:
+	// true baton: lock lost: trust window ended
+}
+
+// With AutoRenew the lease outlives its TTL for as long as the job runs.
+func ExampleAcquireOptions_autoRenew() {
+	ctx := context.Background()
+	locker, _ := baton.NewLocker(memory.New(nil), nil)
+	lock, _ := locker.TryAcquire(ctx, "migrate", &baton.AcquireOptions{TTL: 300 * time.Millisecond, AutoRenew: true})
+
+	time.Sleep(600 * time.Millisecond) // a job longer than the TTL
+	_, err := locker.TryAcquire(ctx, "migrate", nil)
+	fmt.Println(lock.Context().Err(), errors.Is(err, baton.ErrNotAcquired))
+	_ = lock.Release(ctx)
+	fmt.Println(context.Cause(lock.Context()))
+	// Output:
+	// <nil> true
+	// baton: lock released
+}

@@ -1,0 +1,40 @@
+// Package fence makes a protected resource reject writes from a lock holder
+// whose lease has passed to someone else.
+//
+// A lease-based lock cannot stop a holder that was paused past its lease
+// (garbage collection, a stopped VM, a slow disk, a delayed packet) from
+// acting after another process took the lock. Every grant carries a fencing
+// token that is larger than the tokens of all earlier grants of the same
+// name (baton.Lock.Token, scheduler.Run). The resource remembers the largest
+// token that wrote to it and refuses smaller ones, checking and writing in
+// one atomic step, so the paused holder's late write fails with
+// ErrStaleToken instead of overwriting newer data. Equal tokens are
+// accepted: one grant may write many times.
+//
+// # One lock name per resource
+//
+// Tokens are comparable only with tokens of the same lock name: each name
+// has its own counter. Guard a resource (a row, a key, a value) with one lock
+// name, always the same, and pass that lock's token.
+//
+// # Targets
+//
+//   - Guard: PostgreSQL rows through pgx. The table gets a bigint fence
+//     column (AddColumn adds it); Guard.Update and Guard.Exec run
+//     "UPDATE … SET …, last_fence = token WHERE key = … AND
+//     COALESCE(last_fence, 0) <= token" as one statement that also tells a
+//     stale token (ErrStaleToken) from a missing row (ErrNotFound). They take
+//     a pool, a connection or the caller's pgx.Tx.
+//   - Redis: values in Redis hashes, compare-and-set in one Lua script.
+//   - Resource and Value: in-process state, under a mutex.
+//
+// # What fencing needs from the store
+//
+// The check and the write must be one atomic step (they are, in each target
+// here); any value the write depends on must be read in the same guarded
+// statement or transaction (read it inside the caller's transaction and
+// write with Guard through that transaction, or compute it in the SET
+// clause); and the store must keep the largest token as durably as the data:
+// a Redis that restarts without persistence, or a failover to a replica that
+// lagged, forgets fences and re-admits stale writers.
+package fence

@@ -1,0 +1,605 @@
+package baton_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/memory"
+)
+
+func newLocker(t *testing.T, p lockprovider.Provider, cfg *baton.Config) *baton.Locker {
+	t.Helper()
+	l, err := baton.NewLocker(p, cfg)
+	if err != nil {
+		t.Fatalf("NewLocker: %v", err)
+	}
+	return l
+}
+
+func mustValidation(t *testing.T, what string, err error, sentinel error) {
+	t.Helper()
+	var ve *baton.ValidationError
+	if !errors.As(err, &ve) || !errors.Is(err, sentinel) || !errors.Is(err, baton.ErrInvalid) {
+		t.Errorf("%s: got %v, want a *ValidationError matching %v", what, err, sentinel)
+	}
+}
+
+func TestNewLockerBadInput(t *testing.T) {
+	t.Parallel()
+	if _, err := baton.NewLocker(nil, nil); !errors.Is(err, baton.ErrNilProvider) || !errors.Is(err, baton.ErrInvalid) {
+		t.Errorf("nil provider: got %v", err)
+	}
+	p := memory.New(nil)
+	for name, cfg := range map[string]baton.Config{
+		"negative TTL":            {TTL: -time.Second},
+		"TTL too long":            {TTL: lockprovider.MaxDuration + 1},
+		"negative margin":         {SafetyMargin: -1},
+		"negative min backoff":    {MinBackoff: -1},
+		"negative max backoff":    {MaxBackoff: -1},
+		"min above max backoff":   {MinBackoff: time.Second, MaxBackoff: time.Millisecond},
+		"negative releaseTimeout": {ReleaseTimeout: -1},
+	} {
+		cfg := cfg
+		_, err := baton.NewLocker(p, &cfg)
+		mustValidation(t, name, err, baton.ErrInvalidDuration)
+	}
+	_, err := baton.NewLocker(p, &baton.Config{LockedBy: "host\n1"})
+	mustValidation(t, "control character in LockedBy", err, baton.ErrInvalid)
+
+	var nilLocker *baton.Locker
+	if _, err := nilLocker.TryAcquire(context.Background(), "x", nil); !errors.Is(err, baton.ErrNilProvider) {
+		t.Errorf("nil Locker: got %v", err)
+	}
+	var nilLock *baton.Lock
+	if err := nilLock.Release(context.Background()); err != nil {
+		t.Errorf("nil Lock Release: %v", err)
+	}
+}
+
+func TestAcquireBadInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l := newLocker(t, memory.New(nil), nil)
+	cases := []struct {
+		name     string
+		lock     string
+		opts     *baton.AcquireOptions
+		sentinel error
+	}{
+		{"empty name", "", nil, baton.ErrInvalidName},
+		{"long name", strings.Repeat("n", lockprovider.MaxNameLen+1), nil, baton.ErrInvalidName},
+		{"control character", "a\x00b", nil, baton.ErrInvalidName},
+		{"invalid UTF-8", "a\xffb", nil, baton.ErrInvalidName},
+		{"negative TTL", "x", &baton.AcquireOptions{TTL: -time.Second}, baton.ErrInvalidDuration},
+		{"negative AtLeastFor", "x", &baton.AcquireOptions{AtLeastFor: -time.Second}, baton.ErrInvalidDuration},
+		{"AtLeastFor above TTL", "x", &baton.AcquireOptions{TTL: time.Second, AtLeastFor: 2 * time.Second}, baton.ErrInvalidDuration},
+		{"TTL below the safety margin", "x", &baton.AcquireOptions{TTL: 2 * time.Millisecond}, baton.ErrInvalidDuration},
+		{"LockedBy too long", "x", &baton.AcquireOptions{LockedBy: strings.Repeat("h", 300)}, baton.ErrInvalid},
+	}
+	for _, c := range cases {
+		_, err := l.TryAcquire(ctx, c.lock, c.opts)
+		mustValidation(t, "TryAcquire "+c.name, err, c.sentinel)
+		_, err = l.Acquire(ctx, c.lock, c.opts)
+		mustValidation(t, "Acquire "+c.name, err, c.sentinel)
+	}
+
+	lock, err := l.TryAcquire(ctx, "x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release(ctx)
+	for _, d := range []time.Duration{0, -time.Second, time.Millisecond, lockprovider.MaxDuration + 1} {
+		mustValidation(t, "Extend "+d.String(), lock.Extend(ctx, d), baton.ErrInvalidDuration)
+	}
+}
+
+func TestTryAcquireRelease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l := newLocker(t, memory.New(nil), nil)
+
+	a, err := l.TryAcquire(ctx, "job", &baton.AcquireOptions{TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name() != "job" || a.Token() <= 0 {
+		t.Fatalf("name %q token %d", a.Name(), a.Token())
+	}
+	if left := time.Until(a.Until()); left < 58*time.Second || left > time.Minute {
+		t.Errorf("trust window ends in %v, want just under 1m", left)
+	}
+	if _, err := l.TryAcquire(ctx, "job", nil); !errors.Is(err, baton.ErrNotAcquired) {
+		t.Fatalf("second TryAcquire: %v, want ErrNotAcquired", err)
+	}
+	if err := a.Context().Err(); err != nil {
+		t.Fatalf("Context done while held: %v", err)
+	}
+
+	// Release works on a cancelled context and is idempotent.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := a.Release(cctx); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	if !errors.Is(context.Cause(a.Context()), baton.ErrReleased) {
+		t.Errorf("Context cause after Release: %v", context.Cause(a.Context()))
+	}
+	if err := a.Extend(ctx, time.Minute); !errors.Is(err, baton.ErrReleased) {
+		t.Errorf("Extend after Release: %v", err)
+	}
+
+	b, err := l.TryAcquire(ctx, "job", nil)
+	if err != nil {
+		t.Fatalf("TryAcquire after Release: %v", err)
+	}
+	defer b.Release(ctx)
+	if b.Token() <= a.Token() {
+		t.Errorf("token %d after %d: not increasing", b.Token(), a.Token())
+	}
+}
+
+func TestContextCarriesValues(t *testing.T) {
+	t.Parallel()
+	type key struct{}
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	l := newLocker(t, memory.New(nil), nil)
+	lock, err := l.TryAcquire(ctx, "x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the acquiring context ends; the lock does not
+	if lock.Context().Value(key{}) != "v" || lock.Context().Err() != nil {
+		t.Errorf("lock context: value %v err %v", lock.Context().Value(key{}), lock.Context().Err())
+	}
+	if err := lock.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAtLeastFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		l := newLocker(t, memory.New(nil), nil)
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: 10 * time.Second, AtLeastFor: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		if err := a.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.TryAcquire(ctx, "x", nil); !errors.Is(err, baton.ErrNotAcquired) {
+			t.Fatalf("inside AtLeastFor: %v, want ErrNotAcquired", err)
+		}
+		start := time.Now()
+		b, err := l.Acquire(ctx, "x", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited < 2*time.Second {
+			t.Errorf("acquired %v after release; AtLeastFor left 2s", waited)
+		}
+		_ = b.Release(ctx)
+	})
+}
+
+func TestAcquireWaitsForRelease(t *testing.T) {
+	t.Parallel()
+	for _, notify := range []bool{true, false} {
+		name := map[bool]string{true: "notify", false: "poll"}[notify]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			l := newLocker(t, memory.New(nil), &baton.Config{DisableNotify: !notify})
+			a, err := l.TryAcquire(ctx, "x", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var released atomic.Bool
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				released.Store(true)
+				_ = a.Release(ctx)
+			}()
+			b, err := l.Acquire(ctx, "x", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !released.Load() || b.Token() <= a.Token() {
+				t.Errorf("granted before release (%v) or token %d not above %d", released.Load(), b.Token(), a.Token())
+			}
+			_ = b.Release(ctx)
+		})
+	}
+}
+
+// Expiry is not announced: a waiter finds it by polling, with or without
+// notifications.
+func TestAcquireFindsExpiry(t *testing.T) {
+	for _, notify := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			l := newLocker(t, memory.New(nil), &baton.Config{DisableNotify: !notify, MaxBackoff: 200 * time.Millisecond})
+			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			b, err := l.Acquire(ctx, "x", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waited := time.Since(start)
+			if waited < 5*time.Second || waited > 5*time.Second+200*time.Millisecond {
+				t.Errorf("acquired after %v; lease expired after 5s, polls at most every 200ms", waited)
+			}
+			if !errors.Is(context.Cause(a.Context()), baton.ErrLockLost) {
+				t.Errorf("expired holder's Context cause: %v", context.Cause(a.Context()))
+			}
+			_ = a.Release(ctx)
+			_ = b.Release(ctx)
+		})
+	}
+}
+
+// countingProvider counts calls; it wraps a real provider.
+type countingProvider struct {
+	lockprovider.Provider
+	acquires atomic.Int64
+}
+
+func (c *countingProvider) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	c.acquires.Add(1)
+	return c.Provider.Acquire(ctx, p)
+}
+
+func TestAcquireBackoffIsNotAHotLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		p := &countingProvider{Provider: memory.New(nil)}
+		l := newLocker(t, p, &baton.Config{MinBackoff: 10 * time.Millisecond, MaxBackoff: time.Second})
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		_, err = l.Acquire(wctx, "x", nil)
+		if !errors.Is(err, baton.ErrNotAcquired) || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, baton.ErrDeadlineTooSoon) {
+			t.Fatalf("Acquire past deadline: %v", err)
+		}
+		// Doubling from 10ms with jitter to a 1s cap: about 7 polls to
+		// reach the cap, then one per 0.5-1s for the rest of the 30s.
+		if n := p.acquires.Load() - 1; n < 30 || n > 75 {
+			t.Errorf("%d attempts in 30s of waiting", n)
+		}
+		_ = a.Release(ctx)
+	})
+}
+
+// slowProvider delays every call: a slow network, for the deadline check.
+type slowProvider struct {
+	lockprovider.Provider
+	delay time.Duration
+}
+
+func (s *slowProvider) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	time.Sleep(s.delay)
+	return s.Provider.Acquire(ctx, p)
+}
+
+func TestAcquireFailsEarlyOnShortDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		p := &countingProvider{Provider: &slowProvider{Provider: memory.New(nil), delay: 50 * time.Millisecond}}
+		l := newLocker(t, p, nil)
+		a, err := l.TryAcquire(ctx, "x", nil) // measures the round trip: 50ms
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := p.acquires.Load()
+
+		dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err = l.Acquire(dctx, "x", nil)
+		if !errors.Is(err, baton.ErrDeadlineTooSoon) || !errors.Is(err, baton.ErrNotAcquired) {
+			t.Fatalf("deadline shorter than a round trip: %v", err)
+		}
+		if time.Since(start) != 0 || p.acquires.Load() != before {
+			t.Errorf("failed after %v and %d calls; want at once, no call", time.Since(start), p.acquires.Load()-before)
+		}
+
+		past, cancel2 := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+		defer cancel2()
+		if _, err := l.Acquire(past, "y", nil); !errors.Is(err, baton.ErrNotAcquired) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("deadline passed: %v", err)
+		}
+		if p.acquires.Load() != before {
+			t.Errorf("a passed deadline still called the provider")
+		}
+		_ = a.Release(ctx)
+	})
+}
+
+func TestAcquireCancelled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l := newLocker(t, memory.New(nil), nil)
+	a, err := l.TryAcquire(ctx, "x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release(ctx)
+	cctx, cancel := context.WithCancelCause(ctx)
+	stop := errors.New("shutting down")
+	time.AfterFunc(20*time.Millisecond, func() { cancel(stop) })
+	if _, err := l.Acquire(cctx, "x", nil); !errors.Is(err, baton.ErrNotAcquired) || !errors.Is(err, stop) {
+		t.Errorf("cancelled Acquire: %v", err)
+	}
+}
+
+func TestExtend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		l := newLocker(t, memory.New(nil), nil)
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(800 * time.Millisecond)
+		if err := a.Extend(ctx, 3*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		// The window restarts at the Extend: 3s minus the margin.
+		if want := time.Now().Add(3*time.Second - 32*time.Millisecond); !a.Until().Equal(want) {
+			t.Errorf("Until %v, want %v", a.Until(), want)
+		}
+		time.Sleep(2 * time.Second) // past the original TTL
+		if a.Context().Err() != nil {
+			t.Fatalf("lost after Extend: %v", context.Cause(a.Context()))
+		}
+		if _, err := l.TryAcquire(ctx, "x", nil); !errors.Is(err, baton.ErrNotAcquired) {
+			t.Fatalf("extended lease taken: %v", err)
+		}
+		// Shorter is allowed too.
+		if err := a.Extend(ctx, 100*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		if !errors.Is(context.Cause(a.Context()), baton.ErrLockLost) {
+			t.Errorf("cause after the window: %v", context.Cause(a.Context()))
+		}
+		if err := a.Extend(ctx, time.Second); !errors.Is(err, baton.ErrLockLost) {
+			t.Errorf("Extend after loss: %v", err)
+		}
+		if err := a.Release(ctx); !errors.Is(err, baton.ErrNotHeld) {
+			t.Errorf("Release of an expired lease: %v, want ErrNotHeld", err)
+		}
+		if err := a.Release(ctx); err != nil {
+			t.Errorf("second Release: %v", err)
+		}
+	})
+}
+
+func TestExtendFindsLeaseGone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// The backend's clock jumps ahead (a server clock step): the lease
+	// ends on the server while the local trust window is still open.
+	var skew atomic.Int64
+	p := memory.New(&memory.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	l := newLocker(t, p, nil)
+	a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skew.Store(int64(2 * time.Minute))
+	err = a.Extend(ctx, time.Minute)
+	if !errors.Is(err, baton.ErrLockLost) || !errors.Is(err, baton.ErrNotHeld) {
+		t.Fatalf("Extend of a lease gone on the server: %v", err)
+	}
+	cause := context.Cause(a.Context())
+	if !errors.Is(cause, baton.ErrLockLost) || !errors.Is(cause, baton.ErrNotHeld) {
+		t.Errorf("Context cause: %v", cause)
+	}
+}
+
+func TestTrustWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		p := &slowProvider{Provider: memory.New(nil), delay: 100 * time.Millisecond}
+		l := newLocker(t, p, &baton.Config{SafetyMargin: 10 * time.Millisecond})
+		sent := time.Now()
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Anchored at the send, not at the answer 100ms later.
+		if want := sent.Add(990 * time.Millisecond); !a.Until().Equal(want) {
+			t.Errorf("Until %v after send, want 990ms", a.Until().Sub(sent))
+		}
+		<-a.Context().Done()
+		if got := time.Since(sent); got != 990*time.Millisecond {
+			t.Errorf("Context done %v after send, want 990ms", got)
+		}
+		if !errors.Is(context.Cause(a.Context()), baton.ErrLockLost) {
+			t.Errorf("cause %v", context.Cause(a.Context()))
+		}
+		_ = a.Release(ctx)
+
+		// A grant that arrives after its own window is refused.
+		p.delay = 2 * time.Second
+		if _, err := l.TryAcquire(ctx, "y", &baton.AcquireOptions{TTL: time.Second}); !errors.Is(err, baton.ErrLockLost) {
+			t.Errorf("late grant: %v, want ErrLockLost", err)
+		}
+		p.delay = 0
+		if b, err := l.TryAcquire(ctx, "y", nil); err != nil {
+			t.Errorf("the late grant was not released: %v", err)
+		} else {
+			_ = b.Release(ctx)
+		}
+	})
+}
+
+func TestAutoRenew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		l := newLocker(t, memory.New(nil), nil)
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second, AutoRenew: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := a.Lease().Until
+		for range 50 { // a job 5x longer than the TTL
+			time.Sleep(100 * time.Millisecond)
+			if _, err := l.TryAcquire(ctx, "x", nil); !errors.Is(err, baton.ErrNotAcquired) {
+				t.Fatalf("renewed lease taken: %v", err)
+			}
+		}
+		if a.Context().Err() != nil {
+			t.Fatalf("lost while renewing: %v", context.Cause(a.Context()))
+		}
+		if !a.Lease().Until.After(first.Add(3 * time.Second)) {
+			t.Errorf("lease not extended: until %v, first %v", a.Lease().Until, first)
+		}
+		if err := a.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the renewer has exited (synctest fails on a leak)
+		if !errors.Is(context.Cause(a.Context()), baton.ErrReleased) {
+			t.Errorf("cause %v", context.Cause(a.Context()))
+		}
+	})
+}
+
+// failingProvider makes Extend fail with an error of unknown outcome while
+// down is set, as an unreachable backend would.
+type failingProvider struct {
+	lockprovider.Provider
+	down atomic.Bool
+}
+
+var errUnreachable = errors.New("dial tcp: connection refused")
+
+func (f *failingProvider) Extend(ctx context.Context, p lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if f.down.Load() {
+		return lockprovider.Lease{}, errUnreachable
+	}
+	return f.Provider.Extend(ctx, p)
+}
+
+func TestAutoRenewLoss(t *testing.T) {
+	t.Run("backend unreachable", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			p := &failingProvider{Provider: memory.New(nil)}
+			l := newLocker(t, p, nil)
+			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second, AutoRenew: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Second)
+			p.down.Store(true)
+			downAt := time.Now()
+			<-a.Context().Done()
+			// The last renewal was sent at about 1.67s; its window
+			// ends 1s - 12ms later, under a second after the outage.
+			if lost := time.Since(downAt); lost > time.Second {
+				t.Errorf("loss reported %v after the outage", lost)
+			}
+			if cause := context.Cause(a.Context()); !errors.Is(cause, baton.ErrLockLost) {
+				t.Errorf("cause %v", cause)
+			}
+			p.down.Store(false)
+			_ = a.Release(ctx)
+		})
+	})
+	t.Run("lease gone", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			var skew atomic.Int64
+			p := memory.New(&memory.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+			l := newLocker(t, p, nil)
+			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second, AutoRenew: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(500 * time.Millisecond)
+			skew.Store(int64(time.Hour))
+			<-a.Context().Done()
+			cause := context.Cause(a.Context())
+			if !errors.Is(cause, baton.ErrLockLost) || !errors.Is(cause, baton.ErrNotHeld) {
+				t.Errorf("cause %v", cause)
+			}
+			_ = a.Release(ctx)
+		})
+	})
+}
+
+// lostReplyProvider applies the first n acquires and then reports an error,
+// as when the reply is lost on the way back.
+type lostReplyProvider struct {
+	lockprovider.Provider
+	n      atomic.Int64
+	fences []int64
+	mu     sync.Mutex
+}
+
+func (p *lostReplyProvider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	lease, err := p.Provider.Acquire(ctx, ap)
+	if err == nil {
+		p.mu.Lock()
+		p.fences = append(p.fences, lease.Fence)
+		p.mu.Unlock()
+	}
+	if p.n.Add(-1) >= 0 {
+		return lockprovider.Lease{}, errors.New("read tcp: i/o timeout")
+	}
+	return lease, err
+}
+
+func TestUnknownOutcome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	// TryAcquire releases what the lost reply granted.
+	p := &lostReplyProvider{Provider: memory.New(nil)}
+	p.n.Store(1)
+	l := newLocker(t, p, nil)
+	if _, err := l.TryAcquire(ctx, "x", nil); err == nil || errors.Is(err, baton.ErrNotAcquired) {
+		t.Fatalf("TryAcquire with a lost reply: %v", err)
+	}
+	b, err := l.TryAcquire(ctx, "x", nil)
+	if err != nil {
+		t.Fatalf("the lost grant still holds the lock: %v", err)
+	}
+	_ = b.Release(ctx)
+
+	// Acquire retries with the same owner and gets the same grant.
+	p2 := &lostReplyProvider{Provider: memory.New(nil)}
+	p2.n.Store(2)
+	l2 := newLocker(t, p2, nil)
+	c, err := l2.Acquire(ctx, "x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2.mu.Lock()
+	fences := p2.fences
+	p2.mu.Unlock()
+	if len(fences) != 3 || fences[0] != fences[2] || c.Token() != fences[0] {
+		t.Errorf("grants %v, lock token %d: want one grant returned three times", fences, c.Token())
+	}
+	_ = c.Release(ctx)
+}

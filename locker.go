@@ -1,0 +1,417 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Defaults applied for zero Config fields.
+const (
+	DefaultTTL            = 30 * time.Second
+	DefaultMinBackoff     = 5 * time.Millisecond
+	DefaultMaxBackoff     = 500 * time.Millisecond
+	DefaultReleaseTimeout = 5 * time.Second
+)
+
+// Config configures a Locker. The zero value (or a nil *Config) means the
+// documented defaults.
+type Config struct {
+	// Logger receives debug records for waits and warnings for renewal
+	// failures and lost locks. Nil discards them.
+	Logger *slog.Logger
+
+	// LockedBy identifies this process to operators (it is stored with
+	// each lease, informational only). Empty means "hostname/pid".
+	LockedBy string
+
+	// TTL is the lease length (lockAtMostFor) used when AcquireOptions.TTL
+	// is zero. Zero means DefaultTTL.
+	TTL time.Duration
+
+	// SafetyMargin is subtracted from every lease when computing the local
+	// trust window (see the package documentation). Zero means 1% of the
+	// lease plus 2 ms, an allowance for the local clock running at a
+	// slightly different rate from the backend's.
+	SafetyMargin time.Duration
+
+	// MinBackoff and MaxBackoff bound the jittered exponential backoff
+	// between polls while Acquire waits. Zero means DefaultMinBackoff and
+	// DefaultMaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+
+	// ReleaseTimeout bounds Release, which ignores the cancellation of the
+	// context it is given so that it works during shutdown. Zero means
+	// DefaultReleaseTimeout.
+	ReleaseTimeout time.Duration
+
+	// DisableNotify makes Acquire poll only, even when the provider
+	// implements lockprovider.ReleaseNotifier.
+	DisableNotify bool
+}
+
+// AcquireOptions are per-call options. A nil *AcquireOptions means the
+// Locker's defaults.
+type AcquireOptions struct {
+	// TTL is the lease length (lockAtMostFor). Zero means Config.TTL.
+	TTL time.Duration
+	// AtLeastFor keeps the lock held until this long after the grant even
+	// when it is released earlier (lockAtLeastFor). 0 <= AtLeastFor <= TTL.
+	AtLeastFor time.Duration
+	// AutoRenew starts a watchdog goroutine, owned by the Lock, that
+	// extends the lease by TTL every TTL/3 until Release or loss.
+	AutoRenew bool
+	// LockedBy overrides Config.LockedBy for this lock.
+	LockedBy string
+}
+
+// Locker hands out locks from one provider. It holds no goroutines and
+// needs no closing; it is safe for concurrent use.
+type Locker struct {
+	p        lockprovider.Provider
+	notifier lockprovider.ReleaseNotifier // nil when polling only
+	log      *slog.Logger
+
+	lockedBy       string
+	ttl            time.Duration
+	margin         time.Duration // 0: proportional default
+	minBackoff     time.Duration
+	maxBackoff     time.Duration
+	releaseTimeout time.Duration
+
+	rtt atomic.Int64 // moving average of provider round trips, ns
+}
+
+// NewLocker returns a Locker on p. A nil cfg means the defaults. It returns
+// ErrNilProvider for a nil p and a *ValidationError for a bad cfg.
+func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
+	if p == nil {
+		return nil, ErrNilProvider
+	}
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	l := &Locker{
+		p:              p,
+		log:            c.Logger,
+		lockedBy:       c.LockedBy,
+		ttl:            c.TTL,
+		margin:         c.SafetyMargin,
+		minBackoff:     c.MinBackoff,
+		maxBackoff:     c.MaxBackoff,
+		releaseTimeout: c.ReleaseTimeout,
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	if n, ok := p.(lockprovider.ReleaseNotifier); ok && !c.DisableNotify {
+		l.notifier = n
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"TTL", c.TTL}, {"SafetyMargin", c.SafetyMargin}, {"MinBackoff", c.MinBackoff},
+		{"MaxBackoff", c.MaxBackoff}, {"ReleaseTimeout", c.ReleaseTimeout},
+	} {
+		if d.v < 0 {
+			return nil, invalid("Config."+d.field, d.v.String(), "must not be negative", ErrInvalidDuration)
+		}
+	}
+	if l.ttl == 0 {
+		l.ttl = DefaultTTL
+	}
+	if err := lockprovider.ValidateDurations(l.ttl, 0); err != nil {
+		return nil, err
+	}
+	if l.minBackoff == 0 {
+		l.minBackoff = DefaultMinBackoff
+	}
+	if l.maxBackoff == 0 {
+		l.maxBackoff = max(DefaultMaxBackoff, l.minBackoff)
+	}
+	if l.minBackoff > l.maxBackoff {
+		return nil, invalid("Config.MinBackoff", l.minBackoff.String(), "must not exceed MaxBackoff "+l.maxBackoff.String(), ErrInvalidDuration)
+	}
+	if l.releaseTimeout == 0 {
+		l.releaseTimeout = DefaultReleaseTimeout
+	}
+	if l.lockedBy == "" {
+		l.lockedBy = defaultLockedBy()
+	} else if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: l.lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func defaultLockedBy() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	s := host + "/" + strconv.Itoa(os.Getpid())
+	if len(s) > lockprovider.MaxLockedByLen {
+		// Informational only; a long hostname must not make every
+		// acquire fail.
+		s = s[len(s)-lockprovider.MaxLockedByLen:]
+	}
+	return s
+}
+
+func invalid(field, value, reason string, sentinel error) error {
+	return &ValidationError{Field: field, Value: strconv.Quote(value), Reason: reason, Err: sentinel}
+}
+
+// request is a validated acquisition.
+type request struct {
+	params    lockprovider.AcquireParams
+	margin    time.Duration
+	autoRenew bool
+}
+
+func (l *Locker) request(name string, o *AcquireOptions) (request, error) {
+	var opts AcquireOptions
+	if o != nil {
+		opts = *o
+	}
+	if opts.TTL < 0 {
+		return request{}, invalid("TTL", opts.TTL.String(), "must not be negative (zero means the default)", ErrInvalidDuration)
+	}
+	ttl := opts.TTL
+	if ttl == 0 {
+		ttl = l.ttl
+	}
+	by := opts.LockedBy
+	if by == "" {
+		by = l.lockedBy
+	}
+	r := request{
+		params: lockprovider.AcquireParams{
+			Name:       name,
+			Owner:      lockprovider.NewOwner(),
+			LockedBy:   by,
+			AtMostFor:  ttl,
+			AtLeastFor: opts.AtLeastFor,
+		},
+		autoRenew: opts.AutoRenew,
+	}
+	if err := r.params.Validate(); err != nil {
+		return request{}, err
+	}
+	r.margin = l.marginFor(ttl)
+	if r.margin >= ttl {
+		return request{}, invalid("TTL", ttl.String(), "must exceed the trust window's safety margin "+r.margin.String(), ErrInvalidDuration)
+	}
+	return r, nil
+}
+
+// marginFor is the safety margin subtracted from a lease of length d.
+func (l *Locker) marginFor(d time.Duration) time.Duration {
+	if l.margin > 0 {
+		return l.margin
+	}
+	return d/100 + 2*time.Millisecond
+}
+
+// TryAcquire makes one attempt to acquire name and returns ErrNotAcquired at
+// once if another owner holds it. On an error of unknown outcome it releases
+// whatever the attempt may have granted (best effort, bounded by
+// Config.ReleaseTimeout) and returns the error.
+func (l *Locker) TryAcquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
+	if l == nil || l.p == nil {
+		return nil, ErrNilProvider
+	}
+	r, err := l.request(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := l.attempt(ctx, r, time.Now())
+	if err != nil && !definite(err) {
+		l.abandon(ctx, r)
+	}
+	return lock, err
+}
+
+// Acquire waits until it acquires name or ctx is done. It tries at once,
+// then again whenever the provider announces a release of name (if it
+// implements lockprovider.ReleaseNotifier and Config.DisableNotify is
+// false) and otherwise after a jittered exponential backoff between
+// Config.MinBackoff and Config.MaxBackoff, since expiry is not announced.
+//
+// Acquire fails early with ErrDeadlineTooSoon (which also matches
+// ErrNotAcquired) when ctx's deadline leaves less time than one round trip
+// to the provider, as measured on this Locker. It does not know when the
+// current holder will release, so it otherwise waits until the deadline.
+// When ctx is done it returns an error matching ErrNotAcquired and ctx's
+// error. Errors of unknown outcome are retried with the same owner token,
+// which is idempotent; if Acquire gives up after one, it releases what the
+// attempt may have granted.
+func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
+	if l == nil || l.p == nil {
+		return nil, ErrNilProvider
+	}
+	r, err := l.request(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.deadlineOK(ctx, 0); err != nil {
+		return nil, fmt.Errorf("baton: acquire %q: %w", name, err)
+	}
+
+	// Register before the first attempt: a release between a failed
+	// attempt and the registration would otherwise go unseen.
+	var wake chan struct{}
+	if l.notifier != nil {
+		ch := make(chan struct{}, 1)
+		stop, err := l.notifier.NotifyRelease(ctx, name, ch)
+		if err != nil {
+			l.log.WarnContext(ctx, "baton: release notifications unavailable; polling", "lock_name", name, "err", err)
+		} else {
+			defer stop()
+			wake = ch
+		}
+	}
+
+	var (
+		backoff = l.minBackoff
+		anchor  time.Time // first send since the last definite answer
+		unknown error     // the last error of unknown outcome
+		last    bool      // the attempt just made was the last before the deadline
+		timer   *time.Timer
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		now := time.Now()
+		if anchor.IsZero() {
+			anchor = now
+		}
+		lock, err := l.attempt(ctx, r, anchor)
+		switch {
+		case err == nil:
+			return lock, nil
+		case errors.Is(err, lockprovider.ErrNotAcquired):
+			unknown, anchor = nil, time.Time{}
+		case errors.Is(err, errLateGrant):
+			// Released already; a fresh owner token keeps a grant that
+			// the release may have missed from being returned again
+			// with a trust window anchored too late.
+			r.params.Owner = lockprovider.NewOwner()
+			unknown, anchor = err, time.Time{}
+		case definite(err):
+			return nil, err
+		default:
+			unknown = err
+			l.log.DebugContext(ctx, "baton: acquire failed; retrying", "lock_name", name, "err", err)
+		}
+
+		sleep := backoff/2 + rand.N(backoff/2+1)
+		backoff = min(2*backoff, l.maxBackoff)
+		if err := l.deadlineOK(ctx, sleep); err != nil {
+			// The deadline falls before the next poll: try once more
+			// just before it, or give up if even that is too late.
+			dl, _ := ctx.Deadline()
+			sleep = time.Until(dl) - time.Duration(l.rtt.Load())
+			if last || sleep <= 0 || ctx.Err() != nil {
+				return nil, l.giveUp(ctx, r, unknown, err)
+			}
+			last = true
+		}
+		if timer == nil {
+			timer = time.NewTimer(sleep)
+		} else {
+			timer.Reset(sleep)
+		}
+		select {
+		case <-wake:
+			last = false // woken early: the final try is still ahead
+		case <-timer.C:
+		case <-ctx.Done():
+			return nil, l.giveUp(ctx, r, unknown, fmt.Errorf("%w: %w", ErrNotAcquired, context.Cause(ctx)))
+		}
+	}
+}
+
+// deadlineOK reports whether ctx leaves time for one round trip after
+// waiting for wait.
+func (l *Locker) deadlineOK(ctx context.Context, wait time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotAcquired, context.Cause(ctx))
+	}
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return nil
+	}
+	if left := time.Until(dl) - wait; left <= 0 || left < time.Duration(l.rtt.Load()) {
+		return fmt.Errorf("%w: %w: %v left, round trip about %v", ErrDeadlineTooSoon, ErrNotAcquired,
+			time.Until(dl).Round(time.Microsecond), time.Duration(l.rtt.Load()).Round(time.Microsecond))
+	}
+	return nil
+}
+
+func (l *Locker) giveUp(ctx context.Context, r request, unknown, err error) error {
+	if unknown != nil {
+		l.abandon(ctx, r)
+		err = fmt.Errorf("%w (last provider error: %w)", err, unknown)
+	}
+	return fmt.Errorf("baton: acquire %q: %w", r.params.Name, err)
+}
+
+// abandon releases whatever an attempt of unknown outcome may have granted,
+// so that a failed acquire never leaves the caller holding a lock silently.
+func (l *Locker) abandon(ctx context.Context, r request) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout)
+	defer cancel()
+	err := l.p.Release(ctx, lockprovider.ReleaseParams{Name: r.params.Name, Owner: r.params.Owner})
+	if err != nil && !errors.Is(err, lockprovider.ErrNotHeld) {
+		l.log.WarnContext(ctx, "baton: release after failed acquire", "lock_name", r.params.Name, "err", err)
+	}
+}
+
+// attempt makes one acquire call. anchor is the local time of the first
+// request that may have produced the grant; the trust window starts there.
+func (l *Locker) attempt(ctx context.Context, r request, anchor time.Time) (*Lock, error) {
+	start := time.Now()
+	lease, err := l.p.Acquire(ctx, r.params)
+	l.observe(time.Since(start))
+	if err != nil {
+		if definite(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("baton: acquire %q: %w", r.params.Name, err)
+	}
+	k := newLock(ctx, l, r, lease, anchor)
+	if k.ctx.Err() != nil || !time.Now().Before(k.Until()) {
+		// The grant came back after its trust window had ended (a very
+		// slow round trip or a pause): it cannot be trusted.
+		_ = k.Release(ctx)
+		return nil, fmt.Errorf("baton: acquire %q: %w", r.params.Name, errLateGrant)
+	}
+	return k, nil
+}
+
+// observe folds one round trip into the moving average (weight 1/8).
+func (l *Locker) observe(d time.Duration) {
+	for {
+		old := l.rtt.Load()
+		nv := int64(d)
+		if old != 0 {
+			nv = old + (int64(d)-old)/8
+		}
+		if l.rtt.CompareAndSwap(old, nv) {
+			return
+		}
+	}
+}

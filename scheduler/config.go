@@ -1,0 +1,151 @@
+package scheduler
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Config configures a Scheduler. The zero value (or a nil *Config) gives
+// the documented defaults.
+type Config struct {
+	// Logger receives the scheduler's logs: skips at debug, lost locks and
+	// unknown-outcome acquires at warn, job failures at error. Nil
+	// discards them.
+	Logger *slog.Logger
+
+	// Location is the time zone of cron specs without a CRON_TZ= or TZ=
+	// prefix. Nil means UTC, not time.Local: replicas must compute the
+	// same ticks, and hosts may disagree about their local zone.
+	Location *time.Location
+
+	// DefaultLockAtMostFor is the lease length of locked jobs registered
+	// without LockAtMostFor. Zero means there is no default: such a
+	// registration fails with ErrInvalidDuration.
+	DefaultLockAtMostFor time.Duration
+
+	// DefaultLockAtLeastFor is the minimum hold of locked jobs registered
+	// without LockAtLeastFor. Zero means none.
+	DefaultLockAtLeastFor time.Duration
+
+	// LockedBy names this instance in the lock store for operators. Empty
+	// means "hostname:pid".
+	LockedBy string
+
+	// CallTimeout bounds each provider call (acquire, extend, release,
+	// inspect). Zero means 5s.
+	CallTimeout time.Duration
+
+	// InspectOnSkip, when set and the provider implements
+	// lockprovider.Inspector, reads the holder of a lock this instance did
+	// not get, to fill Event.LockedBy and Event.Until of the Skipped hook.
+	// It costs one more round trip per skipped tick; off by default.
+	InspectOnSkip bool
+
+	// Hooks observe job runs. Every hook is optional.
+	Hooks Hooks
+
+	// Now replaces time.Now, for tests that simulate a skewed clock. The
+	// returned times must carry a monotonic reading (derive them from
+	// time.Now). Nil means time.Now. Leases are still timed by the
+	// provider's clock.
+	Now func() time.Time
+}
+
+// Hooks are called synchronously on the job's goroutine: keep them short
+// and non-blocking. A panic in a hook is recovered and logged.
+type Hooks struct {
+	// Attempt: a locked job is about to try to acquire its lock for a
+	// tick.
+	Attempt func(Event)
+	// Skipped: this instance does not run the tick. Event.Err says why:
+	// lockprovider.ErrNotAcquired (held elsewhere), lockprovider.ErrStaleTick
+	// (the tick already ran) or ErrStillRunning (the previous run on this
+	// instance has not returned).
+	Skipped func(Event)
+	// Started: the job function is about to be called.
+	Started func(Event)
+	// Succeeded: the job function returned nil.
+	Succeeded func(Event)
+	// Failed: the job function returned an error or panicked (a
+	// *PanicError), or the acquire failed with an unknown outcome (the job
+	// did not run; Event.Err wraps the provider's error).
+	Failed func(Event)
+	// LockLost: the job's lease ended while it ran; its context was
+	// cancelled with cause ErrLockLost.
+	LockLost func(Event)
+}
+
+// Event describes one tick of one job for the hooks.
+type Event struct {
+	Job      string
+	Tick     time.Time     // the scheduled time
+	Token    int64         // fencing token, once acquired
+	CatchUp  bool          // the run catches up a tick missed while no replica ran
+	Duration time.Duration // Succeeded, Failed: how long the job function ran
+	Err      error         // Skipped: the reason; Failed, LockLost: the error
+	LockedBy string        // Skipped: the holder, when known (see Config.InspectOnSkip)
+	Until    time.Time     // Skipped: the holder's lease end (provider clock), when known
+}
+
+const defaultCallTimeout = 5 * time.Second
+
+// minPeriod is the shortest Every period: the providers' tick resolution.
+const minPeriod = time.Millisecond
+
+// withDefaults returns a validated copy of cfg with defaults filled in.
+func (cfg *Config) withDefaults() (Config, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Location == nil {
+		c.Location = time.UTC
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = defaultCallTimeout
+	}
+	if c.CallTimeout < 0 {
+		return c, invalid("", "CallTimeout", c.CallTimeout.String(), "must not be negative", ErrInvalidDuration, nil)
+	}
+	if c.LockedBy == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "unknown"
+		}
+		c.LockedBy = fmt.Sprintf("%s:%d", host, os.Getpid())
+		if len(c.LockedBy) > lockprovider.MaxLockedByLen {
+			c.LockedBy = c.LockedBy[len(c.LockedBy)-lockprovider.MaxLockedByLen:]
+		}
+	}
+	// Validate LockedBy with the provider's rules via a probe of params.
+	probe := lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: c.LockedBy, AtMostFor: time.Second}
+	if err := probe.Validate(); err != nil {
+		return c, invalid("", "LockedBy", c.LockedBy, "is not acceptable to providers", ErrInvalid, err)
+	}
+	switch {
+	case c.DefaultLockAtMostFor < 0:
+		return c, invalid("", "DefaultLockAtMostFor", c.DefaultLockAtMostFor.String(), "must not be negative", ErrInvalidDuration, nil)
+	case c.DefaultLockAtMostFor > 0:
+		if err := lockprovider.ValidateDurations(c.DefaultLockAtMostFor, 0); err != nil {
+			return c, invalid("", "DefaultLockAtMostFor", c.DefaultLockAtMostFor.String(), "is out of range", ErrInvalidDuration, err)
+		}
+	}
+	switch {
+	case c.DefaultLockAtLeastFor < 0:
+		return c, invalid("", "DefaultLockAtLeastFor", c.DefaultLockAtLeastFor.String(), "must not be negative", ErrInvalidDuration, nil)
+	case c.DefaultLockAtMostFor > 0 && c.DefaultLockAtLeastFor > c.DefaultLockAtMostFor:
+		return c, invalid("", "DefaultLockAtLeastFor", c.DefaultLockAtLeastFor.String(),
+			"must not exceed DefaultLockAtMostFor "+c.DefaultLockAtMostFor.String(), ErrInvalidDuration, nil)
+	}
+	return c, nil
+}

@@ -1,0 +1,97 @@
+// Package scheduler runs periodic jobs on every replica of a service and,
+// for locked jobs, makes exactly one replica run each tick, with the
+// semantics of ShedLock (lockAtMostFor, lockAtLeastFor) plus tick identity
+// and fencing tokens.
+//
+//	sched, err := scheduler.New(provider, &scheduler.Config{Logger: logger})
+//	_, err = sched.Every(24*time.Hour, scheduler.Offset(2*time.Hour)).
+//		Locked("daily-report", scheduler.LockAtMostFor(30*time.Minute)).
+//		Do(func(ctx context.Context, run scheduler.Run) error { ... })
+//	err = sched.Start()
+//	defer sched.Shutdown(ctx)
+//
+// # Ticks
+//
+// A tick is a job's scheduled time. Every(d) ticks at every multiple of d
+// since the Unix epoch (plus an Offset); Cron specs tick at the times they
+// name, in Config.Location (UTC by default) or their CRON_TZ= zone; the
+// "@every d" descriptor ticks like Every. Every replica computes the same
+// ticks, whenever it started. A tick missed while the process could not
+// run (a pause) is skipped, not run late; see CatchUp for start-up.
+//
+// # A tick of a locked job
+//
+// Every replica fires at the tick (by its own clock) and tries to acquire
+// the job's name with that tick. The provider grants the lease to one
+// replica only, and refuses a tick that is not newer than the last one it
+// granted, so a replica that fires late cannot run a tick that already
+// ran, even after the winner released the lock:
+//
+//	replica A (on time) : T ──acquire(T) ✓── run ──release──┐
+//	replica B (50ms late):     T+50ms ──acquire(T) ✗ ErrNotAcquired or ErrStaleTick: skip
+//	lease               :      [granted ........ held ........|.. AtLeastFor bound ..]
+//	replica A, next tick: T+d ──acquire(T+d) ✓ ...
+//
+// Skips are logged at debug, counted (Job.Stats) and reported to
+// Hooks.Skipped. An acquire whose outcome is unknown (timeout, connection
+// error) is logged at warn and reported to Hooks.Failed; the job does not
+// run that tick and any lease granted lapses at its expiry.
+//
+// The winner calls the job with a Run carrying the name, the tick and the
+// lease's fencing token; pass the token to resources that can reject stale
+// writers. When the job returns, the lease is released; the provider keeps
+// it until LockAtLeastFor after the grant if that is later. A job
+// registered without Locked runs on every replica at every tick.
+//
+// A job does not overlap itself on one instance: a tick due while the
+// previous run there is still going is skipped with ErrStillRunning.
+//
+// # Lost locks and the trust window
+//
+// A lease lasts LockAtMostFor on the provider's clock. The scheduler never
+// compares the provider's absolute time with its own: it counts the
+// lease's granted length (Lease.Until − Lease.GrantedAt) from the instant
+// it sent the acquire, on its own monotonic clock. That local trust window
+// ends no later than the lease, whatever the offset between the clocks and
+// however slow the round trip. When it ends while the job runs, the job's
+// context is cancelled with cause ErrLockLost (read it with
+// context.Cause) and Hooks.LockLost is called: another replica may hold
+// the lease now. Jobs that may run longer use KeepAlive (the lease is
+// extended every LockAtMostFor/3 and the window moved; a failed extension
+// that finds the lease gone cancels the context with ErrLockLost; one of
+// unknown outcome is retried next period) or Run.Extend.
+//
+// # Clock skew
+//
+// Replicas whose clocks disagree fire at different instants of real time.
+// Tick identity keeps such a replica from running a tick twice; leases
+// are timed by the provider alone. Skew only delays a lagging replica's
+// attempt, and when the leading replica is down the job runs late by the
+// skew. LockAtLeastFor still matters for providers or setups without tick
+// identity and for spacing runs: a lagging replica that tries while the
+// bound holds is skipped with ErrNotAcquired.
+//
+// # Catch-up
+//
+// A job registered with CatchUp runs once at Start when the latest tick
+// before Start ran on no replica, according to the provider's record of
+// the last tick granted (lockprovider.Inspector). The run carries that
+// tick, so replicas starting together still run it once.
+//
+// # Errors and panics
+//
+// Registration errors come from Do: a *SpecError for a bad cron spec
+// (naming the field and value), a *ValidationError otherwise; both match
+// ErrInvalid and their specific sentinel with errors.Is. A job's error or
+// panic (as a *PanicError) is logged and reported to Hooks.Failed; the
+// lease is released either way.
+//
+// # Lifecycle and cost
+//
+// Start begins ticking; Shutdown stops ticking, waits for running jobs,
+// cancels them (cause ErrClosed) if its context ends first, and returns
+// once every job has returned and released its lease; Close cancels at
+// once and waits. All three may be called more than once. One goroutine
+// and one timer serve all jobs, ordered in a heap: idle jobs cost no CPU.
+// Jobs due at the same tick are claimed concurrently, one goroutine each.
+package scheduler

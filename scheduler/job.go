@@ -1,0 +1,285 @@
+package scheduler
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Func is the work of a job. ctx is cancelled when the job's lease is lost
+// (cause ErrLockLost) or the scheduler stops waiting for it (cause
+// ErrClosed). A returned error is logged and reported to Hooks.Failed.
+type Func func(ctx context.Context, run Run) error
+
+// Run describes one execution of a job.
+type Run struct {
+	Job     string    // the job's name
+	Tick    time.Time // the scheduled time this run is for
+	Token   int64     // fencing token of the lease; 0 for jobs without Locked
+	CatchUp bool      // this run catches up a tick that no replica ran
+
+	lease *runLease // nil for jobs without Locked
+}
+
+// Extend prolongs the lease of a locked job to end d from now (provider
+// clock) and moves the end of the job context's trust window accordingly.
+// If the lease is gone it cancels the job's context with ErrLockLost and
+// returns an error matching ErrLockLost and lockprovider.ErrNotHeld. It
+// returns ErrNotLocked for a job registered without Locked.
+func (r Run) Extend(ctx context.Context, d time.Duration) error {
+	if r.lease == nil {
+		return ErrNotLocked
+	}
+	if err := lockprovider.ValidateDurations(d, 0); err != nil {
+		return invalid(r.Job, "Extend", d.String(), "is not a valid lease length", ErrInvalidDuration, err)
+	}
+	return r.lease.extend(ctx, d)
+}
+
+// EveryOption adjusts an Every schedule.
+type EveryOption func(*every) error
+
+// Offset shifts the ticks of Every(d) to epoch + offset + k*d, with
+// 0 <= offset < d: Every(24*time.Hour, Offset(2*time.Hour)) runs at 02:00
+// UTC.
+func Offset(offset time.Duration) EveryOption {
+	return func(e *every) error {
+		if offset < 0 || offset >= e.period {
+			return invalid("", "Offset", offset.String(), "must be in [0, "+e.period.String()+")", ErrInvalidDuration, nil)
+		}
+		e.offset = offset
+		return nil
+	}
+}
+
+// LockOption adjusts the lock of a locked job.
+type LockOption func(*lockOpts) error
+
+type lockOpts struct {
+	atMostFor, atLeastFor       time.Duration
+	hasAtMostFor, hasAtLeastFor bool
+	keepAlive, catchUp          bool
+}
+
+// LockAtMostFor sets the lease length: a crashed holder blocks the job for
+// at most d, and a run still going at d has its context cancelled with
+// ErrLockLost (unless KeepAlive). d must be at least 1ms.
+func LockAtMostFor(d time.Duration) LockOption {
+	return func(o *lockOpts) error {
+		if d <= 0 {
+			return invalid("", "LockAtMostFor", d.String(), "must be positive", ErrInvalidDuration, nil)
+		}
+		o.atMostFor, o.hasAtMostFor = d, true
+		return nil
+	}
+}
+
+// LockAtLeastFor keeps the lock held until d after it was granted even when
+// the run finishes sooner, so replicas whose clocks lag do not find it
+// free. d must not be negative nor exceed the LockAtMostFor.
+func LockAtLeastFor(d time.Duration) LockOption {
+	return func(o *lockOpts) error {
+		if d < 0 {
+			return invalid("", "LockAtLeastFor", d.String(), "must not be negative", ErrInvalidDuration, nil)
+		}
+		o.atLeastFor, o.hasAtLeastFor = d, true
+		return nil
+	}
+}
+
+// KeepAlive extends the lease every LockAtMostFor/3 while the job runs, so
+// a run may outlast LockAtMostFor. If an extension finds the lease gone,
+// the job's context is cancelled with ErrLockLost.
+func KeepAlive() LockOption {
+	return func(o *lockOpts) error { o.keepAlive = true; return nil }
+}
+
+// CatchUp runs the job once at Start when its latest tick before Start ran
+// on no replica (per the provider's record of the last granted tick). The
+// run carries that missed tick. The provider must implement
+// lockprovider.Inspector.
+func CatchUp() LockOption {
+	return func(o *lockOpts) error { o.catchUp = true; return nil }
+}
+
+// Builder collects a job's schedule and options. Obtain one from
+// Scheduler.Every or Scheduler.Cron and finish it with Do. Errors are
+// reported by Do.
+type Builder struct {
+	s       *Scheduler
+	sched   schedule
+	err     error
+	name    string
+	named   bool
+	locked  bool
+	lockOps []LockOption
+}
+
+// Every schedules a job at every multiple of d since the Unix epoch (plus
+// an optional Offset), the same instants on every replica. d must be at
+// least 1ms.
+func (s *Scheduler) Every(d time.Duration, opts ...EveryOption) *Builder {
+	b := &Builder{s: s}
+	if d < minPeriod {
+		b.err = invalid("", "Every", d.String(), "must be at least "+minPeriod.String(), ErrInvalidDuration, nil)
+		return b
+	}
+	e := every{period: d}
+	for _, o := range opts {
+		if o == nil {
+			b.err = invalid("", "EveryOption", "", "is nil", ErrInvalidOption, nil)
+			return b
+		}
+		if err := o(&e); err != nil {
+			b.err = err
+			return b
+		}
+	}
+	b.sched = e
+	return b
+}
+
+// Cron schedules a job by a cron spec: 5 fields (minute hour day-of-month
+// month day-of-week), or 6 with seconds first; the descriptors @yearly,
+// @annually, @monthly, @weekly, @daily, @midnight, @hourly; and
+// "@every <duration>", which ticks like Every (aligned to the epoch). A
+// "CRON_TZ=<zone> " or "TZ=<zone> " prefix sets the zone; otherwise
+// Config.Location applies. An invalid spec yields a *SpecError from Do.
+func (s *Scheduler) Cron(spec string) *Builder {
+	b := &Builder{s: s}
+	b.sched, b.err = parseCron(spec, s.cfg.Location)
+	return b
+}
+
+// Name names a job registered without Locked, for logs and hooks. Unnamed
+// unlocked jobs are called "job-<n>".
+func (b *Builder) Name(name string) *Builder {
+	if b.named && b.name != name && b.err == nil {
+		b.err = invalid(name, "Name", name, "conflicts with name "+strconv.Quote(b.name), ErrInvalidName, nil)
+	}
+	b.name, b.named = name, true
+	return b
+}
+
+// Locked makes the job run on one replica per tick: each replica tries to
+// acquire the lock name for the tick and only the winner runs it.
+func (b *Builder) Locked(name string, opts ...LockOption) *Builder {
+	b.Name(name)
+	b.locked = true
+	b.lockOps = append(b.lockOps, opts...)
+	return b
+}
+
+// Do registers fn and returns the job, or an error for invalid input: a
+// *SpecError, or a *ValidationError matching ErrInvalidName,
+// ErrDuplicateName, ErrNilJob, ErrInvalidDuration, ErrInvalidOption or
+// ErrCatchUpNotSupported; ErrClosed after Shutdown or Close. A job may be
+// registered before or after Start.
+func (b *Builder) Do(fn Func) (*Job, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	if fn == nil {
+		return nil, invalid(b.name, "Do", "", "job func is nil", ErrNilJob, nil)
+	}
+	j := &Job{s: b.s, sched: b.sched, fn: fn, name: b.name, locked: b.locked}
+	if b.named {
+		if err := lockprovider.ValidateName(b.name); err != nil {
+			return nil, invalid(b.name, "Name", b.name, "is not a valid lock name", ErrInvalidName, err)
+		}
+	}
+	if b.locked {
+		o := lockOpts{atMostFor: b.s.cfg.DefaultLockAtMostFor, atLeastFor: b.s.cfg.DefaultLockAtLeastFor}
+		for _, opt := range b.lockOps {
+			if opt == nil {
+				return nil, invalid(b.name, "LockOption", "", "is nil", ErrInvalidOption, nil)
+			}
+			if err := opt(&o); err != nil {
+				if ve, ok := err.(*ValidationError); ok {
+					ve.Job = b.name
+				}
+				return nil, err
+			}
+		}
+		if o.atMostFor == 0 {
+			return nil, invalid(b.name, "LockAtMostFor", "", "is not set and Config.DefaultLockAtMostFor is zero", ErrInvalidDuration, nil)
+		}
+		if err := lockprovider.ValidateDurations(o.atMostFor, o.atLeastFor); err != nil {
+			field := "LockAtMostFor"
+			if o.atLeastFor > o.atMostFor || o.atLeastFor < 0 {
+				field = "LockAtLeastFor"
+			}
+			return nil, invalid(b.name, field, "", err.Error(), ErrInvalidDuration, err)
+		}
+		if o.catchUp {
+			if _, ok := b.s.provider.(lockprovider.Inspector); !ok {
+				return nil, invalid(b.name, "CatchUp", "", "the provider does not implement lockprovider.Inspector", ErrCatchUpNotSupported, nil)
+			}
+		}
+		j.opts = o
+	}
+	if err := b.s.add(j, b.named); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// Job is a registered job.
+type Job struct {
+	s      *Scheduler
+	sched  schedule
+	fn     Func
+	name   string
+	locked bool
+	opts   lockOpts
+
+	// Guarded by Scheduler.mu.
+	nextTick time.Time
+	index    int // position in the scheduler's heap, -1 when not queued
+
+	running atomic.Bool // a run of this job is in progress on this instance
+
+	runs, skips, failures, lockLost atomic.Int64
+}
+
+// Name returns the job's name.
+func (j *Job) Name() string { return j.name }
+
+// Next returns the next tick the job is scheduled for, or the zero time if
+// the scheduler is not running.
+func (j *Job) Next() time.Time {
+	j.s.mu.Lock()
+	defer j.s.mu.Unlock()
+	return j.nextTick
+}
+
+// Stats counts what happened to the job's ticks on this instance.
+type Stats struct {
+	Runs     int64 // the job function was called
+	Skips    int64 // another replica had the lock or the tick, or a run was still going
+	Failures int64 // runs that returned an error or panicked, and acquires with unknown outcome
+	LockLost int64 // runs whose lease ended while they ran
+}
+
+// Stats returns the job's counters.
+func (j *Job) Stats() Stats {
+	return Stats{Runs: j.runs.Load(), Skips: j.skips.Load(), Failures: j.failures.Load(), LockLost: j.lockLost.Load()}
+}
+
+// runLease is the lease of one run of a locked job, with the local trust
+// window that bounds the job context.
+type runLease struct {
+	j      *Job
+	owner  string
+	cancel context.CancelCauseFunc
+	ev     Event // for the LockLost hook
+
+	mu       sync.Mutex
+	acquired time.Time // local time the acquire was sent
+	timer    *time.Timer
+	lost     bool
+}
