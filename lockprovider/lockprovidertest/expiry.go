@@ -39,8 +39,9 @@ func testLapses(e *env) {
 func testExpiredHolder(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	lease := 50 * time.Millisecond
+	start := time.Now()
 	e.mustAcquire(name, owner, lease, 0)
-	sleepPast(time.Now(), lease)
+	time.Sleep(time.Until(start.Add(lease + 30*time.Millisecond)))
 	_, err := e.extend(name, owner, long, 0)
 	e.wantErr(err, lockprovider.ErrNotHeld, "Extend after expiry")
 	e.wantErr(e.release(name, owner), lockprovider.ErrNotHeld, "Release after expiry")
@@ -73,8 +74,9 @@ func testAtLeastFor(e *env) {
 func testReleaseAfterAtLeastFor(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	atLeast := 50 * time.Millisecond
+	start := time.Now()
 	e.mustAcquire(name, owner, long, atLeast)
-	sleepPast(time.Now(), atLeast)
+	time.Sleep(time.Until(start.Add(atLeast + 30*time.Millisecond)))
 	e.mustRelease(name, owner)
 	e.wantFree(name, "released after AtLeastFor")
 }

@@ -31,9 +31,10 @@ func testFenceIncreases(e *env) {
 	e.mustRelease(name, a)
 	b := lockprovider.NewOwner()
 	lease := 50 * time.Millisecond
+	start := time.Now()
 	next(e.mustAcquire(name, b, lease, 0), "grant after release")
 	// Expiry, then takeover.
-	sleepPast(time.Now(), lease)
+	time.Sleep(time.Until(start.Add(lease + 30*time.Millisecond)))
 	c := lockprovider.NewOwner()
 	next(e.mustAcquire(name, c, long, 0), "takeover after expiry")
 	// Release inside AtLeastFor, expiry of the remaining hold, takeover.

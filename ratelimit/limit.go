@@ -1,0 +1,78 @@
+package ratelimit
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Algorithm selects how a Limit counts; see the package documentation for
+// a comparison.
+type Algorithm = lockprovider.Algorithm
+
+// The algorithms.
+const (
+	FixedWindow   = lockprovider.FixedWindow
+	SlidingLog    = lockprovider.SlidingLog
+	SlidingWindow = lockprovider.SlidingWindow
+	TokenBucket   = lockprovider.TokenBucket
+	GCRA          = lockprovider.GCRA
+)
+
+// Limit is one rate limit: Rate units per Period, counted by Algorithm.
+type Limit struct {
+	Algorithm Algorithm
+	// Rate is the number of units per Period: the quota of one window
+	// for FixedWindow, SlidingLog and SlidingWindow, the refill rate for
+	// TokenBucket and GCRA. At most one per microsecond of Period.
+	Rate int64
+	// Period is the window length or refill period, a whole number of
+	// microseconds from 1ms to 366 days.
+	Period time.Duration
+	// Burst is the capacity of a TokenBucket or GCRA: how many units pass
+	// at once after a quiet spell. Zero means Rate. Must be zero for the
+	// window algorithms.
+	Burst int64
+	// Name names the policy in the RateLimit and RateLimit-Policy header
+	// fields. Empty means "<rate>-per-<period>", e.g. "100-per-1s".
+	// Printable ASCII only.
+	Name string
+}
+
+// PerSecond is a GCRA limit of n per second with a burst of n.
+func PerSecond(n int64) Limit { return Limit{Algorithm: GCRA, Rate: n, Period: time.Second, Burst: n} }
+
+// PerMinute is a GCRA limit of n per minute with a burst of n.
+func PerMinute(n int64) Limit { return Limit{Algorithm: GCRA, Rate: n, Period: time.Minute, Burst: n} }
+
+// PerHour is a GCRA limit of n per hour with a burst of n.
+func PerHour(n int64) Limit { return Limit{Algorithm: GCRA, Rate: n, Period: time.Hour, Burst: n} }
+
+// Capacity is the most units the limit admits at once: Burst for
+// TokenBucket and GCRA (Rate if Burst is zero), Rate otherwise.
+func (l Limit) Capacity() int64 { return l.spi().Capacity() }
+
+func (l Limit) spi() lockprovider.RateLimit {
+	return lockprovider.RateLimit{Algorithm: l.Algorithm, Limit: l.Rate, Period: l.Period, Burst: l.Burst}
+}
+
+// policyName is the name used in header fields.
+func (l Limit) policyName() string {
+	if l.Name != "" {
+		return l.Name
+	}
+	return strconv.FormatInt(l.Rate, 10) + "-per-" + l.Period.String()
+}
+
+func (l Limit) validate() error {
+	if err := l.spi().Validate(); err != nil {
+		return err
+	}
+	for i := 0; i < len(l.Name); i++ {
+		if c := l.Name[i]; c < 0x20 || c > 0x7e {
+			return &lockprovider.ValidationError{Field: "Name", Value: strconv.Quote(l.Name), Reason: "must be printable ASCII", Err: lockprovider.ErrInvalidLimit}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Errors of this package. Validation errors are lockprovider's: they
+// match lockprovider.ErrInvalid (and ErrInvalid here) with errors.Is and
+// *lockprovider.ValidationError with errors.As.
+var (
+	// ErrInvalid matches every validation error.
+	ErrInvalid = lockprovider.ErrInvalid
+	// ErrExceedsCapacity means a cost above the capacity of a limit: it
+	// could never be admitted.
+	ErrExceedsCapacity = lockprovider.ErrCostExceedsCapacity
+	// ErrWouldExceedDeadline means Wait gave up at once, without
+	// consuming anything, because the context's deadline comes before the
+	// request could be admitted.
+	ErrWouldExceedDeadline = errors.New("ratelimit: wait would exceed context deadline")
+)
+
+// Limiter limits keys with one or more limits, checked and charged together
+// on a store's server. It is safe for concurrent use by multiple
+// goroutines and holds no state of its own: many Limiters, in many
+// processes, with the same store and limits share the same budget per key.
+type Limiter struct {
+	store      lockprovider.RateLimiter
+	limits     []Limit
+	spi        []lockprovider.RateLimit
+	capacity   int64
+	reservable bool
+}
+
+// New returns a Limiter that charges every request to all of limits at once
+// on store: a request is admitted only if every limit admits it. Two limits
+// must not share both Algorithm and Period. At most
+// lockprovider.MaxRateLimits limits.
+func New(store lockprovider.RateLimiter, limits ...Limit) (*Limiter, error) {
+	if store == nil {
+		return nil, &lockprovider.ValidationError{Field: "store", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+	}
+	l := &Limiter{store: store, limits: append([]Limit(nil), limits...), reservable: true}
+	for _, lim := range limits {
+		if err := lim.validate(); err != nil {
+			return nil, err
+		}
+		l.spi = append(l.spi, lim.spi())
+		if c := lim.Capacity(); l.capacity == 0 || c < l.capacity {
+			l.capacity = c
+		}
+		l.reservable = l.reservable && lim.Algorithm.Reservable()
+	}
+	// The request validation checks the count and duplicate limits.
+	if err := (lockprovider.RateRequest{Key: "k", N: 0, Limits: l.spi}).Validate(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Limits returns the limits, in the order given to New.
+func (l *Limiter) Limits() []Limit { return append([]Limit(nil), l.limits...) }
+
+// Result is the outcome of a decision.
+type Result struct {
+	// Allowed reports whether the request was admitted (and charged).
+	Allowed bool
+	// Remaining is how many more units the tightest limit admits now.
+	Remaining int64
+	// Limit is the tightest limit: on refusal the one that keeps the
+	// request out longest, otherwise the one with the fewest remaining.
+	Limit Limit
+	// RetryAfter is, when refused, how long until the same request would
+	// be admitted if nothing else arrived; zero when allowed.
+	RetryAfter time.Duration
+	// ResetAfter is how long until every limit is back to full capacity
+	// if nothing else arrives.
+	ResetAfter time.Duration
+	// ServerTime is the store's clock at the decision.
+	ServerTime time.Time
+	// States has one entry per limit, in the order given to New.
+	States []State
+}
+
+// State is one limit's part of a Result.
+type State struct {
+	Limit      Limit
+	Remaining  int64
+	RetryAfter time.Duration // until this limit alone admits the request
+	ResetAfter time.Duration // until this limit is back to full capacity
+}
+
+// Allow is AllowN(ctx, key, 1).
+func (l *Limiter) Allow(ctx context.Context, key string) (Result, error) {
+	return l.AllowN(ctx, key, 1)
+}
+
+// AllowN decides whether n units for key may pass now and charges them if
+// so, in one atomic round trip to the store. A refused request is charged
+// nothing. n = 0 peeks at the state without charging. n above the capacity
+// of a limit is an error matching ErrExceedsCapacity (it could never
+// pass). Any error other than a validation error means the outcome is
+// unknown.
+func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Result, error) {
+	res, err := l.store.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi})
+	if err != nil {
+		return Result{}, err
+	}
+	return l.result(res), nil
+}
+
+func (l *Limiter) result(r lockprovider.RateResult) Result {
+	out := Result{Allowed: r.Allowed, RetryAfter: r.RetryAfter, ServerTime: r.Now, States: make([]State, len(r.Limits))}
+	best := -1
+	for i, s := range r.Limits {
+		out.States[i] = State{Limit: l.limits[i], Remaining: s.Remaining, RetryAfter: s.RetryAfter, ResetAfter: s.ResetAfter}
+		out.ResetAfter = max(out.ResetAfter, s.ResetAfter)
+		switch {
+		case best < 0:
+			best = i
+		case !r.Allowed && s.RetryAfter != r.Limits[best].RetryAfter:
+			if s.RetryAfter > r.Limits[best].RetryAfter {
+				best = i
+			}
+		case s.Remaining < r.Limits[best].Remaining:
+			best = i
+		}
+	}
+	if best >= 0 {
+		out.Remaining = r.Limits[best].Remaining
+		out.Limit = l.limits[best]
+	}
+	return out
+}
+
+// Wait is WaitN(ctx, key, 1).
+func (l *Limiter) Wait(ctx context.Context, key string) error { return l.WaitN(ctx, key, 1) }
+
+// WaitN blocks until n units for key may pass, and charges them.
+//
+// The application's clock is used only to measure how much of ctx's
+// deadline is left (a difference of two readings of the same clock) and to
+// sleep; the store's clock decides.
+//
+// When every limit is a TokenBucket or GCRA, WaitN reserves: one round trip
+// books the earliest slot on the server (the leaky bucket as a queue, first
+// come first served), then WaitN sleeps until it. The reservation is made
+// only if the slot falls before ctx's deadline; otherwise WaitN returns
+// ErrWouldExceedDeadline at once and nothing is charged. If ctx ends during
+// the sleep, WaitN gives the units back (a refund, best effort, bounded by
+// one second) and returns the context's error.
+//
+// With a window algorithm among the limits, nothing can be booked ahead:
+// WaitN tries, and when refused sleeps for the RetryAfter the store
+// reported and tries again; it returns ErrWouldExceedDeadline as soon as a
+// RetryAfter reaches past the deadline. Waiters are then not served in
+// arrival order.
+//
+// n above the capacity of a limit fails at once with ErrExceedsCapacity.
+func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
+	if n > l.capacity {
+		return (lockprovider.RateRequest{Key: key, N: n, Limits: l.spi}).Validate()
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		start := time.Now()
+		budget := time.Duration(lockprovider.MaxDuration)
+		if dl, ok := ctx.Deadline(); ok {
+			budget = dl.Sub(start)
+			if budget <= 0 {
+				return ErrWouldExceedDeadline
+			}
+		}
+		req := lockprovider.RateRequest{Key: key, N: n, Limits: l.spi}
+		if l.reservable {
+			req.MaxDelay = budget.Truncate(time.Microsecond)
+		}
+		res, err := l.store.RateLimit(ctx, req)
+		if err != nil {
+			return err
+		}
+		// The slot (or retry time) counts from the server's decision, which
+		// came no later than now: sleeping from now is never early.
+		left := budget - time.Since(start)
+		if !res.Allowed {
+			if res.RetryAfter > left {
+				return fmt.Errorf("%w (retry after %v)", ErrWouldExceedDeadline, res.RetryAfter)
+			}
+			if err := sleep(ctx, res.RetryAfter); err != nil {
+				return err
+			}
+			continue
+		}
+		if res.Delay == 0 {
+			return nil
+		}
+		if res.Delay > left {
+			l.refund(ctx, key, n)
+			return fmt.Errorf("%w (slot in %v)", ErrWouldExceedDeadline, res.Delay)
+		}
+		if err := sleep(ctx, res.Delay); err != nil {
+			l.refund(ctx, key, n)
+			return err
+		}
+		return nil
+	}
+}
+
+// refund gives back a reservation that will not be used, even though ctx
+// has ended.
+func (l *Limiter) refund(ctx context.Context, key string, n int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	// Best effort: if the refund is lost, the slot simply goes unused.
+	_, _ = l.store.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi, Refund: true})
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
