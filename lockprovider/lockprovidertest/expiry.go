@@ -39,9 +39,8 @@ func testLapses(e *env) {
 func testExpiredHolder(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	lease := 50 * time.Millisecond
-	start := time.Now()
 	e.mustAcquire(name, owner, lease, 0)
-	time.Sleep(time.Until(start.Add(lease + 30*time.Millisecond)))
+	sleepPast(time.Now(), lease)
 	_, err := e.extend(name, owner, long, 0)
 	e.wantErr(err, lockprovider.ErrNotHeld, "Extend after expiry")
 	e.wantErr(e.release(name, owner), lockprovider.ErrNotHeld, "Release after expiry")
@@ -74,9 +73,8 @@ func testAtLeastFor(e *env) {
 func testReleaseAfterAtLeastFor(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	atLeast := 50 * time.Millisecond
-	start := time.Now()
 	e.mustAcquire(name, owner, long, atLeast)
-	time.Sleep(time.Until(start.Add(atLeast + 30*time.Millisecond)))
+	sleepPast(time.Now(), atLeast)
 	e.mustRelease(name, owner)
 	e.wantFree(name, "released after AtLeastFor")
 }

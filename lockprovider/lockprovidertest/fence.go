@@ -31,10 +31,9 @@ func testFenceIncreases(e *env) {
 	e.mustRelease(name, a)
 	b := lockprovider.NewOwner()
 	lease := 50 * time.Millisecond
-	start := time.Now()
 	next(e.mustAcquire(name, b, lease, 0), "grant after release")
 	// Expiry, then takeover.
-	time.Sleep(time.Until(start.Add(lease + 30*time.Millisecond)))
+	sleepPast(time.Now(), lease)
 	c := lockprovider.NewOwner()
 	next(e.mustAcquire(name, c, long, 0), "takeover after expiry")
 	// Release inside AtLeastFor, expiry of the remaining hold, takeover.

@@ -20,9 +20,8 @@ func ownerCases() []testCase {
 func testStaleAfterExpiry(e *env) {
 	name, a, b := e.name(), lockprovider.NewOwner(), lockprovider.NewOwner()
 	lease := 50 * time.Millisecond
-	start := time.Now()
 	e.mustAcquire(name, a, lease, 0)
-	time.Sleep(time.Until(start.Add(lease + 30*time.Millisecond)))
+	sleepPast(time.Now(), lease)
 	lb := e.mustAcquire(name, b, long, 0)
 	e.checkUntouchedBy(name, a, lb)
 	e.mustExtend(name, b, long, 0)

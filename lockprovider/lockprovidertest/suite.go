@@ -254,6 +254,12 @@ func (e *env) timed(f func(scale time.Duration) bool) {
 	e.t.Fatal("timing scenario inconclusive even with 8x longer leases")
 }
 
+// sleepPast sleeps until a lease of length d granted before t0 has lapsed,
+// with a margin for the backend's rounding.
+func sleepPast(t0 time.Time, d time.Duration) {
+	time.Sleep(time.Until(t0.Add(d + 20*time.Millisecond)))
+}
+
 func near(got, want, tolerance time.Duration) bool {
 	d := got - want
 	return d <= tolerance && d >= -tolerance

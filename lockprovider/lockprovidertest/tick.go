@@ -84,11 +84,10 @@ func testTickNewerOnly(e *env) {
 func testTickAfterExpiry(e *env) {
 	name := e.name()
 	lease := 50 * time.Millisecond
-	start := time.Now()
 	if _, err := e.acquireTick(name, lockprovider.NewOwner(), baseTick, lease); err != nil {
 		e.t.Fatalf("Acquire with a tick: %v", err)
 	}
-	time.Sleep(time.Until(start.Add(lease + 30*time.Millisecond)))
+	sleepPast(time.Now(), lease)
 	e.refuseTick(name, baseTick, "same tick after the lease lapsed")
 	e.grantTick(name, baseTick.Add(time.Minute), "next tick after the lease lapsed")
 }

@@ -1,0 +1,124 @@
+package postgres_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/postgres"
+)
+
+// benchPool is a pool of its own for benchmarks, large enough for 16
+// concurrent workers, on a private schema.
+func benchPool(b *testing.B) *pgxpool.Pool {
+	b.Helper()
+	pg := testenv.Postgres(b)
+	cfg, err := pgxpool.ParseConfig(pg.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.MaxConns = 16
+	cfg.MinConns = 16
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	return pool
+}
+
+// rawShedLock is the baseline: ShedLock's documented PostgreSQL table and
+// statements in DB-time mode, issued with pgx (an upsert to acquire, an
+// UPDATE to release), with no owner token, no fence and no notification.
+type rawShedLock struct{ pool *pgxpool.Pool }
+
+const (
+	rawSchema = `CREATE TABLE IF NOT EXISTS shedlock (
+	name varchar(64) NOT NULL PRIMARY KEY,
+	lock_until timestamptz NOT NULL,
+	locked_at timestamptz NOT NULL,
+	locked_by varchar(255) NOT NULL)`
+	rawAcquire = `INSERT INTO shedlock (name, lock_until, locked_at, locked_by)
+	VALUES ($1, now() + $2::interval, now(), $3)
+	ON CONFLICT (name) DO UPDATE SET lock_until = now() + $2::interval, locked_at = now(), locked_by = $3
+	WHERE shedlock.lock_until <= now()`
+	rawRelease = `UPDATE shedlock SET lock_until = now() WHERE name = $1 AND locked_by = $2`
+)
+
+func (r rawShedLock) acquireRelease(ctx context.Context, name, by string) error {
+	tag, err := r.pool.Exec(ctx, rawAcquire, name, 30*time.Second, by)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() != 1 {
+		return lockprovider.ErrNotAcquired
+	}
+	_, err = r.pool.Exec(ctx, rawRelease, name, by)
+	return err
+}
+
+func batonAcquireRelease(ctx context.Context, p *postgres.Provider, name string) error {
+	owner := lockprovider.NewOwner()
+	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: 30 * time.Second}); err != nil {
+		return err
+	}
+	return p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner})
+}
+
+// BenchmarkAcquireRelease compares baton's acquire+release with the raw
+// ShedLock-style baseline, serially and with 16 concurrent workers on
+// distinct names. Budget (DESIGN.md): baton >= 0.95x the baseline.
+func BenchmarkAcquireRelease(b *testing.B) {
+	ctx := context.Background()
+	pool := benchPool(b)
+	p, err := postgres.New(pool, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, rawSchema); err != nil {
+		b.Fatal(err)
+	}
+	raw := rawShedLock{pool}
+	impls := []struct {
+		name string
+		op   func(ctx context.Context, name string) error
+	}{
+		{"impl=raw-shedlock", func(ctx context.Context, name string) error { return raw.acquireRelease(ctx, name, "bench") }},
+		{"impl=baton", func(ctx context.Context, name string) error { return batonAcquireRelease(ctx, p, name) }},
+	}
+	for _, conc := range []int{1, 16} {
+		for _, impl := range impls {
+			b.Run("conc="+strconv.Itoa(conc)+"/"+impl.name, func(b *testing.B) {
+				b.ReportAllocs()
+				if conc == 1 {
+					for b.Loop() {
+						if err := impl.op(ctx, "bench-serial"); err != nil {
+							b.Fatal(err)
+						}
+					}
+					return
+				}
+				var worker atomic.Int64
+				b.SetParallelism((conc + 1) / 2) // GOMAXPROCS is 2 on the project machines
+				b.RunParallel(func(pb *testing.PB) {
+					name := "bench-" + strconv.FormatInt(worker.Add(1), 10)
+					for pb.Next() {
+						if err := impl.op(ctx, name); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}

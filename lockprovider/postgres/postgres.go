@@ -1,0 +1,457 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// DB is the part of pgx the provider uses. *pgxpool.Pool, *pgx.Conn and
+// pgx.Tx satisfy it. The provider never closes it.
+//
+// Pass a pool (or a connection) to run each operation in autocommit. Passing
+// a pgx.Tx runs the operations inside that transaction: the leases become
+// visible to others, and lasting, only when it commits.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Default names.
+const (
+	DefaultTable     = "baton_locks"
+	DefaultRateTable = "baton_rates"
+)
+
+// Config configures a Provider. The zero value is valid and means the
+// documented defaults.
+type Config struct {
+	// Schema qualifies the tables. Empty (the default) leaves them
+	// unqualified, so the connection's search_path decides. Migrate does
+	// not create the schema.
+	Schema string
+	// Table is the lease table. Defaults to DefaultTable.
+	Table string
+	// RateTable is the rate-limit state table. Defaults to
+	// DefaultRateTable.
+	RateTable string
+	// RateLogged makes the rate-limit table a regular (WAL-logged) table.
+	// By default it is UNLOGGED: faster, not replicated, and emptied by
+	// crash recovery, which at worst resets some limits.
+	RateLogged bool
+
+	// LockedBy is stored in locked_by when AcquireParams.LockedBy is empty.
+	// It is informational only. Defaults to the host name.
+	LockedBy string
+
+	// Listen opens the dedicated connection on which the provider LISTENs
+	// for release notifications (see NotifyRelease). The provider closes
+	// it when the last waiter stops. When nil and the DB is a
+	// *pgxpool.Pool, the provider takes a connection out of the pool
+	// (pgxpool.Conn.Hijack) for as long as waiters exist, so the pool's
+	// own capacity is not reduced; otherwise NotifyRelease returns
+	// ErrNoListener. Do not route it through a transaction-pooling proxy
+	// (PgBouncer in transaction mode), which does not keep LISTEN.
+	Listen func(ctx context.Context) (*pgx.Conn, error)
+
+	// Logger receives the listener's connection problems. Defaults to
+	// discarding.
+	Logger *slog.Logger
+}
+
+// ErrNoListener is returned by NotifyRelease when the provider has no way
+// to open a listening connection: set Config.Listen, or pass a
+// *pgxpool.Pool.
+var ErrNoListener = errors.New("postgres: no connection for LISTEN (set Config.Listen or use a *pgxpool.Pool)")
+
+// identRE is a plain PostgreSQL identifier of at most 63 bytes (NAMEDATALEN-1).
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// Provider is a lockprovider.Provider on a PostgreSQL table. It also
+// implements lockprovider.ReleaseNotifier and lockprovider.Inspector. It is
+// safe for concurrent use.
+type Provider struct {
+	db       DB
+	lockedBy string
+	log      *slog.Logger
+	names    names
+	channel  string // NOTIFY channel for releases
+
+	acquireSQL, extendSQL, releaseSQL, markSQL, inspectSQL, listSQL string
+	migrations                                                      []migration
+
+	listen *listener
+}
+
+// Compile-time checks of the capabilities.
+var (
+	_ lockprovider.Provider        = (*Provider)(nil)
+	_ lockprovider.ReleaseNotifier = (*Provider)(nil)
+	_ lockprovider.Inspector       = (*Provider)(nil)
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+//go:embed queries/*.sql
+var queryFS embed.FS
+
+// names are the template fields of every SQL file: quoted,
+// schema-qualified identifiers.
+type names struct {
+	Locks      string // e.g. "public"."baton_locks"
+	Rates      string
+	RateLogged bool
+
+	locks string // unquoted, for the channel name
+}
+
+type migration struct {
+	name string
+	sql  string
+}
+
+// New returns a provider on db. cfg may be nil. It does not touch the
+// database; call Migrate (or apply SchemaSQL) before the first Acquire.
+func New(db DB, cfg *Config) (*Provider, error) {
+	if db == nil {
+		return nil, &lockprovider.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+	}
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	n, err := resolveNames(&c)
+	if err != nil {
+		return nil, err
+	}
+	migs, err := renderMigrations(n)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{
+		db:         db,
+		lockedBy:   c.LockedBy,
+		log:        c.Logger,
+		names:      n,
+		channel:    channelName(n.locks),
+		migrations: migs,
+	}
+	if p.lockedBy == "" {
+		p.lockedBy, _ = os.Hostname()
+		if len(p.lockedBy) > lockprovider.MaxLockedByLen {
+			p.lockedBy = p.lockedBy[:lockprovider.MaxLockedByLen]
+		}
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	for _, q := range []struct {
+		file string
+		dst  *string
+	}{
+		{"acquire.sql", &p.acquireSQL},
+		{"extend.sql", &p.extendSQL},
+		{"release.sql", &p.releaseSQL},
+		{"mark.sql", &p.markSQL},
+		{"inspect.sql", &p.inspectSQL},
+		{"list.sql", &p.listSQL},
+	} {
+		b, err := queryFS.ReadFile("queries/" + q.file)
+		if err != nil {
+			return nil, err
+		}
+		if *q.dst, err = render(q.file, string(b), n); err != nil {
+			return nil, err
+		}
+	}
+	p.listen = newListener(p, db, c.Listen)
+	return p, nil
+}
+
+func resolveNames(c *Config) (names, error) {
+	table := c.Table
+	if table == "" {
+		table = DefaultTable
+	}
+	rates := c.RateTable
+	if rates == "" {
+		rates = DefaultRateTable
+	}
+	for _, f := range []struct{ field, v string }{{"Table", table}, {"RateTable", rates}} {
+		if err := validateIdent(f.field, f.v); err != nil {
+			return names{}, err
+		}
+	}
+	qualify := func(t string) (quoted, plain string) {
+		if c.Schema == "" {
+			return pgx.Identifier{t}.Sanitize(), t
+		}
+		return pgx.Identifier{c.Schema, t}.Sanitize(), c.Schema + "." + t
+	}
+	if c.Schema != "" {
+		if err := validateIdent("Schema", c.Schema); err != nil {
+			return names{}, err
+		}
+	}
+	n := names{RateLogged: c.RateLogged}
+	n.Locks, n.locks = qualify(table)
+	n.Rates, _ = qualify(rates)
+	return n, nil
+}
+
+func validateIdent(field, v string) error {
+	if identRE.MatchString(v) {
+		return nil
+	}
+	q := strconv.Quote(v)
+	if len(q) > 60 {
+		q = q[:60] + "…"
+	}
+	return &lockprovider.ValidationError{
+		Field:  field,
+		Value:  q,
+		Reason: "must be a letter or underscore followed by up to 62 letters, digits or underscores",
+		Err:    lockprovider.ErrInvalid,
+	}
+}
+
+// channelName derives the NOTIFY channel from the table, so providers on
+// different tables do not wake each other. Channel names are limited to 63
+// bytes; a longer one is replaced by a hash.
+func channelName(table string) string {
+	c := "baton_release:" + table
+	if len(c) <= 63 {
+		return c
+	}
+	sum := sha256.Sum256([]byte(table))
+	return "baton_release:" + hex.EncodeToString(sum[:16])
+}
+
+func render(name, text string, n names) (string, error) {
+	t, err := template.New(name).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "", fmt.Errorf("postgres: parse %s: %w", name, err)
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, n); err != nil {
+		return "", fmt.Errorf("postgres: render %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+func renderMigrations(n names) ([]migration, error) {
+	files, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files) // NNN_ prefixes order them
+	migs := make([]migration, 0, len(files))
+	for _, f := range files {
+		b, err := migrationFS.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		base := strings.TrimPrefix(f, "migrations/")
+		s, err := render(base, string(b), n)
+		if err != nil {
+			return nil, err
+		}
+		migs = append(migs, migration{name: base, sql: s})
+	}
+	return migs, nil
+}
+
+// Acquire implements lockprovider.Provider in one statement. A contender
+// that finds the row locked by another session's open transaction returns
+// ErrNotAcquired at once instead of waiting; so does a serialization
+// failure when db is a REPEATABLE READ or SERIALIZABLE transaction.
+func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := a.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	lockedBy := a.LockedBy
+	if lockedBy == "" {
+		lockedBy = p.lockedBy
+	}
+	var tick any // NULL for no tick
+	if !a.Tick.IsZero() {
+		tick = a.Tick
+	}
+	var (
+		granted            bool
+		now                time.Time
+		curOwner           pgtype.Text
+		at, until, atLeast pgtype.Timestamptz
+		fence              pgtype.Int8
+		lastTick           pgtype.Timestamptz
+	)
+	err := p.db.QueryRow(ctx, p.acquireSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor, tick).
+		Scan(&granted, &now, &curOwner, &at, &until, &atLeast, &fence, &lastTick)
+	if err != nil {
+		if contended(err) {
+			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
+		}
+		return lockprovider.Lease{}, fmt.Errorf("postgres: acquire %q: %w", a.Name, err)
+	}
+	lease := func() lockprovider.Lease {
+		l := lockprovider.Lease{
+			Name: a.Name, Owner: a.Owner, Fence: fence.Int64,
+			GrantedAt: at.Time, Until: until.Time, AtLeastUntil: atLeast.Time,
+		}
+		if lastTick.Valid {
+			l.Tick = lastTick.Time
+		}
+		return l
+	}
+	switch {
+	case granted:
+		return lease(), nil
+	case !curOwner.Valid:
+		// The row did not exist when the statement started, and a
+		// concurrent insert of the same name won.
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	case until.Time.After(now):
+		if curOwner.String == a.Owner {
+			return lease(), nil // already ours: the same grant, unchanged
+		}
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	default:
+		// Free, yet not granted: only the tick condition can refuse.
+		return lockprovider.Lease{}, lockprovider.ErrStaleTick
+	}
+}
+
+// Extend implements lockprovider.Provider in one UPDATE.
+func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := e.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	var (
+		at, until, atLeast time.Time
+		fence              int64
+		lastTick           pgtype.Timestamptz
+	)
+	err := p.db.QueryRow(ctx, p.extendSQL, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
+		Scan(&at, &until, &atLeast, &fence, &lastTick)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+	}
+	if err != nil {
+		return lockprovider.Lease{}, fmt.Errorf("postgres: extend %q: %w", e.Name, err)
+	}
+	l := lockprovider.Lease{
+		Name: e.Name, Owner: e.Owner, Fence: fence,
+		GrantedAt: at, Until: until, AtLeastUntil: atLeast,
+	}
+	if lastTick.Valid {
+		l.Tick = lastTick.Time
+	}
+	return l, nil
+}
+
+// Release implements lockprovider.Provider in one statement, which also
+// notifies waiters (see NotifyRelease) when the lease ends at once.
+func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	var ok bool
+	err := p.db.QueryRow(ctx, p.releaseSQL, r.Name, r.Owner, p.channel).Scan(&ok)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return lockprovider.ErrNotHeld
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: release %q: %w", r.Name, err)
+	}
+	return nil
+}
+
+// Inspect implements lockprovider.Inspector.
+func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
+	rows, err := p.db.Query(ctx, p.inspectSQL, name)
+	if err != nil {
+		return lockprovider.LeaseInfo{}, fmt.Errorf("postgres: inspect %q: %w", name, err)
+	}
+	infos, err := collectInfos(rows)
+	if err != nil {
+		return lockprovider.LeaseInfo{}, fmt.Errorf("postgres: inspect %q: %w", name, err)
+	}
+	if len(infos) == 0 {
+		return lockprovider.LeaseInfo{Name: name}, nil
+	}
+	return infos[0], nil
+}
+
+// List implements lockprovider.Inspector. It reads the whole table, ordered
+// by name.
+func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	rows, err := p.db.Query(ctx, p.listSQL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list: %w", err)
+	}
+	infos, err := collectInfos(rows)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list: %w", err)
+	}
+	return infos, nil
+}
+
+func collectInfos(rows pgx.Rows) ([]lockprovider.LeaseInfo, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.LeaseInfo, error) {
+		var (
+			i        = lockprovider.LeaseInfo{Exists: true}
+			lastTick pgtype.Timestamptz
+		)
+		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &i.LockedAt, &i.Until, &i.Fence, &lastTick)
+		if lastTick.Valid {
+			i.LastTick = lastTick.Time
+		}
+		return i, err
+	})
+}
+
+// contended reports errors that mean "another session is in the way":
+// the row is locked (55P03, from NOWAIT or lock_timeout), a serialization
+// failure (40001) or a deadlock (40P01). The statement changed nothing.
+func contended(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case "55P03", "40001", "40P01":
+		return true
+	}
+	return false
+}
+
+func sqlState(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return "SQLSTATE " + pgErr.Code
+	}
+	return ""
+}
