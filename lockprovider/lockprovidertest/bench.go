@@ -2,6 +2,7 @@ package lockprovidertest
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,8 +10,12 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
+// benchConcurrency is the number of goroutines of the parallel benchmark.
+const benchConcurrency = 16
+
 // Bench measures Acquire+Release pairs on p: "serial" on one name from one
-// goroutine, "parallel" with b.RunParallel, each goroutine on its own name
+// goroutine, "parallel" with b.RunParallel at a concurrency of 16 goroutines
+// (as in the project's performance budgets), each on its own name
 // (uncontended). Every provider's benchmark runs this same code:
 //
 //	func BenchmarkProvider(b *testing.B) { lockprovidertest.Bench(b, newProvider(b)) }
@@ -35,6 +40,7 @@ func Bench(b *testing.B, p lockprovider.Provider) {
 	b.Run("parallel", func(b *testing.B) {
 		ctx := b.Context()
 		var seq atomic.Int64
+		b.SetParallelism((benchConcurrency + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			ap := lockprovider.AcquireParams{

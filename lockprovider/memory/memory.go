@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -208,7 +210,7 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 }
 
 // List implements lockprovider.Inspector. It reports every name ever
-// granted, in no particular order.
+// granted, sorted by name.
 func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -223,6 +225,7 @@ func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 		}
 		out = append(out, r.info(name, now))
 	}
+	slices.SortFunc(out, func(a, b lockprovider.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
