@@ -68,7 +68,7 @@ func testHandoff(t *testing.T, p lockprovider.Provider, notify bool) {
 		gaps = append(gaps, holds[i].start.Sub(holds[i-1].end))
 	}
 	slices.Sort(gaps)
-	t.Logf("notify=%v: %d hand-offs in %v, median %v, p90 %v, max %v", notify, len(gaps),
+	t.Logf("%s (notify=%v): %d hand-offs in %v, median %v, p90 %v, max %v", t.Name(), notify, len(gaps),
 		holds[len(holds)-1].end.Sub(holds[0].start).Round(time.Millisecond),
 		gaps[len(gaps)/2], gaps[len(gaps)*9/10], gaps[len(gaps)-1])
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,7 +88,24 @@ type Locker struct {
 	maxBackoff     time.Duration
 	releaseTimeout time.Duration
 
-	rtt atomic.Int64 // moving average of provider round trips, ns
+	rtt          atomic.Int64 // moving average of provider round trips, ns
+	notifyWarned atomic.Bool
+
+	mu    sync.Mutex
+	gates map[string]*gate // waiters per name, see enter
+}
+
+// gate lets one Acquire per name and Locker talk to the provider at a time;
+// the others queue behind it in-process. A release then wakes one attempt
+// per process instead of one per waiting goroutine, which would crowd the
+// backend (and the connection pool the release itself needs).
+type gate struct {
+	turn chan struct{} // holds a token while a waiter is active
+
+	// Guarded by Locker.mu.
+	n    int           // waiters, active or queued
+	wake chan struct{} // release notifications for name, or nil
+	stop func()        // ends the registration; called by the last waiter
 }
 
 // NewLocker returns a Locker on p. A nil cfg means the defaults. It returns
@@ -109,6 +127,7 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 		minBackoff:     c.MinBackoff,
 		maxBackoff:     c.MaxBackoff,
 		releaseTimeout: c.ReleaseTimeout,
+		gates:          make(map[string]*gate),
 	}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
@@ -266,20 +285,11 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions)
 	if err := l.deadlineOK(ctx, 0); err != nil {
 		return nil, fmt.Errorf("baton: acquire %q: %w", name, err)
 	}
-
-	// Register before the first attempt: a release between a failed
-	// attempt and the registration would otherwise go unseen.
-	var wake chan struct{}
-	if l.notifier != nil {
-		ch := make(chan struct{}, 1)
-		stop, err := l.notifier.NotifyRelease(ctx, name, ch)
-		if err != nil {
-			l.log.WarnContext(ctx, "baton: release notifications unavailable; polling", "lock_name", name, "err", err)
-		} else {
-			defer stop()
-			wake = ch
-		}
+	wake, leave, err := l.enter(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("baton: acquire %q: %w", name, err)
 	}
+	defer leave()
 
 	var (
 		backoff = l.minBackoff
@@ -342,6 +352,67 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions)
 			return nil, l.giveUp(ctx, r, unknown, fmt.Errorf("%w: %w", ErrNotAcquired, context.Cause(ctx)))
 		}
 	}
+}
+
+// enter waits for this goroutine's turn to acquire name through l.
+func (l *Locker) enter(ctx context.Context, name string) (wake <-chan struct{}, leave func(), err error) {
+	l.mu.Lock()
+	g := l.gates[name]
+	if g == nil {
+		g = &gate{turn: make(chan struct{}, 1)}
+		l.gates[name] = g
+	}
+	g.n++
+	l.mu.Unlock()
+	done := func() {
+		l.mu.Lock()
+		g.n--
+		var stop func()
+		if g.n == 0 {
+			delete(l.gates, name)
+			stop, g.stop = g.stop, nil
+		}
+		l.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+	}
+	select {
+	case g.turn <- struct{}{}:
+	case <-ctx.Done():
+		done()
+		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, context.Cause(ctx))
+	}
+	leave = func() { <-g.turn; done() }
+	if l.notifier == nil {
+		return nil, leave, nil
+	}
+	// Register before the first attempt: a release between a failed
+	// attempt and the registration would go unseen. The registration
+	// stays with the gate while waiters remain, for the next in turn.
+	l.mu.Lock()
+	wake = g.wake
+	l.mu.Unlock()
+	if wake != nil {
+		return wake, leave, nil
+	}
+	ch := make(chan struct{}, 1)
+	stop, err := l.notifier.NotifyRelease(ctx, name, ch)
+	if err != nil {
+		if ctx.Err() == nil {
+			// A configuration problem repeats on every wait: say it once.
+			level := slog.LevelDebug
+			if l.notifyWarned.CompareAndSwap(false, true) {
+				level = slog.LevelWarn
+			}
+			l.log.Log(ctx, level, "baton: release notifications unavailable; polling", "lock_name", name, "err", err)
+		}
+		return nil, leave, nil
+	}
+	l.mu.Lock()
+	g.wake, g.stop = ch, stop
+	l.mu.Unlock()
+	return ch, leave, nil
 }
 
 // deadlineOK reports whether ctx leaves time for one round trip after
