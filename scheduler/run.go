@@ -113,6 +113,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	rl.mu.Lock()
 	rl.timer.Stop()
 	lost := rl.lost
+	rl.lost = true // a Run.Extend after the job returned must not touch the lease
 	rl.mu.Unlock()
 
 	s.release(j, owner, lease.Fence, tick, lost)

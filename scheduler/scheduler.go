@@ -31,6 +31,9 @@ type Scheduler struct {
 	loopDone chan struct{}
 }
 
+// maxWait bounds the timer loop's sleep; see loop.
+const maxWait = time.Minute
+
 const (
 	stateNew = iota
 	stateRunning
@@ -159,7 +162,10 @@ func (s *Scheduler) loop() {
 		}
 		wait := time.Duration(-1)
 		if len(s.queue) > 0 {
-			wait = s.queue[0].nextTick.Sub(now)
+			// Ticks are wall-clock times but timers run on the monotonic
+			// clock: wake at least every maxWait to notice a wall-clock
+			// step (NTP, VM resume) in time.
+			wait = min(s.queue[0].nextTick.Sub(now), maxWait)
 		}
 		// Dispatch under the lock so Shutdown cannot start waiting on wg
 		// between our Add calls.
