@@ -8,17 +8,22 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/lockprovider/memory"
+	"github.com/baton-go/baton/ratelimit"
 )
 
 // The seeds' pattern: a per-customer lock that skips the sync when another
-// replica is already running it.
+// replica is already running it, and a rate limit on the third-party API the
+// sync calls. One provider serves both.
 func Example() {
 	ctx := context.Background()
 	provider := memory.New(nil) // lockprovider/redis or /postgres in production
 	replicaA, _ := baton.NewLocker(provider, &baton.Config{LockedBy: "replica-a"})
 	replicaB, _ := baton.NewLocker(provider, &baton.Config{LockedBy: "replica-b"})
+	// The API allows bursts of 2 calls, refilled at 2 a minute.
+	api, _ := ratelimit.New(provider, ratelimit.Limit{Algorithm: ratelimit.TokenBucket, Rate: 2, Period: time.Minute, Burst: 2})
 
 	syncCustomer := func(locker *baton.Locker, id string) {
+		// 1. Avoid duplicate concurrent syncs of one customer.
 		lock, err := locker.TryAcquire(ctx, "sync:customer:"+id, &baton.AcquireOptions{TTL: 30 * time.Second})
 		if errors.Is(err, baton.ErrNotAcquired) {
 			fmt.Println("customer", id+": already syncing elsewhere, skipped")
@@ -29,9 +34,15 @@ func Example() {
 			return
 		}
 		defer lock.Release(ctx)
-		// Call the third-party API with lock.Context(), so the call
-		// stops if the lock is lost, and pass lock.Token() to anything
-		// that can check it.
+		// 2. Respect the third-party API's quota.
+		res, err := api.Allow(ctx, "third-party-api")
+		if err != nil || !res.Allowed {
+			fmt.Println("customer", id+": API quota exhausted, retry later")
+			return
+		}
+		// Call the API with lock.Context(), so the call stops if the
+		// lock is lost, and pass lock.Token() to anything that can
+		// check it (package fence).
 		fmt.Println("customer", id+": syncing, token", lock.Token())
 	}
 
@@ -40,10 +51,12 @@ func Example() {
 	syncCustomer(replicaB, "7")
 	_ = held.Release(ctx)
 	syncCustomer(replicaB, "42")
+	syncCustomer(replicaB, "9")
 	// Output:
 	// customer 42: already syncing elsewhere, skipped
 	// customer 7: syncing, token 1
 	// customer 42: syncing, token 2
+	// customer 9: API quota exhausted, retry later
 }
 
 func ExampleLocker_Acquire() {
