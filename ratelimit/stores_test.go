@@ -1,10 +1,15 @@
 package ratelimit_test
 
 import (
+	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
+	"github.com/baton-go/baton/lockprovider/postgres"
 )
 
 type storeCase struct {
@@ -14,4 +19,25 @@ type storeCase struct {
 
 var stores = []storeCase{
 	{"memory", func(testing.TB) lockprovider.RateLimiter { return memory.New(nil) }},
+	{"postgres", func(t testing.TB) lockprovider.RateLimiter { return newPostgresStore(t) }},
+}
+
+func newPostgresStore(t testing.TB) *postgres.Provider {
+	t.Helper()
+	pg := testenv.Postgres(t)
+	// A pool large enough for the bound checker (5 stores × 8 stay well under
+	// max_connections).
+	pool, err := pgxpool.New(context.Background(), pg.URL+"&pool_max_conns=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	p, err := postgres.New(pool, &postgres.Config{Schema: pg.Schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
