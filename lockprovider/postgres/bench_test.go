@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -11,12 +12,13 @@ import (
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
 
 // benchPool is a pool of its own for benchmarks, large enough for 16
 // concurrent workers, on a private schema.
-func benchPool(b *testing.B) *pgxpool.Pool {
+func benchPool(b testing.TB) *pgxpool.Pool {
 	b.Helper()
 	pg := testenv.Postgres(b)
 	cfg, err := pgxpool.ParseConfig(pg.URL)
@@ -121,4 +123,62 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkProvider is the shared provider benchmark (lockprovidertest.Bench).
+func BenchmarkProvider(b *testing.B) {
+	p, err := postgres.New(benchPool(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Migrate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	lockprovidertest.Bench(b, p)
+}
+
+// BenchmarkHandoff measures a contended hand-off: from the start of the
+// holder's Release to the waiter, woken by LISTEN/NOTIFY, holding the
+// lease. Budget (DESIGN.md): median <= 1 ms on loopback.
+func BenchmarkHandoff(b *testing.B) {
+	ctx := context.Background()
+	pool := benchPool(b)
+	p, err := postgres.New(pool, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	const name = "handoff"
+	ch := make(chan struct{}, 1)
+	holder := lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}
+	if _, err := p.Acquire(ctx, holder); err != nil {
+		b.Fatal(err)
+	}
+	stop, err := p.NotifyRelease(ctx, name, ch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	ds := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		start := time.Now()
+		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: holder.Owner}); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			b.Fatal("no release notification")
+		}
+		holder.Owner = lockprovider.NewOwner() // the waiter becomes the holder
+		if _, err := p.Acquire(ctx, holder); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2].Nanoseconds()), "median-ns")
+	b.ReportMetric(float64(ds[len(ds)*99/100].Nanoseconds()), "p99-ns")
 }

@@ -96,8 +96,8 @@ type Provider struct {
 	names    names
 	channel  string // NOTIFY channel for releases
 
-	acquireSQL, extendSQL, releaseSQL, markSQL, inspectSQL, listSQL string
-	migrations                                                      []migration
+	acquireSQL, acquireTickSQL, extendSQL, releaseSQL, markSQL, inspectSQL, listSQL string
+	migrations                                                                      []migration
 
 	listen *listener
 }
@@ -169,7 +169,8 @@ func New(db DB, cfg *Config) (*Provider, error) {
 		file string
 		dst  *string
 	}{
-		{"acquire.sql", &p.acquireSQL},
+		{"acquire_fast.sql", &p.acquireSQL},
+		{"acquire.sql", &p.acquireTickSQL},
 		{"extend.sql", &p.extendSQL},
 		{"release.sql", &p.releaseSQL},
 		{"mark.sql", &p.markSQL},
@@ -293,10 +294,35 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 	if lockedBy == "" {
 		lockedBy = p.lockedBy
 	}
-	var tick any // NULL for no tick
 	if !a.Tick.IsZero() {
-		tick = a.Tick
+		return p.acquireTick(ctx, a, lockedBy)
 	}
+	var (
+		at, until, atLeast time.Time
+		fence              int64
+		lastTick           pgtype.Timestamptz
+	)
+	err := p.db.QueryRow(ctx, p.acquireSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor).
+		Scan(&at, &until, &atLeast, &fence, &lastTick)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	case err != nil:
+		return lockprovider.Lease{}, acquireError(a.Name, err)
+	}
+	l := lockprovider.Lease{
+		Name: a.Name, Owner: a.Owner, Fence: fence,
+		GrantedAt: at, Until: until, AtLeastUntil: atLeast,
+	}
+	if lastTick.Valid {
+		l.Tick = lastTick.Time
+	}
+	return l, nil
+}
+
+// acquireTick is Acquire with a tick, which must tell a stale tick from a
+// lease held by another owner.
+func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams, lockedBy string) (lockprovider.Lease, error) {
 	var (
 		granted            bool
 		now                time.Time
@@ -305,13 +331,10 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		fence              pgtype.Int8
 		lastTick           pgtype.Timestamptz
 	)
-	err := p.db.QueryRow(ctx, p.acquireSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor, tick).
+	err := p.db.QueryRow(ctx, p.acquireTickSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor, a.Tick).
 		Scan(&granted, &now, &curOwner, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
-		if contended(err) {
-			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
-		}
-		return lockprovider.Lease{}, fmt.Errorf("postgres: acquire %q: %w", a.Name, err)
+		return lockprovider.Lease{}, acquireError(a.Name, err)
 	}
 	lease := func() lockprovider.Lease {
 		l := lockprovider.Lease{
@@ -339,6 +362,13 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		// Free, yet not granted: only the tick condition can refuse.
 		return lockprovider.Lease{}, lockprovider.ErrStaleTick
 	}
+}
+
+func acquireError(name string, err error) error {
+	if contended(err) {
+		return fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
+	}
+	return fmt.Errorf("postgres: acquire %q: %w", name, err)
 }
 
 // Extend implements lockprovider.Provider in one UPDATE.

@@ -1,4 +1,5 @@
--- Acquire: one statement in autocommit.
+-- Acquire with a tick (see acquire_fast.sql for the plain path): one
+-- statement in autocommit.
 --   c    reads the server clock once (clock_timestamp, not now(): now() is
 --        frozen at the start of a caller's transaction).
 --   cur  locks the existing row, if any, with NOWAIT, so a contender fails

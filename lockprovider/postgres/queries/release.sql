@@ -5,8 +5,7 @@
 -- the lock name as payload.
 -- $1 name, $2 owner, $3 notification channel.
 UPDATE {{.Locks}} AS t SET
-    lock_until = GREATEST(c.now, t.at_least_until)
-FROM (SELECT clock_timestamp() AS now) c
-WHERE t.name = $1 AND t.owner = $2 AND t.lock_until > c.now
-RETURNING CASE WHEN t.at_least_until <= c.now AND t.notify_until > c.now
+    lock_until = GREATEST(clock_timestamp(), t.at_least_until)
+WHERE t.name = $1 AND t.owner = $2 AND t.lock_until > clock_timestamp()
+RETURNING CASE WHEN t.at_least_until <= clock_timestamp() AND t.notify_until > clock_timestamp()
     THEN pg_notify($3, t.name) END IS NULL
