@@ -669,3 +669,28 @@ func TestCatchUpCron(t *testing.T) {
 		}
 	})
 }
+
+// With InspectOnSkip, a skipped replica learns who holds the lock.
+func TestInspectOnSkip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := memory.New(nil)
+		time.Sleep(30 * time.Second)
+		rec := &recorder{}
+		winner := newSched(t, p, &scheduler.Config{LockedBy: "winner"})
+		loser := newSched(t, p, &scheduler.Config{LockedBy: "loser", Now: offsetClock(-time.Second), InspectOnSkip: true, Hooks: rec.hooks()})
+		for _, s := range []*scheduler.Scheduler{winner, loser} {
+			must(s.Every(time.Minute).Locked("held", scheduler.LockAtMostFor(50*time.Second)).Do(func(context.Context, scheduler.Run) error {
+				time.Sleep(10 * time.Second)
+				return nil
+			}))
+			start(t, s)
+		}
+		time.Sleep(40 * time.Second)
+		synctest.Wait()
+		sk := rec.get("skipped")
+		want := time.Date(2000, 1, 1, 0, 1, 50, 0, time.UTC)
+		if len(sk) != 1 || sk[0].LockedBy != "winner" || !sk[0].Until.Equal(want) {
+			t.Errorf("skipped = %+v, want holder winner until %v", sk, want)
+		}
+	})
+}
