@@ -189,8 +189,8 @@ func (g *Guard) exec(ctx context.Context, db DB, token int64, key any, set strin
 	// in the same round trip.
 	sql := "WITH upd AS (UPDATE " + g.table + " SET " + set + g.column + " = " + tok +
 		" WHERE " + g.key + " = " + k + " AND COALESCE(" + g.column + ", 0) <= " + tok + " RETURNING 1)" +
-		" SELECT EXISTS (SELECT 1 FROM upd), (SELECT " + g.column + " FROM " + g.table + " WHERE " + g.key + " = " + k + ")," +
-		" EXISTS (SELECT 1 FROM " + g.table + " WHERE " + g.key + " = " + k + ")"
+		" SELECT EXISTS (SELECT 1 FROM upd), cur." + g.column + ", cur." + g.key + " IS NOT NULL" +
+		" FROM (VALUES (1)) AS one LEFT JOIN " + g.table + " AS cur ON cur." + g.key + " = " + k
 	var (
 		applied, found bool
 		last           *int64
