@@ -16,8 +16,9 @@
 // since the Unix epoch (plus an Offset); Cron specs tick at the times they
 // name, in Config.Location (UTC by default) or their CRON_TZ= zone; the
 // "@every d" descriptor ticks like Every. Every replica computes the same
-// ticks, whenever it started. A tick missed while the process could not
-// run (a pause) is skipped, not run late; see CatchUp for start-up.
+// ticks, whenever it started. When several ticks passed while the process
+// could not run (a pause, a suspended VM, a wall-clock step), only the
+// latest of them runs; see CatchUp for ticks missed before start-up.
 //
 // # A tick of a locked job
 //

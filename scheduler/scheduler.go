@@ -150,9 +150,14 @@ func (s *Scheduler) loop() {
 		batch = batch[:0]
 		for len(s.queue) > 0 && !s.queue[0].nextTick.After(now) {
 			j := s.queue[0]
-			batch = append(batch, due{j, j.nextTick})
-			// Ticks missed while this process could not run (a pause, a
-			// suspended VM) are skipped: next is computed from now.
+			tick := j.nextTick
+			if j.sched.next(tick).Before(now) {
+				// Several ticks passed while this process could not run
+				// (a pause, a suspended VM, a wall-clock step): run only
+				// the latest, which other replicas may be running too.
+				tick = j.sched.prev(now)
+			}
+			batch = append(batch, due{j, tick})
 			j.nextTick = j.sched.next(now)
 			if j.nextTick.IsZero() {
 				heap.Pop(&s.queue)

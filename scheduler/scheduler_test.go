@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -691,6 +692,33 @@ func TestInspectOnSkip(t *testing.T) {
 		want := time.Date(2000, 1, 1, 0, 1, 50, 0, time.UTC)
 		if len(sk) != 1 || sk[0].LockedBy != "winner" || !sk[0].Until.Equal(want) {
 			t.Errorf("skipped = %+v, want holder winner until %v", sk, want)
+		}
+	})
+}
+
+// After a wall-clock step forward (or a long pause) only the latest missed
+// tick runs, and the schedule continues from there.
+func TestClockStepRunsLatestTick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var step atomic.Int64
+		s := newSched(t, memory.New(nil), &scheduler.Config{Now: func() time.Time { return time.Now().Add(time.Duration(step.Load())) }})
+		var mu sync.Mutex
+		var ticks []string
+		must(s.Every(time.Minute).Locked("m", scheduler.LockAtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
+			mu.Lock()
+			defer mu.Unlock()
+			ticks = append(ticks, run.Tick.UTC().Format(time.TimeOnly))
+			return nil
+		}))
+		start(t, s)
+		time.Sleep(30 * time.Second)
+		step.Store(int64(10 * time.Minute))      // local 00:10:30; the timer still waits for 00:01:00
+		time.Sleep(time.Minute + 40*time.Second) // to local 00:12:10
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if got := strings.Join(ticks, " "); got != "00:11:00 00:12:00" {
+			t.Errorf("ticks = %s, want 00:11:00 00:12:00", got)
 		}
 	})
 }
