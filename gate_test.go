@@ -1,0 +1,75 @@
+package baton
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider/memory"
+)
+
+// Waiters of one name queue in-process; the release registration lives while
+// any of them remains and is dropped with the last, also when waiters give
+// up while queued.
+func TestGateLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, err := NewLocker(memory.New(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := l.TryAcquire(ctx, "g", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gates := func() (n int, registered bool) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if g := l.gates["g"]; g != nil {
+			return g.n, g.stop != nil
+		}
+		return 0, false
+	}
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	locks := make([]*Lock, 3)
+	for i := range 3 {
+		c := ctx
+		if i > 0 {
+			c = short // two of them give up, queued or active
+		}
+		wg.Go(func() { locks[i], errs[i] = l.Acquire(c, "g", nil) })
+	}
+	for {
+		if n, reg := gates(); n == 3 && reg {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	<-short.Done()
+	time.Sleep(20 * time.Millisecond)
+	if n, reg := gates(); n != 1 || !reg {
+		t.Errorf("after two waiters gave up: %d waiters, registered %v", n, reg)
+	}
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i := 1; i < 3; i++ {
+		if !errors.Is(errs[i], ErrNotAcquired) || !errors.Is(errs[i], context.DeadlineExceeded) && !errors.Is(errs[i], ErrDeadlineTooSoon) {
+			t.Errorf("waiter %d: %v", i, errs[i])
+		}
+	}
+	if errs[0] != nil {
+		t.Fatalf("patient waiter: %v", errs[0])
+	}
+	_ = locks[0].Release(ctx)
+	if n, reg := gates(); n != 0 || reg {
+		t.Errorf("after the last waiter: %d waiters, registered %v", n, reg)
+	}
+}
