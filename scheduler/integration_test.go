@@ -79,22 +79,26 @@ CREATE TABLE skips (job text NOT NULL, tick timestamptz NOT NULL, instance text 
   at timestamptz NOT NULL DEFAULT clock_timestamp());`
 
 // startInstance builds a scheduler on its own backend client and starts it.
-func startInstance(ctx context.Context, spec instanceSpec) (*instance, error) {
+// Runs are recorded through witness, or, if it is nil, through a pool of
+// the instance's own (child processes).
+func startInstance(ctx context.Context, spec instanceSpec, witness *pgxpool.Pool) (*instance, error) {
 	in := &instance{spec: spec}
 	fail := func(err error) (*instance, error) { in.close(); return nil, err }
 
-	wcfg, err := pgxpool.ParseConfig(spec.Witness)
-	if err != nil {
-		return fail(err)
-	}
-	wcfg.MaxConns = 2
-	witness, err := pgxpool.NewWithConfig(ctx, wcfg)
-	if err != nil {
-		return fail(err)
-	}
-	in.closers = append(in.closers, witness.Close)
-	if err := warm(ctx, witness); err != nil {
-		return fail(err)
+	if witness == nil {
+		wcfg, err := pgxpool.ParseConfig(spec.Witness)
+		if err != nil {
+			return fail(err)
+		}
+		wcfg.MaxConns = 2
+		witness, err = pgxpool.NewWithConfig(ctx, wcfg)
+		if err != nil {
+			return fail(err)
+		}
+		in.closers = append(in.closers, witness.Close)
+		if err := warm(ctx, witness); err != nil {
+			return fail(err)
+		}
 	}
 
 	newProvider := providers[spec.Backend]
@@ -245,7 +249,7 @@ func TestHelperProcess(t *testing.T) {
 	}
 	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stopSignals()
-	in, err := startInstance(ctx, spec)
+	in, err := startInstance(ctx, spec, nil)
 	if err != nil {
 		t.Fatalf("child %s: %v", spec.Name, err)
 	}
@@ -378,6 +382,12 @@ func exactlyOnce(t *testing.T, backend string, interval time.Duration, ticks int
 		t.Fatal(err)
 	}
 	base := instanceSpec{Backend: backend, Witness: pg.URL, Interval: interval}
+	// The in-process instances record their runs through one shared pool,
+	// to spare connections of the shared server.
+	witness := pg.Pool
+	if err := warm(ctx, witness); err != nil {
+		t.Fatal(err)
+	}
 	setups[backend](t, pg, &base)
 	// Instances 4-7 and child 9 lag by up to a third of the interval.
 	offsets := []time.Duration{0, 0, 0, 0, -interval / 12, -interval / 6, -interval / 4, -interval / 3, 0, -interval / 5}
@@ -392,7 +402,7 @@ func exactlyOnce(t *testing.T, backend string, interval time.Duration, ticks int
 	for i := range inProcess {
 		spec := base
 		spec.Name, spec.Offset = fmt.Sprintf("%s-%d", backend, i), offsets[i]
-		in, err := startInstance(ctx, spec)
+		in, err := startInstance(ctx, spec, witness)
 		if err != nil {
 			t.Fatalf("instance %d: %v", i, err)
 		}

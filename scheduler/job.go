@@ -29,7 +29,9 @@ type Run struct {
 // clock) and moves the end of the job context's trust window accordingly.
 // If the lease is gone it cancels the job's context with ErrLockLost and
 // returns an error matching ErrLockLost and lockprovider.ErrNotHeld. It
-// returns ErrNotLocked for a job registered without Locked.
+// returns ErrNotLocked for a job registered without Locked. The minimum
+// hold (LockAtLeastFor) keeps counting from the original grant, capped at
+// the new lease end.
 func (r Run) Extend(ctx context.Context, d time.Duration) error {
 	if r.lease == nil {
 		return ErrNotLocked

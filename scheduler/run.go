@@ -18,7 +18,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	if !j.running.CompareAndSwap(false, true) {
 		ev.Err = ErrStillRunning
 		j.skips.Add(1)
-		s.cfg.Logger.Debug("scheduler: skipped tick: previous run still running", "job", j.name, "tick", tick)
+		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: previous run still running", "job", j.name, "tick", tick)
 		s.hook(s.cfg.Hooks.Skipped, ev)
 		return
 	}
@@ -52,12 +52,12 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		if s.cfg.InspectOnSkip {
 			s.fillHolder(&ev)
 		}
-		s.cfg.Logger.Debug("scheduler: skipped tick: lock taken", "job", j.name, "tick", tick, "reason", err)
+		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: lock taken", "job", j.name, "tick", tick, "reason", err)
 		s.hook(s.cfg.Hooks.Skipped, ev)
 		return
 	case s.runCtx.Err() != nil:
 		// Close interrupted the acquire; any lease granted lapses at expiry.
-		s.cfg.Logger.Debug("scheduler: acquire interrupted by close", "job", j.name, "tick", tick, "err", err)
+		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: acquire interrupted by close", "job", j.name, "tick", tick, "err", err)
 		return
 	default:
 		// The outcome is unknown: a lease may have been granted, and it
@@ -66,9 +66,9 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		j.failures.Add(1)
 		level := "scheduler: acquire failed; not running"
 		if errors.Is(err, lockprovider.ErrInvalid) {
-			s.cfg.Logger.Error(level, "job", j.name, "tick", tick, "err", err)
+			s.cfg.Logger.ErrorContext(s.runCtx, level, "job", j.name, "tick", tick, "err", err)
 		} else {
-			s.cfg.Logger.Warn(level, "job", j.name, "tick", tick, "err", err)
+			s.cfg.Logger.WarnContext(s.runCtx, level, "job", j.name, "tick", tick, "err", err)
 		}
 		s.hook(s.cfg.Hooks.Failed, ev)
 		return
@@ -130,10 +130,10 @@ func (s *Scheduler) release(j *Job, owner string, token int64, tick time.Time, l
 	case err == nil:
 	case errors.Is(err, lockprovider.ErrNotHeld):
 		if !lost {
-			s.cfg.Logger.Warn("scheduler: lease had ended before release", "job", j.name, "tick", tick, "token", token)
+			s.cfg.Logger.WarnContext(s.runCtx, "scheduler: lease had ended before release", "job", j.name, "tick", tick, "token", token)
 		}
 	default:
-		s.cfg.Logger.Warn("scheduler: release failed; the lease lapses at its expiry", "job", j.name, "tick", tick, "token", token, "err", err)
+		s.cfg.Logger.WarnContext(s.runCtx, "scheduler: release failed; the lease lapses at its expiry", "job", j.name, "tick", tick, "token", token, "err", err)
 	}
 }
 
@@ -147,7 +147,7 @@ func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) {
 	if err != nil {
 		ev.Err = err
 		j.failures.Add(1)
-		s.cfg.Logger.Error("scheduler: job failed", "job", j.name, "tick", run.Tick, "token", run.Token, "err", err)
+		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", "job", j.name, "tick", run.Tick, "token", run.Token, "err", err)
 		s.hook(s.cfg.Hooks.Failed, ev)
 		return
 	}
@@ -198,7 +198,7 @@ func (rl *runLease) lose(cause error) {
 	if cause != nil {
 		ev.Err = fmt.Errorf("%w: %w", ErrLockLost, cause)
 	}
-	s.cfg.Logger.Warn("scheduler: lock lost while the job ran; job context cancelled",
+	s.cfg.Logger.WarnContext(s.runCtx, "scheduler: lock lost while the job ran; job context cancelled",
 		"job", rl.j.name, "tick", ev.Tick, "token", ev.Token, "err", ev.Err)
 	s.hook(s.cfg.Hooks.LockLost, ev)
 }
@@ -256,7 +256,7 @@ func (rl *runLease) keepAlive(ctx context.Context, stop <-chan struct{}, done ch
 				return
 			}
 			if err != nil {
-				rl.j.s.cfg.Logger.Warn("scheduler: keep-alive extension failed; retrying next period", "job", rl.j.name, "err", err)
+				rl.j.s.cfg.Logger.WarnContext(ctx, "scheduler: keep-alive extension failed; retrying next period", "job", rl.j.name, "err", err)
 			}
 		}
 	}

@@ -258,15 +258,15 @@ func (s *Scheduler) catchUp(j *Job) {
 		}
 		ev.Err = err
 		j.failures.Add(1)
-		s.cfg.Logger.Warn("scheduler: catch-up: cannot read last tick", "job", j.name, "tick", prev, "err", err)
+		s.cfg.Logger.WarnContext(s.runCtx, "scheduler: catch-up: cannot read last tick", "job", j.name, "tick", prev, "err", err)
 		s.hook(s.cfg.Hooks.Failed, ev)
 		return
 	}
 	if info.Exists && !info.LastTick.Before(prev) {
-		s.cfg.Logger.Debug("scheduler: catch-up not needed", "job", j.name, "tick", prev, "last_tick", info.LastTick)
+		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: catch-up not needed", "job", j.name, "tick", prev, "last_tick", info.LastTick)
 		return
 	}
-	s.cfg.Logger.Info("scheduler: catching up a missed tick", "job", j.name, "tick", prev, "last_tick", info.LastTick)
+	s.cfg.Logger.InfoContext(s.runCtx, "scheduler: catching up a missed tick", "job", j.name, "tick", prev, "last_tick", info.LastTick)
 	s.wg.Add(1)
 	s.execute(j, prev, true)
 }
@@ -278,7 +278,7 @@ func (s *Scheduler) hook(h func(Event), ev Event) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			s.cfg.Logger.Error("scheduler: hook panicked", "job", ev.Job, "panic", r)
+			s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: hook panicked", "job", ev.Job, "panic", r)
 		}
 	}()
 	h(ev)
