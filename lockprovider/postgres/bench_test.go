@@ -125,6 +125,70 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	}
 }
 
+// BenchmarkAcquireReleasePaired runs baton and the raw baseline
+// alternately in every iteration (each worker on its own names) and reports
+// the mean time of each per acquire+release pair and their ratio
+// (raw/baton: 1.0 means as fast as the baseline). On a shared, busy machine
+// the load drifts between sequential sub-benchmarks; interleaving exposes
+// both to the same load.
+func BenchmarkAcquireReleasePaired(b *testing.B) {
+	ctx := context.Background()
+	pool := benchPool(b)
+	p, err := postgres.New(pool, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, rawSchema); err != nil {
+		b.Fatal(err)
+	}
+	raw := rawShedLock{pool}
+	for _, conc := range []int{1, 16} {
+		b.Run("conc="+strconv.Itoa(conc), func(b *testing.B) {
+			var rawNs, batonNs, worker atomic.Int64
+			pair := func(name string) error {
+				start := time.Now()
+				if err := raw.acquireRelease(ctx, name, "bench"); err != nil {
+					return err
+				}
+				mid := time.Now()
+				if err := batonAcquireRelease(ctx, p, name); err != nil {
+					return err
+				}
+				rawNs.Add(int64(mid.Sub(start)))
+				batonNs.Add(int64(time.Since(mid)))
+				return nil
+			}
+			if conc == 1 {
+				for b.Loop() {
+					if err := pair("paired-serial"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else {
+				b.SetParallelism((conc + 1) / 2) // GOMAXPROCS is 2 on the project machines
+				b.RunParallel(func(pb *testing.PB) {
+					name := "paired-" + strconv.FormatInt(worker.Add(1), 10)
+					for pb.Next() {
+						if err := pair(name); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(rawNs.Load())/n, "raw-ns/pair")
+			b.ReportMetric(float64(batonNs.Load())/n, "baton-ns/pair")
+			if batonNs.Load() > 0 {
+				b.ReportMetric(float64(rawNs.Load())/float64(batonNs.Load()), "raw/baton")
+			}
+		})
+	}
+}
+
 // BenchmarkProvider is the shared provider benchmark (lockprovidertest.Bench).
 func BenchmarkProvider(b *testing.B) {
 	p, err := postgres.New(benchPool(b), nil)

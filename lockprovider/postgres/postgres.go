@@ -405,13 +405,14 @@ func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	var ok bool
-	err := p.db.QueryRow(ctx, p.releaseSQL, r.Name, r.Owner, p.channel).Scan(&ok)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return lockprovider.ErrNotHeld
-	}
+	// Exec: the row count is the answer; the RETURNING clause is there for
+	// its pg_notify side effect only.
+	tag, err := p.db.Exec(ctx, p.releaseSQL, r.Name, r.Owner, p.channel)
 	if err != nil {
 		return fmt.Errorf("postgres: release %q: %w", r.Name, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return lockprovider.ErrNotHeld
 	}
 	return nil
 }
