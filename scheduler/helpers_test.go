@@ -72,6 +72,14 @@ type faulty struct {
 	*memory.Provider
 	acquire func(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error, bool)
 	extend  func(ctx context.Context, p lockprovider.ExtendParams) (lockprovider.Lease, error, bool)
+	inspect error // returned by Inspect when set
+}
+
+func (f *faulty) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if f.inspect != nil {
+		return lockprovider.LeaseInfo{}, f.inspect
+	}
+	return f.Provider.Inspect(ctx, name)
 }
 
 func (f *faulty) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {

@@ -722,3 +722,31 @@ func TestClockStepRunsLatestTick(t *testing.T) {
 		}
 	})
 }
+
+// A catch-up that cannot read the last tick reports a failure and does not
+// run; the regular schedule goes on.
+func TestCatchUpInspectError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("store down")
+		p := &faulty{Provider: memory.New(nil), inspect: boom}
+		time.Sleep(90 * time.Second)
+		rec := &recorder{}
+		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
+		var runs atomic.Int32
+		must(s.Every(time.Minute).Locked("c", scheduler.LockAtMostFor(time.Minute), scheduler.CatchUp()).Do(func(context.Context, scheduler.Run) error {
+			runs.Add(1)
+			return nil
+		}))
+		start(t, s)
+		synctest.Wait()
+		f := rec.get("failed")
+		if len(f) != 1 || !f[0].CatchUp || !errors.Is(f[0].Err, boom) || runs.Load() != 0 {
+			t.Fatalf("failed = %+v, runs %d; want one catch-up failure and no run", f, runs.Load())
+		}
+		time.Sleep(31 * time.Second)
+		synctest.Wait()
+		if runs.Load() != 1 {
+			t.Errorf("regular tick runs = %d, want 1", runs.Load())
+		}
+	})
+}
