@@ -1,0 +1,80 @@
+package redis_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+)
+
+// The provider on a real three-master Redis Cluster: the conformance
+// suite, release notifications across slots, List over every master, and
+// TTLs on every key. A CROSSSLOT error would fail any of them.
+func TestCluster(t *testing.T) {
+	t.Parallel()
+	cluster := testenv.StartRedisCluster(t, 3)
+	c := cluster.Client(t)
+	var (
+		mu       sync.Mutex
+		prefixes []string
+	)
+	newP := func(t *testing.T) lockprovider.Provider {
+		p, prefix := newProvider(t, c)
+		mu.Lock()
+		prefixes = append(prefixes, prefix)
+		mu.Unlock()
+		return p
+	}
+	t.Run("group", func(t *testing.T) {
+		t.Run("suite", func(t *testing.T) {
+			t.Parallel()
+			lockprovidertest.Run(t, newP)
+		})
+		t.Run("notify", func(t *testing.T) {
+			t.Parallel()
+			p, prefix := newProvider(t, c)
+			mu.Lock()
+			prefixes = append(prefixes, prefix)
+			mu.Unlock()
+			testNotify(t, p)
+		})
+		t.Run("list", func(t *testing.T) {
+			t.Parallel()
+			p, prefix := newProvider(t, c)
+			mu.Lock()
+			prefixes = append(prefixes, prefix)
+			mu.Unlock()
+			ctx := t.Context()
+			// Enough names to land on every master.
+			want := map[string]bool{}
+			for i := range 30 {
+				ap := acquireParams("list-" + string(rune('a'+i)))
+				ap.Tick = time.Now()
+				if _, err := p.Acquire(ctx, ap); err != nil {
+					t.Fatal(err)
+				}
+				want[ap.Name] = true
+			}
+			infos, err := p.List(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range infos {
+				if !want[in.Name] || !in.Held || in.LastTick.IsZero() {
+					t.Errorf("List: unexpected %+v", in)
+				}
+				delete(want, in.Name)
+			}
+			if len(want) > 0 {
+				t.Errorf("List lacks %v", want)
+			}
+		})
+	})
+	if t.Failed() {
+		return
+	}
+	checkTTLs(t, c, prefixes...)
+}

@@ -1,0 +1,147 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Inspect implements lockprovider.Inspector in one script call.
+func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
+	lease, fence := p.keys(name)
+	v, err := p.inspect.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease)}).Slice()
+	if err != nil {
+		return lockprovider.LeaseInfo{}, fmt.Errorf("redis: inspect %q: %w", name, err)
+	}
+	info := lockprovider.LeaseInfo{Name: name}
+	if len(v) != 4 {
+		return info, fmt.Errorf("redis: inspect %q: %w", name, unexpected(v))
+	}
+	if s, ok := v[0].(string); ok {
+		until, ok := intField(v[1])
+		lv, ok2 := parseLease(s, until)
+		if !ok || !ok2 {
+			return info, fmt.Errorf("redis: inspect %q: %w", name, unexpected(v))
+		}
+		info.Exists, info.Held = true, true
+		info.LockedBy, info.LockedAt, info.Until = lv.lockedBy, lv.granted, time.UnixMilli(until)
+	}
+	if f, ok := intField(v[2]); ok {
+		info.Exists, info.Fence = true, f
+	}
+	if k, ok := intField(v[3]); ok {
+		info.Exists, info.LastTick = true, time.UnixMilli(k)
+	}
+	return info, nil
+}
+
+func intField(v any) (int64, bool) {
+	switch v := v.(type) {
+	case int64:
+		return v, true
+	case string:
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// List implements lockprovider.Inspector. It SCANs every master (or shard)
+// for the provider's keys and inspects each name: O(keys under the prefix)
+// work on the server and one round trip per name. Meant for operators, not
+// for hot paths.
+func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	var (
+		names []string
+		seen  = make(map[string]bool)
+	)
+	match := globEscape(p.prefix) + "{*"
+	scan := func(ctx context.Context, c scanner) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, match, 1000).Result()
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if name, ok := p.nameOf(k); ok && !seen[name] {
+					seen[name] = true
+					names = append(names, name)
+				}
+			}
+			if next == 0 {
+				return nil
+			}
+			cursor = next
+		}
+	}
+	var err error
+	switch c := p.client.(type) {
+	case interface {
+		ForEachMaster(context.Context, func(context.Context, *goredis.Client) error) error
+	}:
+		err = forEachSerial(ctx, c.ForEachMaster, scan)
+	case interface {
+		ForEachShard(context.Context, func(context.Context, *goredis.Client) error) error
+	}:
+		err = forEachSerial(ctx, c.ForEachShard, scan)
+	default:
+		err = scan(ctx, p.client)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis: list: %w", err)
+	}
+	out := make([]lockprovider.LeaseInfo, 0, len(names))
+	for _, name := range names {
+		info, err := p.Inspect(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if info.Exists { // it may have expired since the scan
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}
+
+type scanner interface {
+	Scan(ctx context.Context, cursor uint64, match string, count int64) *goredis.ScanCmd
+}
+
+// forEachSerial runs scan on every node of each. go-redis calls the
+// callbacks concurrently, so they are serialised here.
+func forEachSerial(ctx context.Context,
+	each func(context.Context, func(context.Context, *goredis.Client) error) error,
+	scan func(context.Context, scanner) error) error {
+	var mu sync.Mutex
+	return each(ctx, func(ctx context.Context, c *goredis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return scan(ctx, c)
+	})
+}
+
+// globEscape quotes the SCAN MATCH metacharacters in s.
+func globEscape(s string) string {
+	if !strings.ContainsAny(s, `*?[]\`) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

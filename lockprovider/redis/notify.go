@@ -1,0 +1,267 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Release announcements travel on sharded pub/sub (SPUBLISH in the release
+// script, SSUBSCRIBE here), on a channel named like the name's key, so the
+// announcement stays on the shard that owns the name and Cluster does not
+// broadcast it to every node.
+//
+// Subscriptions are shared: on a single server (*goredis.Client, including
+// Sentinel failover clients) one connection carries every channel. Redis
+// Cluster requires the channels of one SSUBSCRIBE to share a slot, and
+// go-redis resubscribes all channels of a connection in one command, so a
+// ClusterClient gets one connection per slot that has waiters; other clients
+// (Ring) one per name. A connection lives while it has waiters.
+
+// healthEvery is how long a silent subscription waits before it pings, so a
+// dead connection is noticed and re-established.
+const healthEvery = 30 * time.Second
+
+type notifier struct {
+	client Client
+	log    *slog.Logger
+	route  func(channel string) string
+
+	mu   sync.Mutex
+	subs map[string]*subscription // by route
+}
+
+// subscription is one pub/sub connection and its listener goroutine.
+type subscription struct {
+	route    string
+	ps       *goredis.PubSub
+	channels map[string]*channelWaiters
+	closing  chan struct{} // closed before ps is closed
+	done     chan struct{} // closed when the listener returned
+}
+
+type channelWaiters struct {
+	waiters   map[*waiter]struct{}
+	ready     chan struct{} // closed when the server confirmed the subscription, or err is set
+	confirmed bool
+	err       error
+}
+
+type waiter struct{ ch chan<- struct{} }
+
+func (n *notifier) init(c Client, log *slog.Logger) {
+	n.client, n.log = c, log
+	n.subs = make(map[string]*subscription)
+	switch c.(type) {
+	case *goredis.Client:
+		n.route = func(string) string { return "" }
+	case *goredis.ClusterClient:
+		n.route = func(ch string) string { return strconv.Itoa(int(slot(ch))) }
+	default:
+		n.route = func(ch string) string { return ch }
+	}
+}
+
+// NotifyRelease implements lockprovider.ReleaseNotifier. It returns once the
+// server confirmed the subscription, so a release after it returns is
+// announced. A release that leaves the lease in force until its AtLeastFor
+// bound is not announced. After a lost connection is re-established, the
+// waiters of each channel are signalled once, since a release may have gone
+// unheard. Requires Redis 7.0 or newer (sharded pub/sub).
+func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return nil, err
+	}
+	if ch == nil {
+		return nil, &lockprovider.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return p.notify.add(ctx, p.key(name), ch)
+}
+
+func (n *notifier) add(ctx context.Context, channel string, ch chan<- struct{}) (func(), error) {
+	w := &waiter{ch: ch}
+	route := n.route(channel)
+
+	n.mu.Lock()
+	s := n.subs[route]
+	cw := (*channelWaiters)(nil)
+	if s != nil {
+		cw = s.channels[channel]
+	}
+	if cw == nil {
+		cw = &channelWaiters{waiters: make(map[*waiter]struct{}), ready: make(chan struct{})}
+		if s == nil {
+			// go-redis records the channel even if this first write fails,
+			// and the listener's Receive (re)connects and subscribes.
+			s = &subscription{
+				route:    route,
+				ps:       n.client.SSubscribe(context.WithoutCancel(ctx), channel),
+				channels: make(map[string]*channelWaiters),
+				closing:  make(chan struct{}),
+				done:     make(chan struct{}),
+			}
+			n.subs[route] = s
+			go n.listen(s)
+		} else if err := s.ps.SSubscribe(context.WithoutCancel(ctx), channel); err != nil {
+			// The listener reconnects and resubscribes the recorded
+			// channel; wait for its confirmation like the first time.
+			n.log.Debug("redis: subscribe release channel", "channel", channel, "err", err)
+		}
+		s.channels[channel] = cw
+	}
+	cw.waiters[w] = struct{}{}
+	n.mu.Unlock()
+
+	var once sync.Once
+	stop := func() { once.Do(func() { n.remove(s, channel, cw, w) }) }
+	select {
+	case <-cw.ready:
+		n.mu.Lock()
+		err := cw.err
+		n.mu.Unlock()
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		return stop, nil
+	case <-ctx.Done():
+		stop()
+		return nil, ctx.Err()
+	}
+}
+
+func (n *notifier) remove(s *subscription, channel string, cw *channelWaiters, w *waiter) {
+	n.mu.Lock()
+	delete(cw.waiters, w)
+	if len(cw.waiters) > 0 || s.channels[channel] != cw {
+		n.mu.Unlock()
+		return
+	}
+	delete(s.channels, channel)
+	if len(s.channels) > 0 {
+		// Under the lock, so a concurrent add of the same channel cannot
+		// be undone by this unsubscribe.
+		if err := s.ps.SUnsubscribe(context.Background(), channel); err != nil {
+			n.log.Debug("redis: unsubscribe release channel", "channel", channel, "err", err)
+		}
+		n.mu.Unlock()
+		return
+	}
+	if n.subs[s.route] == s {
+		delete(n.subs, s.route)
+	}
+	close(s.closing)
+	n.mu.Unlock()
+	_ = s.ps.Close()
+	<-s.done
+}
+
+func (n *notifier) listen(s *subscription) {
+	defer close(s.done)
+	backoff := 50 * time.Millisecond
+	for {
+		msg, err := s.ps.ReceiveTimeout(context.Background(), healthEvery)
+		if err != nil {
+			select {
+			case <-s.closing:
+				return
+			default:
+			}
+			if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+				// Quiet; a ping shows whether the connection still works.
+				_ = s.ps.Ping(context.Background())
+				continue
+			}
+			if rerr := goredis.Error(nil); errors.As(err, &rerr) {
+				// The server refused (e.g. no SSUBSCRIBE before Redis 7):
+				// fail the registrations still waiting for confirmation.
+				n.fail(s, err)
+				continue
+			}
+			n.log.Warn("redis: release subscription lost; reconnecting", "err", err, "retry_in", backoff)
+			select {
+			case <-s.closing:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, 2*time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		switch m := msg.(type) {
+		case *goredis.Message:
+			n.signal(s, m.Channel, false)
+		case *goredis.Subscription:
+			if m.Kind == "ssubscribe" {
+				n.signal(s, m.Channel, true)
+			}
+		}
+	}
+}
+
+// signal wakes the waiters of channel. A subscription confirmation marks the
+// channel ready the first time and, after a reconnect, wakes its waiters.
+func (n *notifier) signal(s *subscription, channel string, confirmation bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	cw := s.channels[channel]
+	if cw == nil {
+		return
+	}
+	if confirmation && !cw.confirmed {
+		cw.confirmed = true
+		close(cw.ready)
+		return
+	}
+	for w := range cw.waiters {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (n *notifier) fail(s *subscription, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, cw := range s.channels {
+		if !cw.confirmed && cw.err == nil {
+			cw.err = err
+			close(cw.ready)
+		}
+	}
+}
+
+// slot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its hash
+// tag, modulo 16384.
+func slot(key string) uint16 {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for i := 0; i < len(key); i++ {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % 16384
+}

@@ -1,0 +1,207 @@
+package redis
+
+import (
+	"context"
+	_ "embed"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Client is the part of go-redis the provider uses. *goredis.Client
+// (including Sentinel failover clients), *goredis.ClusterClient and
+// *goredis.Ring satisfy it.
+type Client interface {
+	goredis.Scripter
+	// SSubscribe opens the sharded pub/sub connection that carries
+	// release announcements (Redis 7.0 or newer).
+	SSubscribe(ctx context.Context, channels ...string) *goredis.PubSub
+	// Scan lists keys for Inspector.List.
+	Scan(ctx context.Context, cursor uint64, match string, count int64) *goredis.ScanCmd
+}
+
+// Defaults of Config.
+const (
+	DefaultPrefix    = "baton:"
+	DefaultRecordTTL = 30 * 24 * time.Hour
+)
+
+// MaxPrefixLen bounds Config.Prefix.
+const MaxPrefixLen = 100
+
+// Config configures a Provider. The zero value (or a nil *Config) means the
+// defaults documented on each field.
+type Config struct {
+	// Prefix starts every key and channel the provider uses. Default
+	// DefaultPrefix ("baton:"). It must be printable text without '{' or
+	// '}', which are reserved for the hash tag.
+	Prefix string
+
+	// RecordTTL is the lifetime of the keys that outlive a lease. The
+	// fencing counter expires RecordTTL after it was created: it is never
+	// refreshed, so grants do not pay for it, and an expired counter
+	// restarts from server time, above every earlier token. The newest-tick
+	// key expires RecordTTL after the last tick grant; a tick more than
+	// RecordTTL late could be granted again, and Inspect no longer reports
+	// it. Default DefaultRecordTTL (30 days); at least one hour.
+	RecordTTL time.Duration
+
+	// Logger receives failures of the release subscription. Nil discards.
+	Logger *slog.Logger
+}
+
+// Provider is a lockprovider.Provider on Redis. It also implements
+// lockprovider.ReleaseNotifier and lockprovider.Inspector. It is safe for
+// concurrent use. It does not own the client and never closes it.
+type Provider struct {
+	client       Client
+	prefix       string
+	recordTTLArg any // ms, boxed once
+	log          *slog.Logger
+
+	acquire     *goredis.Script
+	acquireTick *goredis.Script
+	extend      *goredis.Script
+	release     *goredis.Script
+	inspect     *goredis.Script
+
+	notify notifier
+}
+
+var (
+	_ lockprovider.Provider        = (*Provider)(nil)
+	_ lockprovider.ReleaseNotifier = (*Provider)(nil)
+	_ lockprovider.Inspector       = (*Provider)(nil)
+)
+
+var (
+	//go:embed lock_acquire.lua
+	acquireSrc string
+	//go:embed lock_acquire_tick.lua
+	acquireTickSrc string
+	//go:embed lock_extend.lua
+	extendSrc string
+	//go:embed lock_release.lua
+	releaseSrc string
+	//go:embed lock_inspect.lua
+	inspectSrc string
+)
+
+// New returns a provider that keeps its leases in the Redis behind client.
+// A nil cfg means the defaults. It makes no network call.
+func New(client Client, cfg *Config) (*Provider, error) {
+	if client == nil {
+		return nil, &lockprovider.ValidationError{Field: "client", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+	}
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	} else if err := validatePrefix(c.Prefix); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.RecordTTL == 0:
+		c.RecordTTL = DefaultRecordTTL
+	case c.RecordTTL < time.Hour || c.RecordTTL > lockprovider.MaxDuration*10:
+		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
+			Reason: "must be between 1h and " + (lockprovider.MaxDuration * 10).String(), Err: lockprovider.ErrInvalidDuration}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Provider{
+		client:       client,
+		prefix:       c.Prefix,
+		recordTTLArg: c.RecordTTL.Milliseconds(),
+		log:          c.Logger,
+		acquire:      goredis.NewScript(acquireSrc),
+		acquireTick:  goredis.NewScript(acquireTickSrc),
+		extend:       goredis.NewScript(extendSrc),
+		release:      goredis.NewScript(releaseSrc),
+		inspect:      goredis.NewScript(inspectSrc),
+	}
+	p.notify.init(client, c.Logger)
+	return p, nil
+}
+
+// Prefix returns the key prefix in use.
+func (p *Provider) Prefix() string { return p.prefix }
+
+func validatePrefix(s string) error {
+	reason := ""
+	switch {
+	case len(s) > MaxPrefixLen:
+		reason = "is longer than 100 bytes"
+	case !utf8.ValidString(s):
+		reason = "is not valid UTF-8"
+	case strings.ContainsAny(s, "{}"):
+		reason = "contains '{' or '}', reserved for the hash tag"
+	default:
+		for _, r := range s {
+			if !unicode.IsPrint(r) {
+				reason = "contains a non-printable character"
+				break
+			}
+		}
+	}
+	if reason == "" {
+		return nil
+	}
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return &lockprovider.ValidationError{Field: "Prefix", Value: strconv.Quote(s), Reason: reason, Err: lockprovider.ErrInvalid}
+}
+
+// Key layout, for a name N with its hash tag {N}: prefix{N} holds the lease
+// and is also N's release channel, prefix{N}:f the fencing counter,
+// prefix{N}:t the newest tick. '}' would end the tag early and '%' is the
+// escape, so both are escaped in N.
+const (
+	fenceSuffix = ":f"
+	tickSuffix  = ":t"
+)
+
+// key is the lease key of name.
+func (p *Provider) key(name string) string {
+	l, _ := p.keys(name)
+	return l
+}
+
+// keys returns the lease and fencing counter keys of name, built in one
+// allocation.
+func (p *Provider) keys(name string) (lease, fence string) {
+	if strings.ContainsAny(name, "%}") {
+		name = strings.NewReplacer("%", "%25", "}", "%7D").Replace(name)
+	}
+	fence = p.prefix + "{" + name + "}" + fenceSuffix
+	return fence[:len(fence)-len(fenceSuffix)], fence
+}
+
+func (p *Provider) tickKey(lease string) string { return lease + tickSuffix }
+
+// nameOf inverts the key functions; ok is false for other keys.
+func (p *Provider) nameOf(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, p.prefix+"{")
+	if !ok {
+		return "", false
+	}
+	name, suffix, ok := strings.Cut(rest, "}")
+	if !ok || name == "" || (suffix != "" && suffix != fenceSuffix && suffix != tickSuffix) {
+		return "", false
+	}
+	if strings.Contains(name, "%") {
+		name = strings.NewReplacer("%25", "%", "%7D", "}").Replace(name)
+	}
+	return name, true
+}
