@@ -43,10 +43,21 @@ type notifier struct {
 // subscription is one pub/sub connection and its listener goroutine.
 type subscription struct {
 	route    string
-	ps       *goredis.PubSub
-	channels map[string]*channelWaiters
-	closing  chan struct{} // closed before ps is closed
-	done     chan struct{} // closed when the listener returned
+	channels map[string]*channelWaiters // guarded by notifier.mu
+	closed   bool                       // guarded by notifier.mu
+
+	// io serialises the commands that change what ps is subscribed to, so
+	// an unsubscribe cannot overtake a later subscribe of the same channel.
+	// It is never held while notifier.mu is wanted by the listener.
+	io      sync.Mutex
+	ps      *goredis.PubSub // created at the first subscribe, under io
+	closing chan struct{}   // closed before ps is closed
+	done    chan struct{}   // closed when the listener returned
+
+	// ctx is the listener's; cancelled on close so that a reconnect in
+	// progress gives up.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type channelWaiters struct {
@@ -76,7 +87,9 @@ func (n *notifier) init(c Client, log *slog.Logger) {
 // announced. A release that leaves the lease in force until its AtLeastFor
 // bound is not announced. After a lost connection is re-established, the
 // waiters of each channel are signalled once, since a release may have gone
-// unheard. Requires Redis 7.0 or newer (sharded pub/sub).
+// unheard. Requires Redis 7.0 or newer (sharded pub/sub). Against a server
+// that accepts connections but does not answer, opening the subscription
+// can take go-redis's dial and read timeouts even when ctx ends sooner.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
@@ -96,29 +109,22 @@ func (n *notifier) add(ctx context.Context, channel string, ch chan<- struct{}) 
 
 	n.mu.Lock()
 	s := n.subs[route]
-	cw := (*channelWaiters)(nil)
-	if s != nil {
-		cw = s.channels[channel]
-	}
-	if cw == nil {
-		cw = &channelWaiters{waiters: make(map[*waiter]struct{}), ready: make(chan struct{})}
-		if s == nil {
-			// go-redis records the channel even if this first write fails,
-			// and the listener's Receive (re)connects and subscribes.
-			s = &subscription{
-				route:    route,
-				ps:       n.client.SSubscribe(context.WithoutCancel(ctx), channel),
-				channels: make(map[string]*channelWaiters),
-				closing:  make(chan struct{}),
-				done:     make(chan struct{}),
-			}
-			n.subs[route] = s
-			go n.listen(s)
-		} else if err := s.ps.SSubscribe(context.WithoutCancel(ctx), channel); err != nil {
-			// The listener reconnects and resubscribes the recorded
-			// channel; wait for its confirmation like the first time.
-			n.log.Debug("redis: subscribe release channel", "channel", channel, "err", err)
+	if s == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s = &subscription{
+			ctx:      ctx,
+			cancel:   cancel,
+			route:    route,
+			channels: make(map[string]*channelWaiters),
+			closing:  make(chan struct{}),
+			done:     make(chan struct{}),
 		}
+		n.subs[route] = s
+	}
+	cw := s.channels[channel]
+	fresh := cw == nil
+	if fresh {
+		cw = &channelWaiters{waiters: make(map[*waiter]struct{}), ready: make(chan struct{})}
 		s.channels[channel] = cw
 	}
 	cw.waiters[w] = struct{}{}
@@ -126,6 +132,9 @@ func (n *notifier) add(ctx context.Context, channel string, ch chan<- struct{}) 
 
 	var once sync.Once
 	stop := func() { once.Do(func() { n.remove(s, channel, cw, w) }) }
+	if fresh {
+		n.subscribe(ctx, s, channel, cw)
+	}
 	select {
 	case <-cw.ready:
 		n.mu.Lock()
@@ -142,6 +151,29 @@ func (n *notifier) add(ctx context.Context, channel string, ch chan<- struct{}) 
 	}
 }
 
+// subscribe sends SSUBSCRIBE for channel, opening the connection and
+// starting the listener on first use. Errors are not returned: go-redis
+// records the channel anyway and the listener's next receive reconnects and
+// resubscribes; the caller waits for the confirmation.
+func (n *notifier) subscribe(ctx context.Context, s *subscription, channel string, cw *channelWaiters) {
+	s.io.Lock()
+	defer s.io.Unlock()
+	n.mu.Lock()
+	current := !s.closed && s.channels[channel] == cw
+	n.mu.Unlock()
+	if !current {
+		return // already given up
+	}
+	if s.ps == nil {
+		s.ps = n.client.SSubscribe(ctx, channel)
+		go n.listen(s)
+		return
+	}
+	if err := s.ps.SSubscribe(ctx, channel); err != nil {
+		n.log.Debug("redis: subscribe release channel", "channel", channel, "err", err)
+	}
+}
+
 func (n *notifier) remove(s *subscription, channel string, cw *channelWaiters, w *waiter) {
 	n.mu.Lock()
 	delete(cw.waiters, w)
@@ -150,29 +182,44 @@ func (n *notifier) remove(s *subscription, channel string, cw *channelWaiters, w
 		return
 	}
 	delete(s.channels, channel)
-	if len(s.channels) > 0 {
-		// Under the lock, so a concurrent add of the same channel cannot
-		// be undone by this unsubscribe.
+	last := len(s.channels) == 0
+	if last {
+		s.closed = true
+		if n.subs[s.route] == s {
+			delete(n.subs, s.route)
+		}
+	}
+	n.mu.Unlock()
+
+	s.io.Lock()
+	defer s.io.Unlock()
+	if last {
+		s.cancel()
+	}
+	if s.ps == nil {
+		return
+	}
+	if last {
+		close(s.closing)
+		_ = s.ps.Close()
+		<-s.done
+		return
+	}
+	n.mu.Lock()
+	again := s.channels[channel] != nil // re-added meanwhile: keep it
+	n.mu.Unlock()
+	if !again {
 		if err := s.ps.SUnsubscribe(context.Background(), channel); err != nil {
 			n.log.Debug("redis: unsubscribe release channel", "channel", channel, "err", err)
 		}
-		n.mu.Unlock()
-		return
 	}
-	if n.subs[s.route] == s {
-		delete(n.subs, s.route)
-	}
-	close(s.closing)
-	n.mu.Unlock()
-	_ = s.ps.Close()
-	<-s.done
 }
 
 func (n *notifier) listen(s *subscription) {
 	defer close(s.done)
 	backoff := 50 * time.Millisecond
 	for {
-		msg, err := s.ps.ReceiveTimeout(context.Background(), healthEvery)
+		msg, err := s.ps.ReceiveTimeout(s.ctx, healthEvery)
 		if err != nil {
 			select {
 			case <-s.closing:
@@ -181,7 +228,7 @@ func (n *notifier) listen(s *subscription) {
 			}
 			if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 				// Quiet; a ping shows whether the connection still works.
-				_ = s.ps.Ping(context.Background())
+				_ = s.ps.Ping(s.ctx)
 				continue
 			}
 			if rerr := goredis.Error(nil); errors.As(err, &rerr) {

@@ -44,8 +44,6 @@ func TestNewRejectsBadInput(t *testing.T) {
 	if _, err := redisprovider.New(nil, nil); !errors.Is(err, lockprovider.ErrInvalid) {
 		t.Errorf("New(nil client): %v, want ErrInvalid", err)
 	}
-	var typedNil *goredis.Client
-	_ = typedNil
 	for _, prefix := range []string{"a{b", "a}b", "tab\there", "nl\n", "\xff", strings.Repeat("p", 101)} {
 		_, err := redisprovider.New(c, &redisprovider.Config{Prefix: prefix})
 		var ve *lockprovider.ValidationError

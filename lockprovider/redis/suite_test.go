@@ -7,7 +7,6 @@ import (
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
-	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
 
 // The conformance suite on the shared standalone Redis; afterwards every
@@ -33,5 +32,3 @@ func TestConformance(t *testing.T) {
 	}
 	checkTTLs(t, c, prefixes...)
 }
-
-var _ = redisprovider.New

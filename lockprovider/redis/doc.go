@@ -1,0 +1,63 @@
+// Package redis is a lockprovider on Redis 7.0 or newer, through go-redis
+// v9: standalone, Sentinel (failover clients) and Cluster. Import it under a
+// name that does not clash with go-redis, e.g. redisprovider.
+//
+// The provider implements lockprovider.Provider, lockprovider.ReleaseNotifier
+// and lockprovider.Inspector. Every operation is one EVALSHA of an embedded
+// Lua script (go-redis falls back to EVAL when the server answers NOSCRIPT,
+// e.g. after a restart, failover or SCRIPT FLUSH, which costs that call a
+// second command). It does not own the client and never closes it.
+//
+// # Keys
+//
+// For a lock name N under Config.Prefix P, with '%' and '}' in N escaped as
+// %25 and %7D:
+//
+//	P{N}     the lease: a string holding owner, at-least bound, grant time,
+//	         tick and LockedBy; its expiry (PX) is the lease's end
+//	P{N}:f   the fencing counter; TTL Config.RecordTTL, set when created
+//	P{N}:t   the newest tick granted (tick acquires only); TTL
+//	         Config.RecordTTL, refreshed on each tick grant
+//
+// N is the hash tag, so all keys of a name, and its release channel P{N},
+// live in one Cluster slot: scripts never cross slots. Every key expires.
+// Other features sharing the prefix (e.g. rate limits) must not use keys
+// beginning with P{.
+//
+// # Scripts and clock
+//
+// lock_acquire.lua grants with SET NX PX, INCR of the counter and
+// PEXPIRETIME: the grant time is the key's expiry minus the lease length, so
+// the hot path needs no TIME call. Lease times are Redis's clock (its
+// wall clock, in milliseconds); the application's clock is never used.
+// A missing counter (first use, expiry, data loss) restarts at the server's
+// TIME in microseconds, so tokens keep increasing across FLUSHALL and restarts
+// without persistence as long as a name is granted less than once per
+// microsecond on average. lock_acquire_tick.lua adds the tick check;
+// lock_extend.lua, lock_release.lua and lock_inspect.lua do the rest.
+//
+// # Failover
+//
+// Redis replicates asynchronously. A failover can lose a lease (another
+// owner then acquires it while the first still believes it holds it) and
+// the newest fencing counter value (two grants can then carry the same
+// token). Fencing on the protected resource, comparing tokens and treating
+// equal tokens from different owners with suspicion, is what protects data;
+// the lease alone does not. The same holds for a restart without persistence.
+//
+// # Release notifications
+//
+// Release announces on sharded pub/sub (SPUBLISH to P{N}), only when it
+// frees the name. On a single server one SSUBSCRIBE connection per Provider
+// serves every waiter; on Cluster, one connection per slot with waiters
+// (sharded channels of one connection must share a slot); on a Ring, one per
+// name. Connections open with the first waiter and close with the last.
+// Expiry is not announced: waiters keep a fallback poll.
+//
+// # Retries
+//
+// go-redis resends a command whose reply timed out (Options.MaxRetries). A
+// resent Acquire returns the same grant; a resent Release that had already
+// succeeded reports ErrNotHeld; a resent Extend extends again from the
+// later instant.
+package redis
