@@ -51,10 +51,11 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 }
 
 type listener struct {
-	channel string
-	markSQL string
-	open    func(ctx context.Context) (*pgx.Conn, error) // nil: no way to listen
-	log     *slog.Logger
+	channel            string
+	markSQL            string
+	markFor, markEvery time.Duration                                // markFor, markEvery; tests shorten them
+	open               func(ctx context.Context) (*pgx.Conn, error) // nil: no way to listen
+	log                *slog.Logger
 
 	mu   sync.Mutex
 	subs map[string]map[*subscription]struct{} // by lock name
@@ -95,11 +96,13 @@ func newListener(p *Provider, db DB, open func(ctx context.Context) (*pgx.Conn, 
 		}
 	}
 	return &listener{
-		channel: p.channel,
-		markSQL: p.markSQL,
-		open:    open,
-		log:     p.log,
-		subs:    make(map[string]map[*subscription]struct{}),
+		channel:   p.channel,
+		markSQL:   p.markSQL,
+		markFor:   markFor,
+		markEvery: markEvery,
+		open:      open,
+		log:       p.log,
+		subs:      make(map[string]map[*subscription]struct{}),
 	}
 }
 
@@ -212,7 +215,7 @@ func (l *listener) mark(ctx context.Context, conn *pgx.Conn, names []string) err
 	if len(names) == 0 {
 		return nil
 	}
-	if _, err := conn.Exec(ctx, l.markSQL, names, markFor); err != nil {
+	if _, err := conn.Exec(ctx, l.markSQL, names, l.markFor); err != nil {
 		return fmt.Errorf("postgres: register waiters: %w", err)
 	}
 	return nil
@@ -226,8 +229,16 @@ func (l *listener) loop(ctx context.Context, conn *pgx.Conn, r *listenRun) {
 			closeConn(conn)
 		}
 	}()
-	nextRefresh := time.Now().Add(markEvery)
+	nextRefresh := time.Now().Add(l.markEvery)
 	for {
+		// Renew here rather than on a wait timeout only, so a steady stream
+		// of notifications cannot starve the renewal.
+		if !time.Now().Before(nextRefresh) {
+			nextRefresh = time.Now().Add(l.markEvery)
+			if err := l.mark(ctx, conn, l.names()); err != nil && !conn.IsClosed() {
+				l.log.Warn("baton postgres: renewing waiter marks failed", "err", err)
+			}
+		}
 		waitCtx, cancel := context.WithDeadline(ctx, nextRefresh)
 		l.mu.Lock()
 		r.interrupt = cancel
@@ -257,16 +268,7 @@ func (l *listener) loop(ctx context.Context, conn *pgx.Conn, r *listenRun) {
 			case ctx.Err() != nil:
 				return
 			case waitCtx.Err() != nil && !conn.IsClosed():
-				// Interrupted for a mark request, or time to renew.
-				if !time.Now().Before(nextRefresh) {
-					nextRefresh = time.Now().Add(markEvery)
-					if err := l.mark(ctx, conn, l.names()); err != nil && !conn.IsClosed() {
-						l.log.Warn("baton postgres: renewing waiter marks failed", "err", err)
-					}
-				}
-				if !conn.IsClosed() {
-					continue
-				}
+				continue // interrupted for a mark request, or time to renew
 			default:
 				l.log.Warn("baton postgres: release listener lost its connection; reconnecting", "err", err)
 			}
@@ -279,7 +281,7 @@ func (l *listener) loop(ctx context.Context, conn *pgx.Conn, r *listenRun) {
 		if conn == nil {
 			return
 		}
-		nextRefresh = time.Now().Add(markEvery)
+		nextRefresh = time.Now().Add(l.markEvery)
 		l.wakeAll() // releases may have gone unheard while disconnected
 	}
 }

@@ -297,25 +297,16 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 	if !a.Tick.IsZero() {
 		return p.acquireTick(ctx, a, lockedBy)
 	}
-	var (
-		at, until, atLeast time.Time
-		fence              int64
-		lastTick           pgtype.Timestamptz
-	)
+	// No tick: a refusal can only mean "held by another owner", and the
+	// grant is for no tick (Lease.Tick stays zero).
+	l := lockprovider.Lease{Name: a.Name, Owner: a.Owner}
 	err := p.db.QueryRow(ctx, p.acquireSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor).
-		Scan(&at, &until, &atLeast, &fence, &lastTick)
+		Scan(&l.GrantedAt, &l.Until, &l.AtLeastUntil, &l.Fence)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
 	case err != nil:
 		return lockprovider.Lease{}, acquireError(a.Name, err)
-	}
-	l := lockprovider.Lease{
-		Name: a.Name, Owner: a.Owner, Fence: fence,
-		GrantedAt: at, Until: until, AtLeastUntil: atLeast,
-	}
-	if lastTick.Valid {
-		l.Tick = lastTick.Time
 	}
 	return l, nil
 }

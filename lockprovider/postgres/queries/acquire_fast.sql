@@ -29,4 +29,4 @@ ON CONFLICT (name) DO UPDATE SET
     at_least_until = CASE WHEN t.lock_until > excluded.locked_at THEN t.at_least_until ELSE excluded.at_least_until END,
     fence          = CASE WHEN t.lock_until > excluded.locked_at THEN t.fence ELSE t.fence + 1 END
 WHERE t.lock_until <= excluded.locked_at OR t.owner = excluded.owner
-RETURNING t.locked_at, t.lock_until, t.at_least_until, t.fence, t.last_tick
+RETURNING t.locked_at, t.lock_until, t.at_least_until, t.fence
