@@ -8,12 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -367,7 +365,10 @@ func TestExactlyOnce(t *testing.T) {
 		interval = 500 * time.Millisecond
 		ticks    = 62
 	)
-	for _, backend := range slices.Sorted(maps.Keys(setups)) {
+	for _, backend := range []string{"postgres", "redis"} {
+		if setups[backend] == nil {
+			t.Fatalf("backend %s is not built into this test binary", backend)
+		}
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			exactlyOnce(t, backend, interval, ticks)
