@@ -1,0 +1,219 @@
+package fence_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/postgres"
+	"github.com/baton-go/baton/lockprovider/redis"
+)
+
+// Worker processes: the test binary re-executed with -test.run
+// ^TestHelperProcess$ and a helperSpec in helperEnv. The parent sends
+// commands as lines on stdin; the child reports lines starting with "@@ " on
+// stdout (anything else there is the testing package's own output).
+const helperEnv = "BATON_FENCE_HELPER"
+
+type helperSpec struct {
+	Role    string // "pause" or "witness"
+	Backend string // token source: "redis" or "postgres"
+	Prefix  string // Redis key prefix
+	PGURL   string // PostgreSQL URL with search_path set to the test schema
+	Lock    string
+	TTL     time.Duration
+	Bypass  bool // pause: write with a plain UPDATE instead of the guard
+}
+
+// backend is a token source and the guarded table's database.
+type backend struct {
+	provider lockprovider.Provider
+	pool     *pgxpool.Pool // the test schema: guarded tables and PostgreSQL leases
+}
+
+func openBackend(t *testing.T, spec helperSpec) backend {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), spec.PGURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	b := backend{pool: pool}
+	switch spec.Backend {
+	case "redis":
+		p, err := redis.New(testenv.Redis(t), &redis.Config{Prefix: spec.Prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.provider = p
+	case "postgres":
+		p, err := postgres.New(pool, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.provider = p
+	default:
+		t.Fatalf("backend %q", spec.Backend)
+	}
+	return b
+}
+
+// migrate prepares the token source for spec in the parent.
+func migrate(t *testing.T, b backend) {
+	t.Helper()
+	if p, ok := b.provider.(*postgres.Provider); ok {
+		if err := p.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestHelperProcess is the body of the worker processes; run directly it
+// has nothing to do.
+func TestHelperProcess(t *testing.T) {
+	raw := os.Getenv(helperEnv)
+	if raw == "" {
+		t.Skip("worker process body; runs only when re-executed by the pause and witness tests")
+	}
+	var spec helperSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		t.Fatal(err)
+	}
+	report := func(format string, args ...any) { fmt.Printf("@@ "+format+"\n", args...) }
+	defer func() {
+		if t.Failed() {
+			report("failed")
+		}
+	}()
+	switch spec.Role {
+	case "pause":
+		pauseWorker(t, spec, report)
+	case "witness":
+		witnessChild(t, spec, report)
+	default:
+		t.Fatalf("role %q", spec.Role)
+	}
+}
+
+// child is a running worker process.
+type child struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan string
+	errs  *bytes.Buffer
+	mu    sync.Mutex
+}
+
+func startChild(t *testing.T, spec helperSpec) *child {
+	t.Helper()
+	raw, _ := json.Marshal(spec)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), helperEnv+"="+string(raw))
+	c := &child{t: t, cmd: cmd, lines: make(chan string, 100), errs: new(bytes.Buffer)}
+	cmd.Stderr = c.errs
+	var err error
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(c.lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "@@ "); ok {
+				c.lines <- line
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		c.signal(syscall.SIGCONT)
+		_ = c.stdin.Close()
+		timer := time.AfterFunc(20*time.Second, func() { _ = cmd.Process.Kill() })
+		<-done
+		_ = cmd.Wait()
+		timer.Stop()
+		if t.Failed() {
+			t.Logf("worker stderr:\n%s", c.errs.String())
+		}
+	})
+	return c
+}
+
+func (c *child) signal(sig syscall.Signal) {
+	if c.cmd.Process != nil {
+		_ = c.cmd.Process.Signal(sig)
+	}
+}
+
+func (c *child) send(line string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
+		c.t.Errorf("send %q to worker: %v", line, err)
+	}
+}
+
+// expect returns the next report, which must start with prefix.
+func (c *child) expect(prefix string, within time.Duration) string {
+	c.t.Helper()
+	select {
+	case line, ok := <-c.lines:
+		if !ok {
+			c.t.Fatalf("worker exited before reporting %q; stderr:\n%s", prefix, c.errs.String())
+		}
+		rest, found := strings.CutPrefix(line, prefix)
+		if !found {
+			c.t.Fatalf("worker reported %q, want %q…", line, prefix)
+		}
+		return strings.TrimSpace(rest)
+	case <-time.After(within):
+		c.t.Fatalf("worker did not report %q within %v", prefix, within)
+	}
+	return ""
+}
+
+// readLine reads stdin lines into a channel for a worker.
+func stdinLines() <-chan string {
+	ch := make(chan string, 10)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}
+
+func newLocker(t *testing.T, p lockprovider.Provider) *baton.Locker {
+	t.Helper()
+	l, err := baton.NewLocker(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

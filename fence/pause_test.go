@@ -1,0 +1,161 @@
+package fence_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/internal/testenv"
+)
+
+// The pause test (Kleppmann's scenario): worker A, a child process,
+// acquires with a 1 s TTL and is stopped (SIGSTOP) for 2.5 s. Meanwhile B
+// (this process) acquires the lock once A's lease expired and writes through
+// the guard. A is resumed and writes at once with its old token. The guard
+// must refuse A's write, the row must hold B's write, and A's Context must
+// report the loss. With the guard bypassed (a plain UPDATE), A's stale write
+// lands: proof that the test can fail.
+func TestPause(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"redis", "postgres"} {
+		for _, bypass := range []bool{false, true} {
+			name := backend + "-tokens/" + map[bool]string{false: "guarded", true: "bypassed"}[bypass]
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				testPause(t, backend, bypass)
+			})
+		}
+	}
+}
+
+func testPause(t *testing.T, backendName string, bypass bool) {
+	const ttl = time.Second
+	ctx := context.Background()
+	pg := testenv.Postgres(t)
+	spec := helperSpec{Role: "pause", Backend: backendName, Prefix: testenv.Prefix(t), PGURL: pg.URL,
+		Lock: "doc:1", TTL: ttl, Bypass: bypass}
+	b := openBackend(t, spec)
+	migrate(t, b)
+	if _, err := b.pool.Exec(ctx, `CREATE TABLE doc (id int PRIMARY KEY, body text NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := fence.AddColumn(ctx, b.pool, "doc"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `INSERT INTO doc VALUES (1, 'initial')`); err != nil {
+		t.Fatal(err)
+	}
+	guard, err := fence.NewGuard("doc", "id", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	a := startChild(t, spec)
+	tokA, err := strconv.ParseInt(a.expect("acquired", 60*time.Second), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.signal(syscall.SIGSTOP)
+	stoppedAt := time.Now()
+
+	// B waits for A's lease to expire, then writes.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	lockB, err := newLocker(t, b.provider).Acquire(wctx, spec.Lock, &baton.AcquireOptions{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("B acquire: %v", err)
+	}
+	defer lockB.Release(ctx)
+	tokB := lockB.Token()
+	if tokB <= tokA {
+		t.Fatalf("B's token %d is not above A's %d", tokB, tokA)
+	}
+	if err := guard.Update(ctx, b.pool, tokB, 1, map[string]any{"body": "written by B"}); err != nil {
+		t.Fatalf("B's guarded write: %v", err)
+	}
+	grantedB := time.Since(stoppedAt)
+
+	time.Sleep(2500*time.Millisecond - time.Since(stoppedAt))
+	a.send("go") // buffered in the pipe until A runs again
+	a.signal(syscall.SIGCONT)
+	wrote := a.expect("wrote", 30*time.Second)
+	ctxState := a.expect("ctx", 30*time.Second)
+	t.Logf("A token %d stopped 2.5s; B token %d granted %v after the stop; A's write: %s; A's Context: %s",
+		tokA, tokB, grantedB.Round(time.Millisecond), wrote, ctxState)
+
+	var body string
+	var last int64
+	if err := b.pool.QueryRow(ctx, `SELECT body, last_fence FROM doc WHERE id = 1`).Scan(&body, &last); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ctxState, "lost") {
+		t.Errorf("A's Context: %s, want done with cause ErrLockLost", ctxState)
+	}
+	if bypass {
+		// The canary: without the guard the stale write lands.
+		if wrote != "ok" || body != "written by A" {
+			t.Errorf("bypassed guard: A's write %q, row %q; expected the stale write to land", wrote, body)
+		}
+		return
+	}
+	if wrote != "stale" {
+		t.Errorf("A's write with token %d: %s, want ErrStaleToken", tokA, wrote)
+	}
+	if body != "written by B" || last != tokB {
+		t.Errorf("row holds %q with fence %d; want B's write with fence %d", body, last, tokB)
+	}
+}
+
+// pauseWorker is worker A.
+func pauseWorker(t *testing.T, spec helperSpec, report func(string, ...any)) {
+	ctx := context.Background()
+	b := openBackend(t, spec)
+	guard, err := fence.NewGuard("doc", "id", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := stdinLines()
+	lock, err := newLocker(t, b.provider).TryAcquire(ctx, spec.Lock, &baton.AcquireOptions{TTL: spec.TTL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report("acquired %d", lock.Token())
+	if cmd := <-in; cmd != "go" {
+		t.Fatalf("command %q", cmd)
+	}
+	// Write at once, as a process that does not know it was paused.
+	if spec.Bypass {
+		_, err = b.pool.Exec(ctx, `UPDATE doc SET body = 'written by A' WHERE id = 1`)
+	} else {
+		err = guard.Update(ctx, b.pool, lock.Token(), 1, map[string]any{"body": "written by A"})
+	}
+	switch {
+	case err == nil:
+		report("wrote ok")
+	case errors.Is(err, fence.ErrStaleToken):
+		report("wrote stale")
+	default:
+		report("wrote error %v", err)
+	}
+	select {
+	case <-lock.Context().Done():
+	case <-time.After(5 * time.Second):
+	}
+	cause := context.Cause(lock.Context())
+	switch {
+	case errors.Is(cause, baton.ErrLockLost):
+		report("ctx lost (%v)", cause)
+	default:
+		report("ctx %s", fmt.Sprint(cause))
+	}
+	_ = lock.Release(ctx)
+	for range in { // until the parent closes stdin
+	}
+}
