@@ -109,11 +109,18 @@ func (l RateLimit) Capacity() int64 {
 // ID names the limit's state within a key: two limits of one request must
 // have different IDs. It is the algorithm and the period, so changing a
 // limit's Limit or Burst keeps its state.
-func (l RateLimit) ID() string {
-	return algCodes[l.Algorithm] + strconv.FormatInt(int64(l.Period/time.Microsecond), 10)
+func (l RateLimit) ID() string { return string(l.AppendID(nil)) }
+
+// AppendID appends the limit's ID to b, for building keys without
+// allocating.
+func (l RateLimit) AppendID(b []byte) []byte {
+	if int(l.Algorithm) < len(algCodes) {
+		b = append(b, algCodes[l.Algorithm])
+	}
+	return strconv.AppendInt(b, int64(l.Period/time.Microsecond), 10)
 }
 
-var algCodes = [...]string{"", "f", "l", "s", "t", "g"}
+var algCodes = [...]byte{'?', 'f', 'l', 's', 't', 'g'}
 
 // Reduced returns Period/g and Limit/g in microseconds, where g is their
 // greatest common divisor: the exact emission interval of TokenBucket and

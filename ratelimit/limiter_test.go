@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/ratelimit"
 )
@@ -386,5 +387,47 @@ func TestWaitPollsWindows(t *testing.T) {
 	defer cancel()
 	if err := l.Wait(dctx, "k"); !errors.Is(err, ratelimit.ErrWouldExceedDeadline) {
 		t.Fatalf("Wait past the deadline = %v; want ErrWouldExceedDeadline", err)
+	}
+}
+
+// On every store, a request refused by one limit charges none of the
+// others, and requests admitted by all charge all.
+func TestMultiLimitAtomicStores(t *testing.T) {
+	t.Parallel()
+	for _, sc := range stores {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			l := mustNew(t, sc.new(t),
+				// A window of 366 days: no boundary falls inside the test.
+				ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 3, Period: 366 * 24 * time.Hour, Name: "quota"},
+				ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 10, Period: time.Hour, Burst: 10, Name: "gcra"},
+				ratelimit.Limit{Algorithm: ratelimit.SlidingLog, Rate: 5, Period: time.Hour, Name: "log"},
+				ratelimit.Limit{Algorithm: ratelimit.TokenBucket, Rate: 10, Period: time.Hour, Burst: 6, Name: "bucket"},
+				ratelimit.Limit{Algorithm: ratelimit.SlidingWindow, Rate: 4, Period: time.Hour, Name: "window"},
+			)
+			key := "atomic-" + testenv.Unique()
+			for i := range 3 {
+				if res := allow(t, l, key, 1); !res.Allowed {
+					t.Fatalf("request %d refused: %+v", i, res)
+				}
+			}
+			for range 4 {
+				if res := allow(t, l, key, 1); res.Allowed || res.Limit.Name != "quota" {
+					t.Fatalf("%+v; want refused by quota", res)
+				}
+			}
+			// n=3 fits the gcra, log and bucket but not quota or window:
+			// still nothing charged anywhere.
+			if res := allow(t, l, key, 3); res.Allowed {
+				t.Fatalf("n=3: %+v", res)
+			}
+			peek := allow(t, l, key, 0)
+			want := map[string]int64{"quota": 0, "gcra": 7, "log": 2, "bucket": 3, "window": 1}
+			for _, s := range peek.States {
+				if s.Remaining != want[s.Limit.Name] {
+					t.Errorf("%s remaining %d; want %d (only the 3 admitted requests charged)", s.Limit.Name, s.Remaining, want[s.Limit.Name])
+				}
+			}
+		})
 	}
 }

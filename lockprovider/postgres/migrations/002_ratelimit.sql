@@ -47,11 +47,12 @@ RETURNS bigint[] LANGUAGE plpgsql AS $fn$
 DECLARE
     nk int := cardinality(p_ids);
     now_us bigint;
-    locked int;
     alg int[] := '{}';
     sa bigint[] := '{}';
     sb bigint[] := '{}';
     sc bigint[] := '{}';
+    ex bigint[] := '{}';
+    lg bigint[];
     d bigint[] := '{}';
     dd bigint := 0;
     di bigint;
@@ -60,54 +61,56 @@ DECLARE
     res bigint[];
     r record;
     k int;
+    o int;
     lm bigint; per bigint; cap bigint; pp bigint; qq bigint;
     x bigint; y bigint; z bigint;
     s bigint; el bigint; need bigint; rem bigint; rst bigint; dt bigint; tau bigint; w bigint;
     est float8;
 BEGIN
-    -- Lock every row of the request in one order (no deadlocks between
-    -- requests sharing limits), creating missing ones; then read the clock,
-    -- so it is never older than the state written by whoever held the
-    -- locks before.
-    PERFORM 1 FROM {{.Rates}} WHERE key = p_key AND lim = ANY (p_ids) ORDER BY lim FOR UPDATE;
-    GET DIAGNOSTICS locked = ROW_COUNT;
-    IF locked < nk THEN
-        INSERT INTO {{.Rates}} (key, lim) SELECT p_key, id FROM unnest(p_ids) id ORDER BY id
-        ON CONFLICT DO NOTHING;
-        PERFORM 1 FROM {{.Rates}} WHERE key = p_key AND lim = ANY (p_ids) ORDER BY lim FOR UPDATE;
-    END IF;
+    -- Lock (creating if missing) and read every row of the request in id
+    -- order, so requests sharing limits never deadlock; then read the
+    -- clock, so it is never older than the state written by whoever held
+    -- the locks before.
+    FOR o IN SELECT u.ord::int FROM unnest(p_ids) WITH ORDINALITY AS u(id, ord) ORDER BY u.id LOOP
+        SELECT t.a, t.b, t.c, t.expires_at INTO r FROM {{.Rates}} t WHERE t.key = p_key AND t.lim = p_ids[o] FOR UPDATE;
+        IF NOT FOUND THEN
+            INSERT INTO {{.Rates}} (key, lim) VALUES (p_key, p_ids[o]) ON CONFLICT DO NOTHING;
+            SELECT t.a, t.b, t.c, t.expires_at INTO r FROM {{.Rates}} t WHERE t.key = p_key AND t.lim = p_ids[o] FOR UPDATE;
+        END IF;
+        sa[o] := r.a; sb[o] := r.b; sc[o] := r.c; ex[o] := r.expires_at;
+    END LOOP;
     now_us := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
 
     FOR i IN 1 .. nk LOOP
         k := (i - 1) * 6;
         alg[i] := p_args[k + 1];
         lm := p_args[k + 2]; per := p_args[k + 3]; cap := p_args[k + 4]; pp := p_args[k + 5]; qq := p_args[k + 6];
-        SELECT t.a, t.b, t.c, t.expires_at, t.log INTO r FROM {{.Rates}} t WHERE t.key = p_key AND t.lim = p_ids[i];
-        x := r.a; y := r.b; z := r.c;
+        x := sa[i]; y := sb[i]; z := sc[i];
         di := 0;
         IF alg[i] = 2 THEN
-            SELECT count(*) INTO x FROM unnest(r.log) u WHERE u > now_us - per;
+            SELECT t.log INTO lg FROM {{.Rates}} t WHERE t.key = p_key AND t.lim = p_ids[i];
+            SELECT count(*) INTO x FROM unnest(lg) u WHERE u > now_us - per;
             IF x + p_n > lm THEN
-                SELECT u INTO y FROM unnest(r.log) u WHERE u > now_us - per ORDER BY u OFFSET x + p_n - lm - 1 LIMIT 1;
+                SELECT u INTO y FROM unnest(lg) u WHERE u > now_us - per ORDER BY u OFFSET x + p_n - lm - 1 LIMIT 1;
                 di := greatest(1, y + per - now_us);
             END IF;
         ELSIF alg[i] = 5 THEN
-            IF r.expires_at <= now_us OR x < now_us THEN x := now_us; y := 0; END IF;
+            IF ex[i] <= now_us OR x < now_us THEN x := now_us; y := 0; END IF;
             s := y + p_n * pp;
             di := greatest(0, x + s / qq - now_us - (cap * pp - mod(s, qq)) / qq);
         ELSIF alg[i] = 4 THEN
-            IF r.expires_at <= now_us THEN x := cap * pp; y := now_us; END IF;
+            IF ex[i] <= now_us THEN x := cap * pp; y := now_us; END IF;
             el := greatest(0, now_us - y);
             need := cap * pp - x;
             IF need <= 0 OR el >= (need + qq - 1) / qq THEN x := cap * pp; ELSE x := x + el * qq; END IF;
             IF x < p_n * pp THEN di := (p_n * pp - x + qq - 1) / qq; END IF;
         ELSIF alg[i] = 1 THEN
             w := now_us / per;
-            IF r.expires_at <= now_us OR x < w THEN x := w; y := 0; END IF;
+            IF ex[i] <= now_us OR x < w THEN x := w; y := 0; END IF;
             IF y + p_n > lm THEN di := (x + 1) * per - now_us; END IF;
         ELSE
             w := now_us / per;
-            IF r.expires_at <= now_us THEN x := w; y := 0; z := 0;
+            IF ex[i] <= now_us THEN x := w; y := 0; z := 0;
             ELSIF x = w - 1 THEN x := w; z := y; y := 0;
             ELSIF x < w - 1 THEN x := w; y := 0; z := 0;
             END IF;
