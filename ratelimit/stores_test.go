@@ -19,6 +19,7 @@ type storeCase struct {
 
 var stores = []storeCase{
 	{"memory", func(testing.TB) lockprovider.RateLimiter { return memory.New(nil) }},
+	{"redis", func(t testing.TB) lockprovider.RateLimiter { return newRedisStore(t) }},
 	{"postgres", func(t testing.TB) lockprovider.RateLimiter { return newPostgresStore(t) }},
 }
 

@@ -1,0 +1,41 @@
+-- Sliding log, one limit (see rate.lua for the general case). ARGV: n,
+-- limit, period µs. Reply as rate.lua's. State: a sorted set of admission
+-- times, PEXPIRE one period after the newest.
+local tm = redis.call('TIME')
+local now = tm[1] * 1000000 + tm[2]
+local n, lim, per = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local k = KEYS[1]
+redis.call('ZREMRANGEBYSCORE', k, '-inf', now - per)
+local c = redis.call('ZCARD', k)
+local d = 0
+if c + n > lim then
+  local o = redis.call('ZRANGE', k, c + n - lim - 1, c + n - lim - 1, 'WITHSCORES')
+  d = tonumber(o[2]) + per - now
+  if d < 1 then d = 1 end
+end
+local reset = 0
+if d == 0 and n > 0 then
+  local m = {}
+  for u = 1, n do
+    m[#m + 1] = now
+    m[#m + 1] = string.format('%d-%d', now, c + u)
+    if #m >= 1000 then
+      redis.call('ZADD', k, unpack(m))
+      m = {}
+    end
+  end
+  if #m > 0 then redis.call('ZADD', k, unpack(m)) end
+  redis.call('PEXPIRE', k, math.floor((per + 999) / 1000))
+  c = c + n
+  reset = per
+elseif c > 0 then
+  local o = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
+  reset = tonumber(o[2]) + per - now
+  if reset < 0 then reset = 0 end
+end
+local rem = lim - c
+if rem < 0 then rem = 0 end
+-- A peek (n = 0) reports no retry of its own.
+local dd = d
+if n == 0 then dd = 0 end
+return {(d == 0) and 1 or 0, now, dd, rem, d, reset}
