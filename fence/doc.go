@@ -31,10 +31,12 @@
 // # What fencing needs from the store
 //
 // The check and the write must be one atomic step (they are, in each target
-// here); any value the write depends on must be read in the same guarded
-// statement or transaction (read it inside the caller's transaction and
-// write with Guard through that transaction, or compute it in the SET
-// clause); and the store must keep the largest token as durably as the data:
-// a Redis that restarts without persistence, or a failover to a replica that
-// lagged, forgets fences and re-admits stale writers.
+// here). A value the write depends on must be fenced too: compute it in the
+// SET clause ("stock = stock - $1"), or call Guard.Mark before reading it, so
+// that an older holder cannot write between your read and your write (its
+// write would be accepted, then overwritten by yours: a lost update; the
+// lost-update witness test shows Mark closing that gap). And the store must
+// keep the largest token as durably as the data: a Redis that restarts
+// without persistence, or a failover to a replica that lagged, forgets
+// fences and re-admits stale writers.
 package fence
