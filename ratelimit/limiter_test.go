@@ -431,3 +431,65 @@ func TestMultiLimitAtomicStores(t *testing.T) {
 		})
 	}
 }
+
+// Wait on every store: concurrent waiters get successive slots (never
+// early), a deadline before the next slot fails at once without booking,
+// and a cancelled wait gives its slot back.
+func TestWaitStores(t *testing.T) {
+	t.Parallel()
+	for _, sc := range stores {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			store := sc.new(t)
+			l := mustNew(t, store, ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 20, Period: time.Second, Burst: 1})
+			key := "wait-" + testenv.Unique()
+			ctx := context.Background()
+			start := time.Now()
+			errs := make(chan error, 6)
+			for range 6 {
+				go func() { errs <- l.Wait(ctx, key) }()
+			}
+			for range 6 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Slots 0, 50, …, 250ms: the last waiter cannot be done sooner.
+			if el := time.Since(start); el < 250*time.Millisecond {
+				t.Errorf("6 waiters at 20/s done in %v; want at least 250ms", el)
+			}
+
+			// One per hour: after one request the next slot is an hour
+			// away, so the server time that passes during the test does not
+			// blur what was booked.
+			slow := mustNew(t, store, ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Hour, Burst: 1})
+			allow(t, slow, key, 1)
+			dctx, cancel := context.WithTimeout(ctx, time.Second)
+			err := slow.Wait(dctx, key)
+			cancel()
+			if !errors.Is(err, ratelimit.ErrWouldExceedDeadline) {
+				t.Fatalf("Wait with a 1s deadline for a slot an hour away: %v", err)
+			}
+			if q := allow(t, slow, key, 0).ResetAfter; q > time.Hour {
+				t.Errorf("queue reaches %v after a refused Wait; want at most the hour booked before", q)
+			}
+			// A cancelled waiter's slot is given back.
+			cctx, cancel2 := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- slow.Wait(cctx, key) }()
+			for deadline := time.Now().Add(10 * time.Second); allow(t, slow, key, 0).ResetAfter < 90*time.Minute; {
+				if time.Now().After(deadline) {
+					t.Fatal("the waiter did not book its slot")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			cancel2()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled Wait: %v", err)
+			}
+			if q := allow(t, slow, key, 0).ResetAfter; q > time.Hour {
+				t.Errorf("queue reaches %v after the cancelled Wait; want its slot given back (at most an hour)", q)
+			}
+		})
+	}
+}
