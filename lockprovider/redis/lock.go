@@ -26,10 +26,10 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 	value := leaseValue(ap.Owner, ap.LockedBy, atMost, atLeast, tick)
 	var cmd *goredis.Cmd
 	if tick == 0 {
-		cmd = p.acquire.Run(ctx, p.client, []string{lease, fence}, ap.Owner, value, atMost, p.recordTTLArg)
+		cmd = p.acquire.Run(ctx, p.client, []string{lease, fence}, value, atMost, p.recordTTLArg)
 	} else {
 		cmd = p.acquireTick.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease)},
-			ap.Owner, value, atMost, p.recordTTLArg, tick)
+			value, atMost, p.recordTTLArg, tick)
 	}
 	v, err := cmd.Result()
 	if err != nil {

@@ -3,22 +3,23 @@
 --
 -- KEYS[1] lease, KEYS[2] fencing counter (as in lock_acquire.lua)
 -- KEYS[3] newest tick granted (ms); TTL refreshed on every tick grant
--- ARGV[1..4] as in lock_acquire.lua, ARGV[5] tick ms
+-- ARGV[1..3] as in lock_acquire.lua, ARGV[4] tick ms
 -- Returns as lock_acquire.lua, or -1 when the tick is not newer than the
 -- newest granted.
 local v = redis.call('GET', KEYS[1])
 if v then
-  if string.byte(v, #ARGV[1] + 1) ~= 10 or string.sub(v, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
+  local n = string.find(ARGV[1], '\n', 1, true)
+  if string.sub(v, 1, n) ~= string.sub(ARGV[1], 1, n) then return 0 end
   return {redis.call('GET', KEYS[2]), v, redis.call('PEXPIRETIME', KEYS[1])}
 end
 local k = redis.call('GET', KEYS[3])
-if k and tonumber(k) >= tonumber(ARGV[5]) then return -1 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if k and tonumber(k) >= tonumber(ARGV[4]) then return -1 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local f = redis.call('INCR', KEYS[2])
 if f == 1 then
   local tm = redis.call('TIME')
   f = tm[1] * 1000000 + tm[2]
-  redis.call('SET', KEYS[2], f, 'PX', ARGV[4])
+  redis.call('SET', KEYS[2], f, 'PX', ARGV[3])
 end
-redis.call('SET', KEYS[3], ARGV[5], 'PX', ARGV[4])
+redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[3])
 return {f, redis.call('PEXPIRETIME', KEYS[1])}

@@ -285,10 +285,15 @@ func checkTTLs(t *testing.T, c redisprovider.Client, prefixes ...string) {
 		want[p] = true
 	}
 	check := func(ctx context.Context, c *goredis.Client) error {
-		// Test prefixes are "t" + 12 hex digits + ":".
-		iter := c.Scan(ctx, 0, "t*", 1000).Iterator()
+		// Test prefixes are "t" + 12 hex digits + ":"; "" means every key
+		// (a private server).
+		match := "t*"
+		if want[""] {
+			match = "*"
+		}
+		iter := c.Scan(ctx, 0, match, 1000).Iterator()
 		for iter.Next(ctx) {
-			if k := iter.Val(); len(k) < 14 || !want[k[:14]] {
+			if k := iter.Val(); !want[""] && (len(k) < 14 || !want[k[:14]]) {
 				continue
 			}
 			n.Add(1)
