@@ -14,7 +14,7 @@
 // %25 and %7D:
 //
 //	P{N}     the lease: a string holding owner, at-least bound, grant time,
-//	         tick and LockedBy; its expiry (PX) is the lease's end
+//	         tick and LockedBy (see lease.go); its expiry is the lease's end
 //	P{N}:f   the fencing counter; TTL Config.RecordTTL, set when created
 //	P{N}:t   the newest tick granted (tick acquires only); TTL
 //	         Config.RecordTTL, refreshed on each tick grant
@@ -51,13 +51,27 @@
 // frees the name. On a single server one SSUBSCRIBE connection per Provider
 // serves every waiter; on Cluster, one connection per slot with waiters
 // (sharded channels of one connection must share a slot); on a Ring, one per
-// name. Connections open with the first waiter and close with the last.
-// Expiry is not announced: waiters keep a fallback poll.
+// name. Connections open with the first waiter and close with the last,
+// and NotifyRelease returns once the server confirmed the subscription.
+// After a lost connection is re-established, or when Cluster moves a slot
+// away, the affected waiters are woken once, since a release may have gone
+// unheard. Expiry is not announced: waiters keep a fallback poll.
+//
+// # Inspection
+//
+// Inspect reads the three keys in one script. A released or expired lease
+// leaves no trace but its fencing counter and newest tick, so LockedBy,
+// LockedAt and Until are reported only while a lease is held. List SCANs
+// every master (or shard) for the prefix and then inspects each name: work
+// in proportion to the number of keys under the prefix, for operators, not
+// hot paths.
 //
 // # Retries
 //
 // go-redis resends a command whose reply timed out (Options.MaxRetries). A
 // resent Acquire returns the same grant; a resent Release that had already
 // succeeded reports ErrNotHeld; a resent Extend extends again from the
-// later instant.
+// later instant. A repeated Acquire while the fencing counter has expired
+// or was lost under a held lease (a lease outliving Config.RecordTTL, or
+// partial data loss) cannot recover its token and fails as outcome unknown.
 package redis

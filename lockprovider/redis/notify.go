@@ -251,8 +251,15 @@ func (n *notifier) listen(s *subscription) {
 		case *goredis.Message:
 			n.signal(s, m.Channel, false)
 		case *goredis.Subscription:
-			if m.Kind == "ssubscribe" {
+			switch m.Kind {
+			case "ssubscribe":
 				n.signal(s, m.Channel, true)
+			case "sunsubscribe":
+				// Either ours (the channel has no waiters left, so this
+				// wakes nobody) or the server's, when a Cluster slot moved
+				// away: wake the waiters so they poll instead of waiting
+				// for an announcement that cannot come on this connection.
+				n.signal(s, m.Channel, false)
 			}
 		}
 	}
