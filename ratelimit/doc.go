@@ -56,6 +56,26 @@
 // no rounding accumulates; this requires Burst × Period/gcd(Period, Rate)
 // (in µs) ≤ 2^50, checked by New.
 //
+// # Stores
+//
+// Redis (lockprovider/redis): one key per key and limit,
+// <prefix>rl:{<key>}:<limit id>, holding a short string (a sorted set for
+// SlidingLog); the key is the hash tag, so all limits of a key share a
+// Cluster slot. Every write sets PX to the instant the limit is full again.
+// A one-limit decision runs a small script per algorithm, several limits
+// one general script; both use the server's TIME.
+//
+// PostgreSQL (lockprovider/postgres): one row per key and limit in the rate
+// table (UNLOGGED unless Config.RateLogged), decided by a plpgsql function
+// that Migrate installs, in one statement that locks the rows and then reads
+// clock_timestamp(). Requests on one key queue on its rows, so a hot key
+// decides about one request per statement time (a few thousand a second on
+// loopback). Expired rows are swept by the decisions themselves (about one
+// call in 256 deletes up to 2048) and by Provider.SweepRates.
+//
+// Memory (lockprovider/memory): the reference implementation, for one
+// process and for tests; its clock is Config.Now.
+//
 // # Waiting
 //
 // [Limiter.Wait] on TokenBucket and GCRA limits is the leaky bucket as a

@@ -179,7 +179,7 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 		}
 		req := lockprovider.RateRequest{Key: key, N: n, Limits: l.spi}
 		if l.reservable {
-			req.MaxDelay = budget.Truncate(time.Microsecond)
+			req.MaxDelay = min(budget, lockprovider.MaxDuration).Truncate(time.Microsecond)
 		}
 		res, err := l.store.RateLimit(ctx, req)
 		if err != nil {

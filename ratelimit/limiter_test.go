@@ -493,3 +493,15 @@ func TestWaitStores(t *testing.T) {
 		})
 	}
 }
+
+// A deadline further away than the longest reservation (366 days) is
+// fine.
+func TestWaitFarDeadline(t *testing.T) {
+	t.Parallel()
+	l := mustNew(t, memoryAt(newFakeClock(epoch)), ratelimit.PerSecond(5))
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(1000*24*time.Hour))
+	defer cancel()
+	if err := l.Wait(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+}
