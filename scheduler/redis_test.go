@@ -40,10 +40,16 @@ func init() {
 // successful claim (the last job start) across replicas. Each b.N
 // iteration is one tick.
 func BenchmarkClaimAtOneTick(b *testing.B) {
-	for _, replicas := range []int{1, 3} {
-		b.Run(fmt.Sprintf("redis/jobs=1000/replicas=%d", replicas), func(b *testing.B) {
-			claimAtOneTick(b, 1000, replicas)
-		})
+	for _, auto := range []bool{false, true} {
+		for _, replicas := range []int{1, 3} {
+			client := "client"
+			if auto {
+				client = "autopipeline"
+			}
+			b.Run(fmt.Sprintf("redis/%s/jobs=1000/replicas=%d", client, replicas), func(b *testing.B) {
+				claimAtOneTick(b, 1000, replicas, auto)
+			})
+		}
 	}
 }
 
@@ -94,12 +100,25 @@ func BenchmarkClaimBaseline(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-func claimAtOneTick(b *testing.B, jobs, replicas int) {
+// claimAtOneTick measures the claims of jobs locked jobs due at one tick on
+// replicas schedulers. With auto, each provider sends its commands through
+// go-redis's autopipeliner (Client.AutoPipeline), which batches the
+// concurrent acquires into pipelines.
+func claimAtOneTick(b *testing.B, jobs, replicas int, auto bool) {
 	const interval = time.Second
 	prefix := testenv.Prefix(b)
 	var mu sync.Mutex
 	lastClaim := map[time.Time]time.Duration{}
+	firstAttempt := map[time.Time]time.Duration{}
 	claims := map[time.Time]int{}
+	attempt := func(ev scheduler.Event) {
+		lat := time.Since(ev.Tick)
+		mu.Lock()
+		defer mu.Unlock()
+		if f, ok := firstAttempt[ev.Tick]; !ok || lat < f {
+			firstAttempt[ev.Tick] = lat
+		}
+	}
 	started := func(ev scheduler.Event) {
 		lat := time.Since(ev.Tick)
 		mu.Lock()
@@ -115,11 +134,19 @@ func claimAtOneTick(b *testing.B, jobs, replicas int) {
 		if err := client.Ping(context.Background()).Err(); err != nil {
 			b.Fatal(err)
 		}
-		p, err := redisprovider.New(client, &redisprovider.Config{Prefix: prefix})
+		var rc redisprovider.Client = client
+		if auto {
+			ap, err := client.AutoPipeline()
+			if err != nil {
+				b.Fatal(err)
+			}
+			rc = ap
+		}
+		p, err := redisprovider.New(rc, &redisprovider.Config{Prefix: prefix})
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := scheduler.New(p, &scheduler.Config{Hooks: scheduler.Hooks{Started: started}})
+		s, err := scheduler.New(p, &scheduler.Config{Hooks: scheduler.Hooks{Attempt: attempt, Started: started}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -147,7 +174,7 @@ func claimAtOneTick(b *testing.B, jobs, replicas int) {
 	for _, s := range scheds {
 		_ = s.Shutdown(context.Background())
 	}
-	var lats []time.Duration
+	var lats, wakes []time.Duration
 	var incomplete int
 	for tick, lat := range lastClaim {
 		if tick.Before(first) {
@@ -160,6 +187,7 @@ func claimAtOneTick(b *testing.B, jobs, replicas int) {
 			incomplete++
 		}
 		lats = append(lats, lat)
+		wakes = append(wakes, firstAttempt[tick])
 	}
 	if len(lats) == 0 {
 		b.Fatal("no tick measured")
@@ -167,6 +195,8 @@ func claimAtOneTick(b *testing.B, jobs, replicas int) {
 	slices.Sort(lats)
 	b.ReportMetric(float64(lats[len(lats)/2])/float64(time.Millisecond), "ms-to-last-claim(median)")
 	b.ReportMetric(float64(lats[len(lats)-1])/float64(time.Millisecond), "ms-to-last-claim(max)")
+	slices.Sort(wakes)
+	b.ReportMetric(float64(wakes[len(wakes)/2])/float64(time.Millisecond), "ms-to-first-attempt(median)")
 	b.ReportMetric(float64(incomplete), "incomplete-ticks")
 	b.ReportMetric(0, "ns/op")
 }
