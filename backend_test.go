@@ -115,8 +115,9 @@ func testAutoRenewOutage(t *testing.T, p lockprovider.Provider, cutConns func(),
 		t.Errorf("cause %v, want ErrLockLost", cause)
 	}
 	// The window ends at most one TTL after the last successful renewal,
-	// which was sent before the outage; allow scheduling slack.
-	if after > ttl+ttl/2 {
+	// which was sent before the outage; allow generous scheduling slack
+	// on a loaded machine.
+	if after > 2*ttl {
 		t.Errorf("loss reported %v after the outage; the trust window is %v", after, ttl)
 	}
 }

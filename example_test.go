@@ -94,7 +94,7 @@ func ExampleLock_Context() {
 	case <-lock.Context().Done():
 		cause := context.Cause(lock.Context())
 		fmt.Println(errors.Is(cause, baton.ErrLockLost), cause)
-	case <-time.After(time.Second): // the job's work
+	case <-time.After(10 * time.Second): // the job's work
 		fmt.Println("finished")
 	}
 	// Output:
@@ -105,9 +105,9 @@ func ExampleLock_Context() {
 func ExampleAcquireOptions_autoRenew() {
 	ctx := context.Background()
 	locker, _ := baton.NewLocker(memory.New(nil), nil)
-	lock, _ := locker.TryAcquire(ctx, "migrate", &baton.AcquireOptions{TTL: 300 * time.Millisecond, AutoRenew: true})
+	lock, _ := locker.TryAcquire(ctx, "migrate", &baton.AcquireOptions{TTL: time.Second, AutoRenew: true})
 
-	time.Sleep(600 * time.Millisecond) // a job longer than the TTL
+	time.Sleep(1500 * time.Millisecond) // a job longer than the TTL
 	_, err := locker.TryAcquire(ctx, "migrate", nil)
 	fmt.Println(lock.Context().Err(), errors.Is(err, baton.ErrNotAcquired))
 	_ = lock.Release(ctx)

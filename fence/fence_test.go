@@ -221,7 +221,15 @@ func TestGuardConcurrentRaise(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- g.Exec(ctx, db, 5, 1, "balance = balance + 100") }()
 	// Wait until the second writer is blocked on the row lock.
-	for {
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if time.Now().After(deadline) {
+			t.Fatal("the second writer never waited for the row lock")
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the second writer did not wait for the row lock: %v", err)
+		default:
+		}
 		var waiting bool
 		if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH upd AS (UPDATE "acct"%')`).Scan(&waiting); err != nil {
 			t.Fatal(err)
