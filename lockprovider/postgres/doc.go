@@ -7,7 +7,10 @@
 //
 //	name text PRIMARY KEY, owner text, locked_by text, locked_at timestamptz,
 //	lock_until timestamptz, at_least_until timestamptz, fence bigint,
-//	last_tick timestamptz, notify_until timestamptz
+//	last_tick timestamptz
+//
+// A second, small table (Table+"_waiters": name, until) records the names
+// some process waits on; see Release notifications.
 //
 // Provider.Migrate applies every embedded migrations/NNN_*.sql file in
 // order, in one transaction under an advisory lock; each file is idempotent,
@@ -51,14 +54,15 @@
 // # Release notifications
 //
 // The Provider implements lockprovider.ReleaseNotifier with LISTEN/NOTIFY on
-// the channel "baton_release:<table>" (hashed when longer than 63 bytes),
-// payload the lock name, sent by the release statement itself. NOTIFY makes
+// the channel "baton_release:<oid of the table>" (NOTIFY channels are
+// database-wide; the oid tells apart equally named tables of different
+// schemas), payload the lock name, sent by the release statement itself. NOTIFY makes
 // every notifying commit queue on a cluster-wide lock (measured: an
 // unconditional NOTIFY cut acquire+release throughput at 16 workers by
-// about 7x), so a release notifies only while the row's notify_until lies
-// ahead: NotifyRelease sets it (creating a placeholder row, invisible to
-// Inspect and List, for a name never acquired) and the listener renews it
-// every 10 s while waiters remain; it lapses 30 s after the last renewal.
+// about 7x), so a release notifies only for names with a live row in the
+// waiters table: NotifyRelease writes it, and the listener renews it every
+// 10 s while waiters remain; it lapses 30 s after the last renewal. Waiter
+// records never touch lease rows, so they never get in an Acquire's way.
 // One listening connection per Provider serves all waiters; see
 // Config.Listen for where it comes from.
 //

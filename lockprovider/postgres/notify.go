@@ -13,7 +13,7 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// Timing of the waiter marks (notify_until): a mark lasts markFor and is
+// Timing of the waiter marks (rows of the waiters table): a mark lasts markFor and is
 // renewed every markEvery while the name has local waiters, so marks of a
 // crashed process lapse within markFor.
 const (
@@ -32,14 +32,14 @@ const (
 // goroutine. Notifications are fanned out in-process by lock name.
 //
 // NOTIFY makes committing transactions queue on a cluster-wide lock, so
-// Release notifies only for names that have waiters: NotifyRelease marks
-// the name's row (notify_until; a placeholder row if the name has none yet)
-// before it returns, and the listener renews the mark while waiters remain.
-// Expiry is never announced, and a release that leaves the lease held until
-// its AtLeastFor bound is not announced either: waiters must still poll as
-// a fallback. If the listening connection breaks, the provider reconnects
-// with backoff and wakes every waiter, since releases may have been missed
-// meanwhile.
+// Release notifies only for names that have waiters: NotifyRelease records
+// the name in the waiters table (Config.Table+"_waiters") before it
+// returns, and the listener renews the record while waiters remain; it
+// lapses markFor after the last renewal. Expiry is never announced, and a
+// release that leaves the lease held until its AtLeastFor bound is not
+// announced either: waiters must still poll as a fallback. If the listening
+// connection breaks, the provider reconnects with backoff and wakes every
+// waiter, since releases may have been missed meanwhile.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
@@ -51,9 +51,9 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 }
 
 type listener struct {
-	channel            string
+	table              string // quoted, qualified table name
 	markSQL            string
-	markFor, markEvery time.Duration                                // markFor, markEvery; tests shorten them
+	markFor, markEvery time.Duration                                // the constants above; tests shorten them
 	open               func(ctx context.Context) (*pgx.Conn, error) // nil: no way to listen
 	log                *slog.Logger
 
@@ -96,7 +96,7 @@ func newListener(p *Provider, db DB, open func(ctx context.Context) (*pgx.Conn, 
 		}
 	}
 	return &listener{
-		channel:   p.channel,
+		table:     p.names.Locks,
 		markSQL:   p.markSQL,
 		markFor:   markFor,
 		markEvery: markEvery,
@@ -128,10 +128,10 @@ func (l *listener) add(ctx context.Context, name string, ch chan<- struct{}) (fu
 		runCtx, cancel := context.WithCancel(context.Background())
 		r := &listenRun{cancel: cancel, done: make(chan struct{}), interrupt: func() {}}
 		l.run = r
-		l.subscribe(name, ch)
+		s := l.subscribe(name, ch)
 		go l.loop(runCtx, conn, r)
 		l.mu.Unlock()
-		return l.stopFunc(name, ch), nil
+		return l.stopFunc(name, s), nil
 	}
 	var req *markReq
 	if len(l.subs[name]) == 0 {
@@ -141,9 +141,9 @@ func (l *listener) add(ctx context.Context, name string, ch chan<- struct{}) (fu
 		l.run.pending = append(l.run.pending, *req)
 		l.run.interrupt()
 	}
-	l.subscribe(name, ch)
+	s := l.subscribe(name, ch)
 	l.mu.Unlock()
-	stop := l.stopFunc(name, ch)
+	stop := l.stopFunc(name, s)
 	if req != nil {
 		select {
 		case err := <-req.done:
@@ -160,27 +160,24 @@ func (l *listener) add(ctx context.Context, name string, ch chan<- struct{}) (fu
 }
 
 // subscribe registers ch; l.mu must be held.
-func (l *listener) subscribe(name string, ch chan<- struct{}) {
+func (l *listener) subscribe(name string, ch chan<- struct{}) *subscription {
 	if l.subs[name] == nil {
 		l.subs[name] = make(map[*subscription]struct{})
 	}
-	l.subs[name][&subscription{ch: ch}] = struct{}{}
+	s := &subscription{ch: ch}
+	l.subs[name][s] = struct{}{}
 	l.n++
+	return s
 }
 
-func (l *listener) stopFunc(name string, ch chan<- struct{}) func() {
+func (l *listener) stopFunc(name string, s *subscription) func() {
 	var once sync.Once
-	return func() { once.Do(func() { l.remove(name, ch) }) }
+	return func() { once.Do(func() { l.remove(name, s) }) }
 }
 
-func (l *listener) remove(name string, ch chan<- struct{}) {
+func (l *listener) remove(name string, s *subscription) {
 	l.mu.Lock()
-	for s := range l.subs[name] {
-		if s.ch == ch {
-			delete(l.subs[name], s)
-			break
-		}
-	}
+	delete(l.subs[name], s)
 	if len(l.subs[name]) == 0 {
 		delete(l.subs, name)
 	}
@@ -203,7 +200,14 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open listener: %w", err)
 	}
-	sql := "SET lock_timeout = '" + listenLockTimeout + "'; LISTEN " + pgx.Identifier{l.channel}.Sanitize()
+	// The channel names the table by oid, resolved on this connection
+	// (so Config.Listen connections must see the same search_path).
+	var channel string
+	if err := conn.QueryRow(ctx, "SELECT 'baton_release:' || $1::regclass::oid::text", l.table).Scan(&channel); err != nil {
+		closeConn(conn)
+		return nil, fmt.Errorf("postgres: listen: resolve table %s: %w", l.table, err)
+	}
+	sql := "SET lock_timeout = '" + listenLockTimeout + "'; LISTEN " + pgx.Identifier{channel}.Sanitize()
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		closeConn(conn)
 		return nil, fmt.Errorf("postgres: listen: %w", err)

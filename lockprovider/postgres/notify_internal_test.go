@@ -23,7 +23,7 @@ func TestMarkRenewal(t *testing.T) {
 	p.listen.markFor, p.listen.markEvery = 300*time.Millisecond, 100*time.Millisecond
 	marked := func() bool {
 		var ok bool
-		err := pg.Pool.QueryRow(ctx, "SELECT notify_until > clock_timestamp() FROM baton_locks WHERE name = 'm'").Scan(&ok)
+		err := pg.Pool.QueryRow(ctx, "SELECT until > clock_timestamp() FROM baton_locks_waiters WHERE name = 'm'").Scan(&ok)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,13 +34,21 @@ func TestMarkRenewal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // several times markFor
-	if !marked() {
-		t.Fatal("mark not renewed while a waiter remains")
-	}
 	owner := lockprovider.NewOwner()
+	// A lease is held while marks are renewed: renewals never lock the
+	// lease row, so acquires by others are refused only for being held,
+	// and the holder's operations never collide with them.
 	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "m", Owner: owner, AtMostFor: time.Minute}); err != nil {
 		t.Fatal(err)
+	}
+	for end := time.Now().Add(time.Second); time.Now().Before(end); { // several times markFor
+		if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: "m", Owner: owner, AtMostFor: time.Minute}); err != nil {
+			t.Fatalf("Extend during mark renewals: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !marked() {
+		t.Fatal("mark not renewed while a waiter remains")
 	}
 	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "m", Owner: owner}); err != nil {
 		t.Fatal(err)
@@ -49,6 +57,21 @@ func TestMarkRenewal(t *testing.T) {
 	case <-ch:
 	case <-time.After(5 * time.Second):
 		t.Fatal("waiter not signalled after renewals")
+	}
+	// Acquires of the free name keep succeeding across renewals.
+	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); {
+		owner = lockprovider.NewOwner()
+		if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "m", Owner: owner, AtMostFor: time.Minute}); err != nil {
+			t.Fatalf("Acquire of a free name during mark renewals: %v", err)
+		}
+		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "m", Owner: owner}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatal("waiter not signalled after renewals")
+		}
 	}
 	stop()
 	time.Sleep(400 * time.Millisecond)

@@ -67,7 +67,11 @@ func TestNotifyOnlyWhenWaited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer spy.Close(context.Background())
-	if _, err := spy.Exec(ctx, `LISTEN "baton_release:baton_locks"`); err != nil {
+	var channel string
+	if err := spy.QueryRow(ctx, "SELECT 'baton_release:' || 'baton_locks'::regclass::oid::text").Scan(&channel); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := spy.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
 	spyWait := func() string {
@@ -243,9 +247,8 @@ func TestNotifyWithoutListener(t *testing.T) {
 	}
 }
 
-// Waiting on a name never acquired leaves a placeholder row that Inspect
-// and List hide and Acquire takes over.
-func TestNotifyPlaceholder(t *testing.T) {
+// Waiting on a name never acquired works, and creates no lease row.
+func TestNotifyBeforeFirstAcquire(t *testing.T) {
 	p, _ := newProvider(t, nil)
 	ctx := t.Context()
 	ch := make(chan struct{}, 1)
@@ -263,7 +266,7 @@ func TestNotifyPlaceholder(t *testing.T) {
 	a := params("fresh", time.Minute)
 	l, err := p.Acquire(ctx, a)
 	if err != nil || l.Fence <= 0 {
-		t.Fatalf("Acquire over a placeholder: %+v, %v", l, err)
+		t.Fatalf("Acquire of a waited-on name: %+v, %v", l, err)
 	}
 	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "fresh", Owner: a.Owner}); err != nil {
 		t.Fatal(err)

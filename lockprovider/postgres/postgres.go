@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,7 +47,9 @@ type Config struct {
 	// unqualified, so the connection's search_path decides. Migrate does
 	// not create the schema.
 	Schema string
-	// Table is the lease table. Defaults to DefaultTable.
+	// Table is the lease table, at most 55 bytes. Defaults to
+	// DefaultTable. A second table, Table+"_waiters", records which names
+	// have waiters (see NotifyRelease).
 	Table string
 	// RateTable is the rate-limit state table. Defaults to
 	// DefaultRateTable.
@@ -83,6 +83,13 @@ type Config struct {
 // *pgxpool.Pool.
 var ErrNoListener = errors.New("postgres: no connection for LISTEN (set Config.Listen or use a *pgxpool.Pool)")
 
+// The waiters table is named after the lease table, within the 63-byte
+// identifier limit.
+const (
+	waitersSuffix = "_waiters"
+	maxTableLen   = 63 - len(waitersSuffix)
+)
+
 // identRE is a plain PostgreSQL identifier of at most 63 bytes (NAMEDATALEN-1).
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
@@ -94,7 +101,6 @@ type Provider struct {
 	lockedBy string
 	log      *slog.Logger
 	names    names
-	channel  string // NOTIFY channel for releases
 
 	acquireSQL, acquireTickSQL, extendSQL, releaseSQL, markSQL, inspectSQL, listSQL string
 	migrations                                                                      []migration
@@ -119,10 +125,9 @@ var queryFS embed.FS
 // schema-qualified identifiers.
 type names struct {
 	Locks      string // e.g. "public"."baton_locks"
+	Waiters    string // Locks with the suffix _waiters
 	Rates      string
 	RateLogged bool
-
-	locks string // unquoted, for the channel name
 }
 
 type migration struct {
@@ -153,7 +158,6 @@ func New(db DB, cfg *Config) (*Provider, error) {
 		lockedBy:   c.LockedBy,
 		log:        c.Logger,
 		names:      n,
-		channel:    channelName(n.locks),
 		migrations: migs,
 	}
 	if p.lockedBy == "" {
@@ -203,11 +207,18 @@ func resolveNames(c *Config) (names, error) {
 			return names{}, err
 		}
 	}
-	qualify := func(t string) (quoted, plain string) {
-		if c.Schema == "" {
-			return pgx.Identifier{t}.Sanitize(), t
+	if len(table) > maxTableLen {
+		return names{}, &lockprovider.ValidationError{
+			Field: "Table", Value: strconv.Quote(table),
+			Reason: fmt.Sprintf("must be at most %d bytes (the waiters table adds %q)", maxTableLen, waitersSuffix),
+			Err:    lockprovider.ErrInvalid,
 		}
-		return pgx.Identifier{c.Schema, t}.Sanitize(), c.Schema + "." + t
+	}
+	qualify := func(t string) string {
+		if c.Schema == "" {
+			return pgx.Identifier{t}.Sanitize()
+		}
+		return pgx.Identifier{c.Schema, t}.Sanitize()
 	}
 	if c.Schema != "" {
 		if err := validateIdent("Schema", c.Schema); err != nil {
@@ -215,8 +226,9 @@ func resolveNames(c *Config) (names, error) {
 		}
 	}
 	n := names{RateLogged: c.RateLogged}
-	n.Locks, n.locks = qualify(table)
-	n.Rates, _ = qualify(rates)
+	n.Locks = qualify(table)
+	n.Waiters = qualify(table + waitersSuffix)
+	n.Rates = qualify(rates)
 	return n, nil
 }
 
@@ -234,18 +246,6 @@ func validateIdent(field, v string) error {
 		Reason: "must be a letter or underscore followed by up to 62 letters, digits or underscores",
 		Err:    lockprovider.ErrInvalid,
 	}
-}
-
-// channelName derives the NOTIFY channel from the table, so providers on
-// different tables do not wake each other. Channel names are limited to 63
-// bytes; a longer one is replaced by a hash.
-func channelName(table string) string {
-	c := "baton_release:" + table
-	if len(c) <= 63 {
-		return c
-	}
-	sum := sha256.Sum256([]byte(table))
-	return "baton_release:" + hex.EncodeToString(sum[:16])
 }
 
 func render(name, text string, n names) (string, error) {
@@ -398,7 +398,7 @@ func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 	}
 	// Exec: the row count is the answer; the RETURNING clause is there for
 	// its pg_notify side effect only.
-	tag, err := p.db.Exec(ctx, p.releaseSQL, r.Name, r.Owner, p.channel)
+	tag, err := p.db.Exec(ctx, p.releaseSQL, r.Name, r.Owner)
 	if err != nil {
 		return fmt.Errorf("postgres: release %q: %w", r.Name, err)
 	}

@@ -153,8 +153,11 @@ func TestInvalidIdentifiers(t *testing.T) {
 	if _, err := postgres.New(nil, nil); !errors.Is(err, lockprovider.ErrInvalid) {
 		t.Errorf("New(nil) = %v, want ErrInvalid", err)
 	}
-	if _, err := postgres.New(pg.Pool, &postgres.Config{Table: "a" + strings.Repeat("b", 62)}); err != nil {
-		t.Errorf("63-byte table name rejected: %v", err)
+	if _, err := postgres.New(pg.Pool, &postgres.Config{Table: strings.Repeat("b", 55)}); err != nil {
+		t.Errorf("55-byte table name rejected: %v", err)
+	}
+	if _, err := postgres.New(pg.Pool, &postgres.Config{Table: strings.Repeat("b", 56)}); !errors.Is(err, lockprovider.ErrInvalid) {
+		t.Errorf("56-byte table name (waiters table would exceed 63 bytes): %v, want ErrInvalid", err)
 	}
 }
 
