@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -110,11 +111,14 @@ func BenchmarkPostgres(b *testing.B) {
 	}
 }
 
-// BenchmarkRedisServerTime reports the Redis server's own time per decision
-// (INFO commandstats, µs per EVALSHA) on a private server, which client and
-// machine load do not blur: the script's cost, the part of a decision that
-// limits a shard's throughput. redis_rate's script is measured the same
-// way.
+// BenchmarkRedisServerTime measures the Redis server's own time per
+// decision, the script's cost, which bounds a shard's throughput: on a
+// private server with every command in the slow log, each iteration runs
+// one decision of ours and one of redis_rate (order flipping), and the
+// interquartile mean of each script's logged durations is reported
+// (server-µs/op ours, peer-server-µs/op redis_rate's, server-speedup theirs
+// over ours). Interleaving and trimming keep machine load from favouring
+// either side.
 func BenchmarkRedisServerTime(b *testing.B) {
 	srv := testenv.StartRedis(b)
 	client := srv.Client(b)
@@ -123,58 +127,109 @@ func BenchmarkRedisServerTime(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	evalsha := func() (calls, usec float64) {
-		info := client.Info(ctx, "commandstats").Val()
-		for _, line := range strings.Split(info, "\n") {
-			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:"); ok {
-				for _, kv := range strings.Split(rest, ",") {
-					k, v, _ := strings.Cut(kv, "=")
-					f, _ := strconv.ParseFloat(v, 64)
-					switch k {
-					case "calls":
-						calls = f
-					case "usec":
-						usec = f
-					}
-				}
-			}
-		}
-		return calls, usec
-	}
-	measure := func(b *testing.B, op func() error) {
-		if err := op(); err != nil { // load the script
-			b.Fatal(err)
-		}
-		c0, u0 := evalsha()
-		for b.Loop() {
-			if err := op(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c1, u1 := evalsha()
-		b.ReportMetric((u1-u0)/(c1-c0), "server-µs/op")
-	}
 	peer := redis_rate.NewLimiter(client)
 	peerLimit := redis_rate.Limit{Rate: 1_000_000, Burst: 1_000_000, Period: time.Second}
-	b.Run("redis_rate", func(b *testing.B) {
-		measure(b, func() error { _, err := peer.Allow(ctx, "k", peerLimit); return err })
-	})
+	multi, err := ratelimit.New(store, benchLimit(ratelimit.GCRA), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 1_000_000, Period: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		l    *ratelimit.Limiter
+	}{{"gcra+fixed_window", multi}}
 	for _, alg := range allAlgorithms {
 		l, err := ratelimit.New(store, benchLimit(alg))
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(alg.String(), func(b *testing.B) {
-			measure(b, func() error { _, err := l.Allow(ctx, "k"); return err })
+		cases = append(cases, struct {
+			name string
+			l    *ratelimit.Limiter
+		}{alg.String(), l})
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			// Load both scripts, then log every command from here on.
+			if _, err := c.l.Allow(ctx, "k"); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := peer.Allow(ctx, "k", peerLimit); err != nil {
+				b.Fatal(err)
+			}
+			for _, kv := range [][2]string{{"slowlog-log-slower-than", "0"}, {"slowlog-max-len", strconv.Itoa(2*b.N + 100)}} {
+				if err := client.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// Learn redis_rate's script SHA from one logged call.
+			client.SlowLogReset(ctx)
+			if _, err := peer.Allow(ctx, "k", peerLimit); err != nil {
+				b.Fatal(err)
+			}
+			peerSHA := ""
+			logs, err := client.SlowLogGet(ctx, -1).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, e := range logs {
+				if len(e.Args) > 1 && strings.EqualFold(e.Args[0], "evalsha") {
+					peerSHA = e.Args[1]
+				}
+			}
+			client.SlowLogReset(ctx)
+			i := 0
+			for b.Loop() {
+				i++
+				for k := range 2 {
+					if (k == 0) == (i%2 == 0) {
+						if _, err := c.l.Allow(ctx, "k"); err != nil {
+							b.Fatal(err)
+						}
+					} else if _, err := peer.Allow(ctx, "k", peerLimit); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if err := client.ConfigSet(ctx, "slowlog-log-slower-than", "-1").Err(); err != nil {
+				b.Fatal(err)
+			}
+			logs, err = client.SlowLogGet(ctx, -1).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var ours, theirs []float64
+			for _, e := range logs {
+				if len(e.Args) > 1 && strings.EqualFold(e.Args[0], "evalsha") {
+					if e.Args[1] == peerSHA {
+						theirs = append(theirs, float64(e.Duration.Microseconds()))
+					} else {
+						ours = append(ours, float64(e.Duration.Microseconds()))
+					}
+				}
+			}
+			if peerSHA == "" || len(ours) == 0 || len(theirs) == 0 {
+				b.Fatalf("slow log: %d of ours, %d of redis_rate's (sha %q)", len(ours), len(theirs), peerSHA)
+			}
+			o, t := iqMean(ours), iqMean(theirs)
+			b.ReportMetric(o, "server-µs/op")
+			b.ReportMetric(t, "peer-server-µs/op")
+			b.ReportMetric(t/o, "server-speedup")
 		})
 	}
-	two, err := ratelimit.New(store, benchLimit(ratelimit.GCRA), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 1_000_000, Period: time.Hour})
-	if err != nil {
-		b.Fatal(err)
+}
+
+// iqMean is the mean of the middle half of xs.
+func iqMean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	b.Run("gcra+fixed_window", func(b *testing.B) {
-		measure(b, func() error { _, err := two.Allow(ctx, "k"); return err })
-	})
+	slices.Sort(xs)
+	lo, hi := len(xs)/4, len(xs)-len(xs)/4
+	sum := 0.0
+	for _, x := range xs[lo:hi] {
+		sum += x
+	}
+	return sum / float64(hi-lo)
 }
 
 // BenchmarkRedisPaired runs each algorithm and redis_rate alternately in

@@ -21,22 +21,22 @@ local refund = ARGV[3] == '1'
 local nk = #KEYS
 local DEPTH = 1125899906842624 -- 2^50: how deep a bucket may owe, in units
 
-local alg, L, P, B, p, q = {}, {}, {}, {}, {}, {}
-local sa, sb, sc = {}, {}, {}
-local d = {}
+-- S holds four numbers per limit (state a, b, c and its wait d): one
+-- table rather than one per field keeps the script's allocations low.
+-- The limits' parameters are read from ARGV again where needed.
+local S = {}
 local D = 0
 
 for i = 1, nk do
   local j = 3 + (i - 1) * 6
   local a, lim, per, cap, pi, qi = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2]), tonumber(ARGV[j + 3]),
     tonumber(ARGV[j + 4]), tonumber(ARGV[j + 5]), tonumber(ARGV[j + 6])
-  alg[i], L[i], P[i], B[i], p[i], q[i] = a, lim, per, cap, pi, qi
   local k = KEYS[i]
   local di = 0
   if a == 2 then
     redis.call('ZREMRANGEBYSCORE', k, '-inf', now - per)
     local c = redis.call('ZCARD', k)
-    sa[i] = c
+    S[4 * i - 3] = c
     if c + n > lim then
       local o = redis.call('ZRANGE', k, c + n - lim - 1, c + n - lim - 1, 'WITHSCORES')
       di = tonumber(o[2]) + per - now
@@ -56,7 +56,7 @@ for i = 1, nk do
         end
         if tat < now then tat, fr = now, 0 end
       end
-      sa[i], sb[i] = tat, fr
+      S[4 * i - 3], S[4 * i - 2] = tat, fr
       local s = fr + n * pi
       local nt, nf = tat + floor(s / qi), s % qi
       di = nt - now - floor((cap * pi - nf) / qi)
@@ -72,7 +72,7 @@ for i = 1, nk do
       if el < 0 then el = 0 end
       local need = C - tok
       if need <= 0 or el >= floor((need + qi - 1) / qi) then tok = C else tok = tok + el * qi end
-      sa[i] = tok
+      S[4 * i - 3] = tok
       local req = n * pi
       if tok < req then di = floor((req - tok + qi - 1) / qi) end
     elseif a == 1 then
@@ -83,7 +83,7 @@ for i = 1, nk do
         wid, cnt = tonumber(x), tonumber(y)
         if wid < w then wid, cnt = w, 0 end
       end
-      sa[i], sb[i] = wid, cnt
+      S[4 * i - 3], S[4 * i - 2] = wid, cnt
       if cnt + n > lim then di = (wid + 1) * per - now end
     else
       local w = floor(now / per)
@@ -97,7 +97,7 @@ for i = 1, nk do
           wid, cur, prev = w, 0, 0
         end
       end
-      sa[i], sb[i], sc[i] = wid, cur, prev
+      S[4 * i - 3], S[4 * i - 2], S[4 * i - 1] = wid, cur, prev
       local el = now - wid * per
       if el < 0 then el = 0 end
       local est = prev * (per - el) / per
@@ -116,13 +116,14 @@ for i = 1, nk do
       end
     end
   end
-  d[i] = di
+  S[4 * i] = di
   if di > D then D = di end
 end
 
 local allowed = D <= maxd
 for i = 1, nk do
-  if alg[i] == 4 and D > floor(DEPTH / q[i]) then allowed = false end
+  local j = 3 + (i - 1) * 6
+  if ARGV[j + 1] == '4' and D > floor(DEPTH / tonumber(ARGV[j + 6])) then allowed = false end
 end
 local charge = allowed and n > 0
 if refund then allowed, charge, D = true, false, 0 end
@@ -130,18 +131,14 @@ if refund then allowed, charge, D = true, false, 0 end
 local out = {allowed and 1 or 0, now, D}
 if n == 0 then out[3] = 0 end
 
-local function px(us)
-  local ms = floor((us + 999) / 1000)
-  if ms < 1 then ms = 1 end
-  return ms
-end
-
 for i = 1, nk do
-  local a, lim, per, k = alg[i], L[i], P[i], KEYS[i]
+  local j = 3 + (i - 1) * 6
+  local a, lim, per, cap, pi, qi = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2]), tonumber(ARGV[j + 3]),
+    tonumber(ARGV[j + 4]), tonumber(ARGV[j + 5]), tonumber(ARGV[j + 6])
+  local k = KEYS[i]
   local rem, reset = 0, 0
   if a == 5 then
-    local tat, fr = sa[i], sb[i]
-    local pi, qi = p[i], q[i]
+    local tat, fr = S[4 * i - 3], S[4 * i - 2]
     local write = false
     if charge then
       local ts = now + D
@@ -156,26 +153,25 @@ for i = 1, nk do
       write = true
     end
     local dt = tat - now
-    local tau = B[i] * pi
+    local tau = cap * pi
     if dt <= floor(tau / qi) + 1 then rem = floor((tau - dt * qi - fr) / pi) end
     reset = dt
     if fr > 0 then reset = reset + 1 end
     if write then
       if reset > 0 then
-        redis.call('SET', k, string.format('%d:%d', tat, fr), 'PX', px(reset))
+        redis.call('SET', k, string.format('%d:%d', tat, fr), 'PX', floor((reset + 999) / 1000))
       else
         redis.call('DEL', k)
       end
     end
   elseif a == 4 then
-    local pi, qi = p[i], q[i]
-    local C = B[i] * pi
-    local tok = sa[i]
+    local C = cap * pi
+    local tok = S[4 * i - 3]
     local write = false
     if charge then
-      local cap = C - D * qi
-      if tok < cap then cap = tok end
-      tok = cap - n * pi
+      local top = C - D * qi
+      if tok < top then top = tok end
+      tok = top - n * pi
       write = true
     elseif refund then
       tok = tok + n * pi
@@ -186,34 +182,35 @@ for i = 1, nk do
     reset = floor((C - tok + qi - 1) / qi)
     if write then
       if reset > 0 then
-        redis.call('SET', k, string.format('%d:%d', tok, now), 'PX', px(reset))
+        redis.call('SET', k, string.format('%d:%d', tok, now), 'PX', floor((reset + 999) / 1000))
       else
         redis.call('DEL', k)
       end
     end
   elseif a == 1 then
-    local wid, cnt = sa[i], sb[i]
+    local wid, cnt = S[4 * i - 3], S[4 * i - 2]
     local e = (wid + 1) * per - now
     if charge then
       cnt = cnt + n
-      redis.call('SET', k, string.format('%d:%d', wid, cnt), 'PX', px(e))
+      redis.call('SET', k, string.format('%d:%d', wid, cnt), 'PX', floor((e + 999) / 1000))
     end
     rem = lim - cnt
     if cnt > 0 then reset = e end
   elseif a == 2 then
-    local c = sa[i]
+    local c = S[4 * i - 3]
     if charge then
       local m = {}
+      local stamp = tm[1] .. tm[2] .. '-' -- as rate_sl.lua
       for u = 1, n do
         m[#m + 1] = now
-        m[#m + 1] = string.format('%d-%d', now, c + u)
+        m[#m + 1] = stamp .. (c + u)
         if #m >= 1000 then
           redis.call('ZADD', k, unpack(m))
           m = {}
         end
       end
       if #m > 0 then redis.call('ZADD', k, unpack(m)) end
-      redis.call('PEXPIRE', k, px(per))
+      redis.call('PEXPIRE', k, floor((per + 999) / 1000))
       c = c + n
       reset = per
     elseif c > 0 then
@@ -223,7 +220,7 @@ for i = 1, nk do
     end
     rem = lim - c
   else
-    local wid, cur, prev = sa[i], sb[i], sc[i]
+    local wid, cur, prev = S[4 * i - 3], S[4 * i - 2], S[4 * i - 1]
     local el = now - wid * per
     if el < 0 then el = 0 end
     if charge then cur = cur + n end
@@ -234,12 +231,12 @@ for i = 1, nk do
       reset = per - el
     end
     if charge then
-      redis.call('SET', k, string.format('%d:%d:%d', wid, cur, prev), 'PX', px(reset))
+      redis.call('SET', k, string.format('%d:%d:%d', wid, cur, prev), 'PX', floor((reset + 999) / 1000))
     end
   end
   if rem < 0 then rem = 0 end
   out[#out + 1] = rem
-  out[#out + 1] = d[i]
+  out[#out + 1] = S[4 * i]
   out[#out + 1] = reset
 end
 return out

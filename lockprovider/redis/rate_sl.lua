@@ -15,16 +15,23 @@ if c + n > lim then
 end
 local reset = 0
 if d == 0 and n > 0 then
-  local m = {}
-  for u = 1, n do
-    m[#m + 1] = now
-    m[#m + 1] = string.format('%d-%d', now, c + u)
-    if #m >= 1000 then
-      redis.call('ZADD', k, unpack(m))
-      m = {}
+  -- Members are unique: the time's digits (seconds, then microseconds, as
+  -- TIME gave them), a dash, and the position in the log.
+  local stamp = tm[1] .. tm[2] .. '-'
+  if n == 1 then
+    redis.call('ZADD', k, now, stamp .. (c + 1))
+  else
+    local m = {}
+    for u = 1, n do
+      m[#m + 1] = now
+      m[#m + 1] = stamp .. (c + u)
+      if #m >= 1000 then
+        redis.call('ZADD', k, unpack(m))
+        m = {}
+      end
     end
+    if #m > 0 then redis.call('ZADD', k, unpack(m)) end
   end
-  if #m > 0 then redis.call('ZADD', k, unpack(m)) end
   redis.call('PEXPIRE', k, math.floor((per + 999) / 1000))
   c = c + n
   reset = per
