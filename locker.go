@@ -46,7 +46,7 @@ type Config struct {
 
 	// MinBackoff and MaxBackoff bound the jittered exponential backoff
 	// between polls while Acquire waits. Zero means DefaultMinBackoff and
-	// DefaultMaxBackoff.
+	// DefaultMaxBackoff (or MinBackoff, if that is larger).
 	MinBackoff, MaxBackoff time.Duration
 
 	// ReleaseTimeout bounds Release, which ignores the cancellation of the
@@ -265,6 +265,11 @@ func (l *Locker) TryAcquire(ctx context.Context, name string, opts *AcquireOptio
 // implements lockprovider.ReleaseNotifier and Config.DisableNotify is
 // false) and otherwise after a jittered exponential backoff between
 // Config.MinBackoff and Config.MaxBackoff, since expiry is not announced.
+//
+// Goroutines waiting through one Locker for the same name queue in this
+// process, in arrival order as far as Go's channels keep it: only the first
+// polls and tries, so a release costs the backend one attempt per process,
+// not one per waiting goroutine. Waiters in other processes compete freely.
 //
 // Acquire fails early with ErrDeadlineTooSoon (which also matches
 // ErrNotAcquired) when ctx's deadline leaves less time than one round trip
