@@ -101,13 +101,18 @@ func (k *Lock) Context() context.Context { return k.ctx }
 
 // windowEnded runs when the trust-window timer fires.
 func (k *Lock) windowEnded() {
+	// Decided under mu, so that an extension either moved the deadline
+	// before this check or sees the loss when it takes mu.
 	k.mu.Lock()
-	early := time.Now().Before(k.deadline) // a renewal moved it meanwhile
-	k.mu.Unlock()
-	if early {
+	if time.Now().Before(k.deadline) || k.ctx.Err() != nil { // moved meanwhile, or ended
+		k.mu.Unlock()
 		return
 	}
-	k.lose(fmt.Errorf("%w: trust window ended", ErrLockLost))
+	cause := fmt.Errorf("%w: trust window ended", ErrLockLost)
+	k.cancel(cause)
+	token := k.lease.Fence
+	k.mu.Unlock()
+	k.l.log.Warn("baton: lock lost", "lock_name", k.name, "token", token, "err", cause)
 }
 
 func (k *Lock) lose(cause error) {
