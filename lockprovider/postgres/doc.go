@@ -53,18 +53,18 @@
 //
 // # Release notifications
 //
-// The Provider implements lockprovider.ReleaseNotifier with LISTEN/NOTIFY on
-// the channel "baton_release:<oid of the table>" (NOTIFY channels are
-// database-wide; the oid tells apart equally named tables of different
-// schemas), payload the lock name, sent by the release statement itself. NOTIFY makes
-// every notifying commit queue on a cluster-wide lock (measured: an
-// unconditional NOTIFY cut acquire+release throughput at 16 workers by
-// about 7x), so a release notifies only for names with a live row in the
-// waiters table: NotifyRelease writes it, and the listener renews it every
-// 10 s while waiters remain; it lapses 30 s after the last renewal. Waiter
-// records never touch lease rows, so they never get in an Acquire's way.
-// One listening connection per Provider serves all waiters; see
-// Config.Listen for where it comes from.
+// The Provider implements lockprovider.ReleaseNotifier with LISTEN/NOTIFY.
+// The release statement itself notifies, payload the lock name, on the
+// channel "baton_release:<oid of the lease table>" (NOTIFY channels are
+// database-wide; the oid tells equally named tables of different schemas
+// apart). NOTIFY makes every notifying commit queue on a cluster-wide lock
+// (measured: an unconditional NOTIFY cut acquire+release throughput at 16
+// workers by about 7x), so a release notifies only for names with a live
+// row in the waiters table: NotifyRelease writes it, and the listener
+// renews it every 10 s while waiters remain; it lapses 30 s after the last
+// renewal. Waiter records never touch lease rows, so they never get in an
+// Acquire's way. One listening connection per Provider serves all waiters;
+// see Config.Listen for where it comes from.
 //
 // # Failover
 //

@@ -69,8 +69,11 @@ type Config struct {
 	// *pgxpool.Pool, the provider takes a connection out of the pool
 	// (pgxpool.Conn.Hijack) for as long as waiters exist, so the pool's
 	// own capacity is not reduced; otherwise NotifyRelease returns
-	// ErrNoListener. Do not route it through a transaction-pooling proxy
-	// (PgBouncer in transaction mode), which does not keep LISTEN.
+	// ErrNoListener. The connection must resolve the table name as the DB
+	// does (same search_path when Schema is empty); the provider sets a
+	// short lock_timeout on it. Do not route it through a
+	// transaction-pooling proxy (PgBouncer in transaction mode), which does
+	// not keep LISTEN.
 	Listen func(ctx context.Context) (*pgx.Conn, error)
 
 	// Logger receives the listener's connection problems. Defaults to
