@@ -48,11 +48,10 @@ for i = 1, nk do
       local tat, fr = now, 0
       if v then
         -- "tat" or "tat:fraction" (rate_gcra.lua omits a zero fraction)
-        local c = string.find(v, ':', 1, true)
-        if c then
+        tat = tonumber(v) -- nil for "tat:fraction"
+        if not tat then
+          local c = string.find(v, ':', 1, true)
           tat, fr = tonumber(string.sub(v, 1, c - 1)), tonumber(string.sub(v, c + 1))
-        else
-          tat = tonumber(v)
         end
         if tat < now then tat, fr = now, 0 end
       end
