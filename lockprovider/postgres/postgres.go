@@ -365,7 +365,10 @@ func acquireError(name string, err error) error {
 	return fmt.Errorf("postgres: acquire %q: %w", name, err)
 }
 
-// Extend implements lockprovider.Provider in one UPDATE.
+// Extend implements lockprovider.Provider in one UPDATE. The returned
+// Lease.Tick is the newest tick granted for the name (the table keeps no
+// per-grant tick), which is the lease's own tick when it was granted for
+// one.
 func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
 	if err := e.Validate(); err != nil {
 		return lockprovider.Lease{}, err
