@@ -26,9 +26,14 @@ type cmdLog struct {
 func (c *cmdLog) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (c *cmdLog) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		c.mu.Lock()
-		c.names = append(c.names, cmd.Name())
-		c.mu.Unlock()
+		switch cmd.Name() {
+		case "hello", "client", "auth", "select":
+			// A (re)connection's handshake, not a decision's.
+		default:
+			c.mu.Lock()
+			c.names = append(c.names, cmd.Name())
+			c.mu.Unlock()
+		}
 		return next(ctx, cmd)
 	}
 }
@@ -86,7 +91,6 @@ func TestRateOneRoundTrip(t *testing.T) {
 	for _, l := range everyAlgorithm {
 		requests = append(requests, lockprovider.RateRequest{Key: "one", N: 1, Limits: []lockprovider.RateLimit{l}})
 	}
-	first := true
 	for _, r := range requests {
 		for i := range 5 { // admitted three times, then refused
 			res, err := p.RateLimit(ctx, r)
@@ -94,10 +98,11 @@ func TestRateOneRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := log.take()
-			if first && len(got) == 2 && got[0] == "evalsha" && got[1] == "eval" {
-				got = got[:1] // the script was not cached yet: loaded once
+			if i == 0 && len(got) == 2 && got[0] == "evalsha" && got[1] == "eval" {
+				// Each request shape has its own script, which the server
+				// may not have cached yet: loaded once by EVAL.
+				got = got[:1]
 			}
-			first = false
 			if len(got) != 1 || got[0] != "evalsha" {
 				t.Errorf("%s decision %d (allowed=%v) sent %v; want one evalsha", r.Key, i, res.Allowed, got)
 			}
