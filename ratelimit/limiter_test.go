@@ -342,12 +342,9 @@ func TestWaitReservesInOrder(t *testing.T) {
 	// next slot fails at once and books nothing.
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	t0 := time.Now()
+	// (A Wait that slept would end with the context's own error instead.)
 	if err := l.Wait(dctx, "k"); !errors.Is(err, ratelimit.ErrWouldExceedDeadline) {
 		t.Fatalf("Wait with a short deadline = %v; want ErrWouldExceedDeadline", err)
-	}
-	if el := time.Since(t0); el > 50*time.Millisecond {
-		t.Errorf("failing Wait took %v; want at once", el)
 	}
 	before := allow(t, l, "k", 0).ResetAfter
 	// Cancelling during the sleep gives the slot back.

@@ -56,6 +56,11 @@ var _ lockprovider.RateLimiter = (*Provider)(nil)
 // shares one hash slot and Redis Cluster runs the script on one node. Every
 // key written gets a PX expiry at the instant its limit is full again, so
 // nothing outlives its use.
+//
+// The scripts read TIME and then write, which needs script effects
+// replication: the default since Redis 5, the only mode since 7 (and in
+// Valkey). They never call redis.replicate_commands, which some managed
+// services reject.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
 	if err := r.Validate(); err != nil {
 		return lockprovider.RateResult{}, err
