@@ -2,6 +2,7 @@
 GO        ?= go
 PKGS      ?= ./...
 TESTFLAGS ?=
+DEMOFLAGS ?=
 STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: help
@@ -21,6 +22,11 @@ lint: ## gofmt and staticcheck
 .PHONY: bench
 bench: ## Benchmarks (providers, peers side by side, rate limiter, scheduler)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+.PHONY: demo
+demo: ## Example app: 3 replicas for 30s, live log, exactly-once summary (DEMOFLAGS=-help lists options)
+	$(GO) build -o bin/ ./examples/cronapp ./examples/cronapp/cmd/demo
+	bin/demo -app bin/cronapp $(DEMOFLAGS)
 
 .PHONY: tidy
 tidy: ## go mod tidy

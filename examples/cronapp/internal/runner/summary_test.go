@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/examples/cronapp/internal/wire"
+)
+
+func TestExpectedTicks(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	j := wire.Job{Name: "j", Every: 2 * time.Second, Offset: 500 * time.Millisecond}
+	got := expectedTicks(j, base.Add(600*time.Millisecond), base.Add(6500*time.Millisecond))
+	want := []time.Time{base.Add(2500 * time.Millisecond), base.Add(4500 * time.Millisecond), base.Add(6500 * time.Millisecond)}
+	if len(got) != len(want) {
+		t.Fatalf("ticks %v, want %v", got, want)
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Errorf("tick %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	// A window starting exactly on a tick includes it.
+	if got := expectedTicks(j, base.Add(500*time.Millisecond), base.Add(500*time.Millisecond)); len(got) != 1 {
+		t.Errorf("window on a tick: %v", got)
+	}
+}
+
+func TestTally(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	c := newCollector(2)
+	c.add("r1", wire.Record{Msg: wire.MsgReady, Time: base, Jobs: []wire.Job{
+		{Name: "daily-report", Every: 2 * time.Second, Locked: true},
+		{Name: "inventory", Every: 2 * time.Second, Offset: time.Second, Locked: true},
+	}})
+	c.add("r2", wire.Record{Msg: wire.MsgReady, Time: base.Add(10 * time.Millisecond)})
+	ev := func(rep, job string, tick time.Duration, outcome string, token int64) {
+		c.add(rep, wire.Record{Msg: wire.MsgEvent, Job: job, Tick: base.Add(tick), Outcome: outcome, Token: token})
+	}
+	ev("r1", "daily-report", 2*time.Second, wire.Ran, 1)
+	ev("r2", "daily-report", 2*time.Second, wire.Skipped, 0)
+	ev("r2", "daily-report", 4*time.Second, wire.Ran, 2)
+	ev("r1", "inventory", 1*time.Second, wire.Ran, 10)
+	ev("r2", "inventory", 3*time.Second, wire.Paused, 11)
+	ev("r1", "inventory", 5*time.Second, wire.Ran, 12)
+	ev("r2", "inventory", 3*time.Second, wire.Rejected, 11)
+	c.add("r1", wire.Record{Msg: wire.MsgEvent, Job: "customer-sync", Tick: base, Outcome: wire.Batch, Synced: 3, Held: 2, Limited: 1})
+
+	witness := map[string]map[time.Time]int{
+		"daily-report": {base.Add(2 * time.Second): 1, base.Add(4 * time.Second): 1},
+		"inventory":    {base.Add(time.Second): 1, base.Add(3 * time.Second): 1, base.Add(5 * time.Second): 1},
+	}
+	s := tally(c, base.Add(100*time.Millisecond), base.Add(5500*time.Millisecond), witness, 998, 12, true)
+	if len(s.Failures) > 0 {
+		t.Fatalf("failures: %q", s.Failures)
+	}
+	if s.Rejected != 1 || s.RateLimit != 1 || s.Synced != 3 || s.Applied != 2 || !strings.Contains(s.Frozen, "r2") {
+		t.Errorf("summary %+v", s)
+	}
+	for _, ch := range s.Checks {
+		if ch.Once != ch.Expected || ch.Expected < 2 {
+			t.Errorf("check %+v", ch)
+		}
+	}
+
+	// A missing tick, a second run and a stale write that landed fail.
+	delete(witness["daily-report"], base.Add(4*time.Second))
+	ev("r1", "daily-report", 2*time.Second, wire.Duplicate, 3)
+	s = tally(c, base.Add(100*time.Millisecond), base.Add(5500*time.Millisecond), witness, 997, 12, true)
+	got := strings.Join(s.Failures, "\n")
+	for _, want := range []string{"1 of 2 ticks in the window did not run", "ran a second time", "stock is 997"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("failures %q lack %q", got, want)
+		}
+	}
+}
