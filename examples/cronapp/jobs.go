@@ -84,6 +84,11 @@ func (a *app) register(sched *scheduler.Scheduler) ([]*scheduler.Job, []wire.Job
 // hooks turn the scheduler's outcomes into job events.
 func (a *app) hooks() scheduler.Hooks {
 	return scheduler.Hooks{
+		Started: func(e scheduler.Event) {
+			if e.Token != 0 { // locked jobs only: unlocked ones start everywhere
+				a.event(slog.LevelInfo, e.Job, e.Tick, wire.Started, "token", e.Token)
+			}
+		},
 		Skipped: func(e scheduler.Event) {
 			why := e.Err.Error()
 			switch {

@@ -340,6 +340,9 @@ func render(t0 time.Time, name string, l line) string {
 	at := since(t0, r.Time)
 	switch r.Msg {
 	case wire.MsgEvent:
+		if r.Outcome == wire.Started {
+			return "" // counted, not shown: "ran" follows
+		}
 		detail := r.Detail
 		if r.Err != "" {
 			detail = strings.TrimSpace(detail + " " + r.Err)

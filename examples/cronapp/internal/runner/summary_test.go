@@ -38,12 +38,16 @@ func TestTally(t *testing.T) {
 	ev := func(rep, job string, tick time.Duration, outcome string, token int64) {
 		c.add(rep, wire.Record{Msg: wire.MsgEvent, Job: job, Tick: base.Add(tick), Outcome: outcome, Token: token})
 	}
-	ev("r1", "daily-report", 2*time.Second, wire.Ran, 1)
+	run := func(rep, job string, tick time.Duration, outcome string, token int64) {
+		ev(rep, job, tick, wire.Started, token)
+		ev(rep, job, tick, outcome, token)
+	}
+	run("r1", "daily-report", 2*time.Second, wire.Ran, 1)
 	ev("r2", "daily-report", 2*time.Second, wire.Skipped, 0)
-	ev("r2", "daily-report", 4*time.Second, wire.Ran, 2)
-	ev("r1", "inventory", 1*time.Second, wire.Ran, 10)
-	ev("r2", "inventory", 3*time.Second, wire.Paused, 11)
-	ev("r1", "inventory", 5*time.Second, wire.Ran, 12)
+	run("r2", "daily-report", 4*time.Second, wire.Ran, 2)
+	run("r1", "inventory", 1*time.Second, wire.Ran, 10)
+	run("r2", "inventory", 3*time.Second, wire.Paused, 11)
+	run("r1", "inventory", 5*time.Second, wire.Ran, 12)
 	ev("r2", "inventory", 3*time.Second, wire.Rejected, 11)
 	c.add("r1", wire.Record{Msg: wire.MsgEvent, Job: "customer-sync", Tick: base, Outcome: wire.Batch, Synced: 3, Held: 2, Limited: 1})
 
@@ -66,10 +70,10 @@ func TestTally(t *testing.T) {
 
 	// A missing tick, a second run and a stale write that landed fail.
 	delete(witness["daily-report"], base.Add(4*time.Second))
-	ev("r1", "daily-report", 2*time.Second, wire.Duplicate, 3)
+	run("r1", "daily-report", 2*time.Second, wire.Duplicate, 3)
 	s = tally(c, base.Add(100*time.Millisecond), base.Add(5500*time.Millisecond), witness, 997, 12, true)
 	got := strings.Join(s.Failures, "\n")
-	for _, want := range []string{"1 of 2 ticks in the window did not run", "ran a second time", "stock is 997"} {
+	for _, want := range []string{"1 of 2 ticks in the window did not run", "ran a second time", "1 of 2 ticks started by exactly one replica", "stock is 997"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("failures %q lack %q", got, want)
 		}

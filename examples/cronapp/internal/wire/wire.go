@@ -17,6 +17,7 @@ const (
 
 // Outcomes of a job event.
 const (
+	Started     = "started"      // the scheduler calls the job function (this replica won the tick)
 	Ran         = "ran"          // the job did its work for the tick
 	Skipped     = "skipped"      // another replica holds the lock, or the tick already ran
 	Rejected    = "rejected"     // a fenced write was refused (fence.ErrStaleToken)
