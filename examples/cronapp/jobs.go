@@ -255,12 +255,14 @@ func (a *app) inventory(ctx context.Context, run scheduler.Run) error {
 	case err != nil:
 		return err
 	}
-	var stock int64
-	if err := a.pool.QueryRow(wctx, "SELECT stock FROM "+a.t.inventory+" WHERE product_id = $1", widgetID).Scan(&stock); err != nil {
-		return err
+	// The sale is made; the stock is read back only for the log.
+	stock := "unknown"
+	var n int64
+	if err := a.pool.QueryRow(wctx, "SELECT stock FROM "+a.t.inventory+" WHERE product_id = $1", widgetID).Scan(&n); err == nil {
+		stock = fmt.Sprint(n)
 	}
 	a.event(slog.LevelInfo, run.Job, run.Tick, wire.Ran, "token", run.Token,
-		"detail", fmt.Sprintf("sold 1 widget, stock %d, last_fence %d", stock, run.Token))
+		"detail", fmt.Sprintf("sold 1 widget, stock %s, last_fence %d", stock, run.Token))
 	return nil
 }
 
@@ -290,7 +292,7 @@ func (a *app) freeze(run scheduler.Run) {
 		"pause_for", a.cfg.PauseFor,
 		"detail", fmt.Sprintf("freezing for %v with token %d, past lockAtMostFor (%s)", a.cfg.PauseFor, run.Token, how))
 	began := time.Now()
-	if !a.cfg.PauseStop || !stopSelf() {
+	if !a.cfg.PauseStop || !stopSelf(2*a.cfg.PauseFor+5*time.Second) {
 		time.Sleep(a.cfg.PauseFor)
 	}
 	a.event(slog.LevelWarn, run.Job, run.Tick, wire.Resumed, "token", run.Token,

@@ -2,5 +2,7 @@
 
 package main
 
+import "time"
+
 // stopSelf cannot freeze the process on this platform; the caller sleeps.
-func stopSelf() bool { return false }
+func stopSelf(time.Duration) bool { return false }
