@@ -158,7 +158,11 @@ for i = 1, nk do
     if fr > 0 then reset = reset + 1 end
     if write then
       if reset > 0 then
-        redis.call('SET', k, string.format('%d:%d', tat, fr), 'PX', floor((reset + 999) / 1000))
+        if fr > 0 then
+          redis.call('SET', k, string.format('%d:%d', tat, fr), 'PX', floor((reset + 999) / 1000))
+        else
+          redis.call('SET', k, tat, 'PX', floor((reset + 999) / 1000))
+        end
       else
         redis.call('DEL', k)
       end
@@ -191,7 +195,8 @@ for i = 1, nk do
     local e = (wid + 1) * per - now
     if charge then
       cnt = cnt + n
-      redis.call('SET', k, string.format('%d:%d', wid, cnt), 'PX', floor((e + 999) / 1000))
+      -- Window index and count are below 1e14, so Lua prints them exactly.
+      redis.call('SET', k, wid .. ':' .. cnt, 'PX', floor((e + 999) / 1000))
     end
     rem = lim - cnt
     if cnt > 0 then reset = e end
@@ -230,7 +235,7 @@ for i = 1, nk do
       reset = per - el
     end
     if charge then
-      redis.call('SET', k, string.format('%d:%d:%d', wid, cur, prev), 'PX', floor((reset + 999) / 1000))
+      redis.call('SET', k, wid .. ':' .. cur .. ':' .. prev, 'PX', floor((reset + 999) / 1000))
     end
   end
   if rem < 0 then rem = 0 end

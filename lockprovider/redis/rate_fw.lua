@@ -18,7 +18,8 @@ local d = 0
 if cnt + n > lim then d = e end
 if d == 0 and n > 0 then
   cnt = cnt + n
-  redis.call('SET', k, string.format('%d:%d', wid, cnt), 'PX', math.floor((e + 999) / 1000))
+  -- Window index and count are below 1e14, so Lua prints them exactly.
+  redis.call('SET', k, wid .. ':' .. cnt, 'PX', math.floor((e + 999) / 1000))
 end
 local rem = lim - cnt
 if rem < 0 then rem = 0 end

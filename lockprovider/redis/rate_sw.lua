@@ -43,7 +43,8 @@ elseif prev > 0 then
   reset = per - el
 end
 if d == 0 and n > 0 then
-  redis.call('SET', k, string.format('%d:%d:%d', wid, cur, prev), 'PX', floor((reset + 999) / 1000))
+  -- Window index and counts are below 1e14, so Lua prints them exactly.
+  redis.call('SET', k, wid .. ':' .. cur .. ':' .. prev, 'PX', floor((reset + 999) / 1000))
 end
 local rem = floor(lim - est - cur)
 if rem < 0 then rem = 0 end
