@@ -29,15 +29,21 @@ func StartRedisCluster(t testing.TB, masters int) *RedisCluster {
 	}
 	c := &RedisCluster{}
 	for range masters {
-		// The bus port defaults to port+10000, which may be taken.
-		bus := FreePort(t)
+		var bus int
+		n := startRedis(t, func() []string {
+			// The bus port defaults to port+10000, which may be taken or
+			// out of range.
+			bus = FreePort(t)
+			return []string{
+				"--cluster-enabled", "yes",
+				"--cluster-port", strconv.Itoa(bus),
+				"--cluster-node-timeout", "5000",
+				"--cluster-require-full-coverage", "yes",
+			}
+		})
+		t.Cleanup(n.Kill)
 		c.busPorts = append(c.busPorts, bus)
-		c.Nodes = append(c.Nodes, StartRedis(t,
-			"--cluster-enabled", "yes",
-			"--cluster-port", strconv.Itoa(bus),
-			"--cluster-node-timeout", "5000",
-			"--cluster-require-full-coverage", "yes",
-		))
+		c.Nodes = append(c.Nodes, n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

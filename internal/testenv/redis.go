@@ -2,11 +2,13 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -54,7 +56,12 @@ func resolveRedis() (string, error) {
 			return "", err
 		}
 		s := &RedisServer{dir: dir, Port: freePortNoT()}
-		if err := s.start(); err != nil {
+		err = s.start()
+		for i := 0; err != nil && i < 4; i++ { // the port was taken meanwhile
+			s.Port = freePortNoT()
+			err = s.start()
+		}
+		if err != nil {
 			return "", err
 		}
 		atExit(func() { s.Kill(); _ = os.RemoveAll(dir) })
@@ -81,12 +88,25 @@ type RedisServer struct {
 // and stops it when the test ends.
 func StartRedis(t testing.TB, args ...string) *RedisServer {
 	t.Helper()
-	s := &RedisServer{dir: t.TempDir(), Port: FreePort(t), Args: args}
-	if err := s.start(); err != nil {
-		t.Fatalf("testenv: start redis-server: %v", err)
-	}
+	s := startRedis(t, func() []string { return args })
 	t.Cleanup(s.Kill)
 	return s
+}
+
+// startRedis starts a server on a fresh port, retrying with other ports
+// when the chosen one was taken meanwhile. args is called per attempt, so
+// it may pick fresh ports of its own.
+func startRedis(t testing.TB, args func() []string) *RedisServer {
+	t.Helper()
+	var err error
+	for range 5 {
+		s := &RedisServer{dir: t.TempDir(), Port: FreePort(t), Args: args()}
+		if err = s.start(); err == nil {
+			return s
+		}
+	}
+	t.Fatalf("testenv: start redis-server: %v", err)
+	return nil
 }
 
 // Addr is host:port.
@@ -115,9 +135,45 @@ func (s *RedisServer) start() error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	if err := waitOwnRedis(s.Addr(), cmd.Process.Pid, exited, 10*time.Second); err != nil {
+		_ = cmd.Process.Kill()
+		return err
+	}
 	s.cmd = cmd
-	go func() { _ = cmd.Wait() }()
-	return waitTCP(s.Addr(), 10*time.Second)
+	return nil
+}
+
+// waitOwnRedis waits until the redis-server with process id pid answers on
+// addr. Answering on the port is not enough: a port found free a moment ago
+// may have been taken by another process (another test's server, or a
+// cluster bus port), and our server then exits.
+func waitOwnRedis(addr string, pid int, exited <-chan struct{}, limit time.Duration) error {
+	c := goredis.NewClient(&goredis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond,
+		ReadTimeout: 500 * time.Millisecond, MaxRetries: -1, PoolSize: 1})
+	defer c.Close()
+	deadline := time.Now().Add(limit)
+	for {
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server on %s exited at start (port taken?)", addr)
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		info, err := c.Info(ctx, "server").Result()
+		cancel()
+		if err == nil {
+			if strings.Contains(info, "process_id:"+strconv.Itoa(pid)+"\r\n") {
+				return nil
+			}
+			err = errors.New("another process answers on the port")
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis-server on %s not ready within %v: %w", addr, limit, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Kill stops the server at once (SIGKILL); its data is lost.

@@ -61,10 +61,27 @@ type subscription struct {
 }
 
 type channelWaiters struct {
-	waiters   map[*waiter]struct{}
-	ready     chan struct{} // closed when the server confirmed the subscription, or err is set
+	waiters map[*waiter]struct{}
+	// ready is closed when the server confirmed the subscription
+	// (confirmed) or it failed before that (err). Guarded by notifier.mu.
+	ready     chan struct{}
 	confirmed bool
 	err       error
+}
+
+// settle closes ready once, recording the outcome; it reports whether this
+// call closed it.
+func (cw *channelWaiters) settle(err error) bool {
+	if cw.confirmed || cw.err != nil {
+		return false
+	}
+	if err == nil {
+		cw.confirmed = true
+	} else {
+		cw.err = err
+	}
+	close(cw.ready)
+	return true
 }
 
 type waiter struct{ ch chan<- struct{} }
@@ -231,11 +248,13 @@ func (n *notifier) listen(s *subscription) {
 				_ = s.ps.Ping(s.ctx)
 				continue
 			}
+			// Registrations still waiting for their confirmation fail
+			// now rather than wait for a server that may not come back;
+			// their callers fall back to polling. Confirmed ones stay and
+			// are resubscribed when go-redis reconnects.
+			n.fail(s, err)
 			if rerr := goredis.Error(nil); errors.As(err, &rerr) {
-				// The server refused (e.g. no SSUBSCRIBE before Redis 7):
-				// fail the registrations still waiting for confirmation.
-				n.fail(s, err)
-				continue
+				continue // the server refused, e.g. no SSUBSCRIBE before Redis 7
 			}
 			n.log.Warn("redis: release subscription lost; reconnecting", "err", err, "retry_in", backoff)
 			select {
@@ -274,10 +293,8 @@ func (n *notifier) signal(s *subscription, channel string, confirmation bool) {
 	if cw == nil {
 		return
 	}
-	if confirmation && !cw.confirmed {
-		cw.confirmed = true
-		close(cw.ready)
-		return
+	if confirmation && cw.settle(nil) {
+		return // first confirmation: the registration is complete
 	}
 	for w := range cw.waiters {
 		select {
@@ -291,10 +308,7 @@ func (n *notifier) fail(s *subscription, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, cw := range s.channels {
-		if !cw.confirmed && cw.err == nil {
-			cw.err = err
-			close(cw.ready)
-		}
+		cw.settle(err)
 	}
 }
 

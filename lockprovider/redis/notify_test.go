@@ -119,3 +119,15 @@ func TestNotifyAfterRestart(t *testing.T) {
 		t.Fatal("no signal for a release after the restart")
 	}
 }
+
+// With the server down, NotifyRelease fails instead of waiting for it, even
+// under a context without deadline, so a waiter can fall back to polling.
+func TestNotifyServerDown(t *testing.T) {
+	t.Parallel()
+	srv := testenv.StartRedis(t)
+	p, _ := newProvider(t, srv.Client(t))
+	srv.Kill()
+	if _, err := p.NotifyRelease(t.Context(), "down", make(chan struct{}, 1)); err == nil {
+		t.Fatal("NotifyRelease with the server down succeeded")
+	}
+}
