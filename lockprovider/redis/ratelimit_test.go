@@ -92,9 +92,6 @@ func TestRateOneRoundTrip(t *testing.T) {
 		requests = append(requests, lockprovider.RateRequest{Key: "one", N: 1, Limits: []lockprovider.RateLimit{l}})
 	}
 	for _, r := range requests {
-		// Each request shape has its own script: on a fresh server its
-		// first decision loads it (EVALSHA answered NOSCRIPT, then EVAL).
-		first := true
 		for i := range 5 { // admitted three times, then refused
 			res, err := p.RateLimit(ctx, r)
 			if err != nil {
