@@ -375,3 +375,55 @@ func testNotify(t *testing.T, p *redisprovider.Provider) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// Owners and LockedBy with spaces and non-ASCII text survive the lease
+// encoding through grant, repeat, extend, inspect and release with
+// AtLeastFor.
+func TestLeaseEncoding(t *testing.T) {
+	t.Parallel()
+	p, _ := newProvider(t, testenv.Redis(t))
+	ctx := t.Context()
+	tick := time.UnixMilli(1_800_000_000_123)
+	ap := lockprovider.AcquireParams{
+		Name: "enc", Owner: "owner with spaces ✓", LockedBy: "host 1 / pid 42 — ünï",
+		AtMostFor: time.Minute, AtLeastFor: 2 * time.Second, Tick: tick,
+	}
+	l, err := p.Acquire(ctx, ap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.AtLeastUntil.Sub(l.GrantedAt); got != 2*time.Second {
+		t.Errorf("AtLeastUntil - GrantedAt = %v, want 2s", got)
+	}
+	if !l.Tick.Equal(tick) {
+		t.Errorf("Tick %v, want %v", l.Tick, tick)
+	}
+	again, err := p.Acquire(ctx, ap)
+	if err != nil || again != l {
+		t.Errorf("repeated Acquire = %+v, %v; want %+v", again, err, l)
+	}
+	x, err := p.Extend(ctx, lockprovider.ExtendParams{Name: ap.Name, Owner: ap.Owner, AtMostFor: 2 * time.Minute, AtLeastFor: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Fence != l.Fence || !x.GrantedAt.Equal(l.GrantedAt) || !x.Tick.Equal(tick) || x.Until.Sub(x.AtLeastUntil) != time.Minute+59*time.Second {
+		t.Errorf("Extend = %+v after grant %+v", x, l)
+	}
+	if again, err := p.Acquire(ctx, ap); err != nil || again != x {
+		t.Errorf("Acquire after Extend = %+v, %v; want %+v", again, err, x)
+	}
+	info, err := p.Inspect(ctx, ap.Name)
+	if err != nil || info.LockedBy != ap.LockedBy || !info.Held || info.Fence != l.Fence || !info.LastTick.Equal(tick) || !info.Until.Equal(x.Until) {
+		t.Errorf("Inspect = %+v, %v", info, err)
+	}
+	// Released inside its at-least bound: still held until that bound.
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: ap.Name, Owner: ap.Owner}); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := p.Inspect(ctx, ap.Name); err != nil || !info.Held || !info.Until.Equal(x.AtLeastUntil) {
+		t.Errorf("after Release inside AtLeastFor: %+v, %v; want held until %v", info, err, x.AtLeastUntil)
+	}
+	if _, err := p.Acquire(ctx, acquireParams(ap.Name)); !errors.Is(err, lockprovider.ErrNotAcquired) {
+		t.Errorf("Acquire by another owner inside AtLeastFor: %v", err)
+	}
+}
