@@ -18,25 +18,20 @@ import (
 // lease's tick in Unix ms, 0 for none. Owner and lockedBy contain no
 // control characters (validated), so the newlines are unambiguous.
 
-// leaseValue builds the value of a new grant.
+// leaseValue builds the value of a new grant, in one allocation.
 func leaseValue(owner, lockedBy string, atMost, atLeast, tick int64) string {
-	var b strings.Builder
-	b.Grow(len(owner) + len(lockedBy) + 40)
-	b.WriteString(owner)
-	b.WriteString("\n")
+	var buf [160]byte
+	b := append(buf[:0], owner...)
+	b = append(b, '\n')
 	if atLeast == 0 {
-		b.WriteString("0")
+		b = append(b, '0')
 	} else {
-		b.WriteString("+")
-		b.WriteString(strconv.FormatInt(atLeast, 10))
+		b = strconv.AppendInt(append(b, '+'), atLeast, 10)
 	}
-	b.WriteString(" +")
-	b.WriteString(strconv.FormatInt(atMost, 10))
-	b.WriteString(" ")
-	b.WriteString(strconv.FormatInt(tick, 10))
-	b.WriteString("\n")
-	b.WriteString(lockedBy)
-	return b.String()
+	b = strconv.AppendInt(append(b, " +"...), atMost, 10)
+	b = strconv.AppendInt(append(b, ' '), tick, 10)
+	b = append(append(b, '\n'), lockedBy...)
+	return string(b)
 }
 
 // parsedLease is a decoded lease value.
