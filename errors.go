@@ -23,8 +23,9 @@ var (
 	// ErrLockLost is the cause of a Lock's Context when the lease was lost:
 	// a renewal or Extend found it gone (then the cause also matches
 	// ErrNotHeld), or the local trust window ended before a renewal
-	// succeeded. Extend on a lost lock returns it too.
-	ErrLockLost = errors.New("baton: lock lost")
+	// succeeded. Extend on a lost lock returns it too. It is the same value
+	// as scheduler.ErrLockLost.
+	ErrLockLost = lockprovider.ErrLockLost
 	// ErrReleased is the cause of a Lock's Context after Release, and what
 	// Extend returns on a released lock.
 	ErrReleased = errors.New("baton: lock released")

@@ -17,6 +17,12 @@ var (
 	ErrStaleTick = errors.New("lockprovider: tick not newer than the last granted tick")
 )
 
+// ErrLockLost is what consumers (package baton's Lock.Context, the
+// scheduler's job context) report as the cause when a holder can no longer
+// trust its lease. It is defined here, not in each consumer, so that one
+// errors.Is check covers locks and scheduled jobs alike.
+var ErrLockLost = errors.New("baton: lock lost")
+
 // Validation errors. Each is wrapped by a *ValidationError that names the
 // offending field; all of them match ErrInvalid with errors.Is.
 var (

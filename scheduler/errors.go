@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/baton-go/baton/lockprovider"
 )
 
 // ErrLockLost is the cause (see context.Cause) of a job's context when the
 // job's lease ended while it ran: its local trust window passed, keep-alive
-// or Run.Extend found the lease gone.
-var ErrLockLost = errors.New("scheduler: lock lost")
+// or Run.Extend found the lease gone. It is the same value as
+// baton.ErrLockLost.
+var ErrLockLost = lockprovider.ErrLockLost
 
 // ErrClosed is returned by methods of a Scheduler that was shut down, and is
 // the cause of a running job's context when Shutdown's deadline passed or
