@@ -264,8 +264,8 @@ func (s *PostgresServer) Kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil && s.cmd.Process != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGCONT)
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		signalTree(s.cmd.Process.Pid, syscall.SIGCONT)
+		signalTree(s.cmd.Process.Pid, syscall.SIGKILL)
 		waitGone(s.Addr())
 		// The shared memory segment outlives a killed postmaster briefly.
 		time.Sleep(50 * time.Millisecond)
@@ -287,10 +287,54 @@ func (s *PostgresServer) Pause() { s.signal(syscall.SIGSTOP) }
 // Resume continues paused server processes.
 func (s *PostgresServer) Resume() { s.signal(syscall.SIGCONT) }
 
+// signal sends sig to the postmaster and to each of its children. The
+// children (backends, checkpointer, …) call setsid, so each is a process
+// group of its own: a signal to the postmaster's group misses them, and a
+// "paused" server would go on answering on open connections.
 func (s *PostgresServer) signal(sig syscall.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil && s.cmd.Process != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, sig)
+		signalTree(s.cmd.Process.Pid, sig)
 	}
+}
+
+// signalTree signals the postmaster, then its children: those listed before
+// (a killed postmaster's children are soon adopted by another parent) and
+// after (a child forked meanwhile).
+func signalTree(pid int, sig syscall.Signal) {
+	kids := children(pid)
+	_ = syscall.Kill(-pid, sig)
+	for _, c := range append(kids, children(pid)...) {
+		_ = syscall.Kill(c, sig)
+	}
+}
+
+// children lists the processes whose parent is pid, from /proc.
+func children(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may contain spaces and parens.
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

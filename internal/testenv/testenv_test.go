@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -52,5 +53,38 @@ func TestSharedBackends(t *testing.T) {
 	var sp string
 	if err := pg.Pool.QueryRow(ctx, "SHOW search_path").Scan(&sp); err != nil || sp != pg.Schema {
 		t.Fatalf("search_path %q err %v, want %q", sp, err, pg.Schema)
+	}
+}
+
+// Pause must stop the backends that serve open connections, not only the
+// postmaster: PostgreSQL children call setsid, so each is its own process
+// group and a signal to the postmaster's group misses them.
+func TestPostgresPauseStopsOpenConnections(t *testing.T) {
+	ctx := context.Background()
+	p := StartPostgres(t)
+	pool := p.Pool(t)
+	if err := pool.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.Pause()
+	qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	var one int
+	err := pool.QueryRow(qctx, "SELECT 1").Scan(&one)
+	cancel()
+	p.Resume()
+	if err == nil {
+		t.Fatal("a query on an open connection succeeded while the server was paused")
+	}
+	// After Resume the pool works again (the interrupted connection may
+	// have been closed; the pool opens another).
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err = pool.QueryRow(ctx, "SELECT 1").Scan(&one); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after Resume: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
