@@ -1,0 +1,230 @@
+package baton_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/internal/testenv"
+)
+
+// A Redis restart without persistence while a lock is held: the lease is
+// gone from the server, so a second holder gets the lock at once. The
+// first holder's Context must end with ErrLockLost within about its trust
+// window, the second holder's token must be larger (the counter restarts
+// from server time), and the first holder's late write through a fence
+// guard must be rejected.
+func TestFaultRedisRestartMidHold(t *testing.T) {
+	t.Parallel()
+	const ttl = 600 * time.Millisecond
+	ctx := context.Background()
+
+	pg := testenv.Postgres(t)
+	if _, err := pg.Pool.Exec(ctx, `CREATE TABLE account (id text PRIMARY KEY, balance int NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	guard, err := fence.NewGuard(pg.Schema+".account", "id", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := guard.AddColumn(ctx, pg.Pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pg.Pool.Exec(ctx, `INSERT INTO account (id, balance) VALUES ('a', 0)`); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := testenv.StartRedis(t)
+	// Short timeouts so that calls against the restarting server fail
+	// fast instead of retrying past the test's bounds.
+	newClient := func() *goredis.Client {
+		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond,
+			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	old := newLocker(t, redisProvider(t, newClient()), &baton.Config{ReleaseTimeout: time.Second})
+	next := newLocker(t, redisProvider(t, newClient()), &baton.Config{ReleaseTimeout: time.Second})
+
+	a, err := old.TryAcquire(ctx, "account:a", &baton.AcquireOptions{TTL: ttl, AutoRenew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release(ctx)
+	if err := guard.Update(ctx, pg.Pool, a.Token(), "a", map[string]any{"balance": 1}); err != nil {
+		t.Fatalf("first holder's write: %v", err)
+	}
+	// Let a renewal or two go through, to show the lock was alive.
+	time.Sleep(ttl)
+	if err := a.Context().Err(); err != nil {
+		t.Fatalf("lost before the restart: %v", context.Cause(a.Context()))
+	}
+
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+
+	// The server forgot the lease: the second holder gets it (its first
+	// calls may meet connections the restart closed).
+	var b *baton.Lock
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err = next.TryAcquire(ctx, "account:a", &baton.AcquireOptions{TTL: 10 * time.Second})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no grant after the restart: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer b.Release(ctx)
+	t.Logf("tokens: before the restart %d, after %d", a.Token(), b.Token())
+	if b.Token() <= a.Token() {
+		t.Errorf("token after the restart %d is not larger than before %d", b.Token(), a.Token())
+	}
+
+	select {
+	case <-a.Context().Done():
+	case <-time.After(10 * ttl):
+		t.Fatalf("first holder's Context not done %v after the restart", 10*ttl)
+	}
+	lostAfter := time.Since(restarted)
+	t.Logf("first holder saw the loss %v after the restart (TTL %v), cause: %v",
+		lostAfter.Round(time.Millisecond), ttl, context.Cause(a.Context()))
+	if cause := context.Cause(a.Context()); !errors.Is(cause, baton.ErrLockLost) {
+		t.Errorf("cause %v; want ErrLockLost", cause)
+	}
+	// The window ends one TTL after the last renewal was sent, which
+	// was before the restart; allow scheduling slack on a busy machine.
+	if lostAfter > 2*ttl {
+		t.Errorf("loss reported %v after the restart; the trust window is %v", lostAfter, ttl)
+	}
+	if err := a.Extend(ctx, ttl); !errors.Is(err, baton.ErrLockLost) {
+		t.Errorf("Extend on the lost lock: %v; want ErrLockLost", err)
+	}
+
+	if err := guard.Update(ctx, pg.Pool, b.Token(), "a", map[string]any{"balance": 2}); err != nil {
+		t.Fatalf("second holder's write: %v", err)
+	}
+	// The first holder acting late (as if it missed its Context).
+	if err := guard.Update(ctx, pg.Pool, a.Token(), "a", map[string]any{"balance": 3}); !errors.Is(err, fence.ErrStaleToken) {
+		t.Errorf("stale holder's write: %v; want ErrStaleToken", err)
+	}
+	var balance int
+	if err := pg.Pool.QueryRow(ctx, `SELECT balance FROM account WHERE id = 'a'`).Scan(&balance); err != nil {
+		t.Fatal(err)
+	}
+	if balance != 2 {
+		t.Errorf("balance %d; want the second holder's 2", balance)
+	}
+}
+
+// A PostgreSQL lock server paused (SIGSTOP) for three TTLs while a lock
+// with auto-renew is held: renewals cannot get through, so the holder's
+// Context must end with ErrLockLost within about the trust window, stay
+// ended after the server resumes, and Release must return within
+// ReleaseTimeout, during the pause and after it.
+func TestFaultPostgresPauseMidHold(t *testing.T) {
+	t.Parallel()
+	const ttl = 600 * time.Millisecond
+	const releaseTimeout = time.Second
+	ctx := context.Background()
+
+	srv := testenv.StartPostgres(t)
+	p := postgresProvider(t, srv.Pool(t))
+	l := newLocker(t, p, &baton.Config{ReleaseTimeout: releaseTimeout})
+
+	a, err := l.TryAcquire(ctx, "paused", &baton.AcquireOptions{TTL: ttl, AutoRenew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := l.TryAcquire(ctx, "paused-other", &baton.AcquireOptions{TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(ttl)
+	if err := a.Context().Err(); err != nil {
+		t.Fatalf("lost before the pause: %v", context.Cause(a.Context()))
+	}
+
+	srv.Pause()
+	paused := time.Now()
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			srv.Resume()
+		}
+	}
+	defer resume()
+
+	select {
+	case <-a.Context().Done():
+	case <-time.After(10 * ttl):
+		t.Fatalf("Context not done %v into the pause", 10*ttl)
+	}
+	lostAfter := time.Since(paused)
+	t.Logf("loss reported %v into the pause (TTL %v), cause: %v", lostAfter.Round(time.Millisecond), ttl, context.Cause(a.Context()))
+	if cause := context.Cause(a.Context()); !errors.Is(cause, baton.ErrLockLost) {
+		t.Errorf("cause %v; want ErrLockLost", cause)
+	}
+	if lostAfter > 2*ttl {
+		t.Errorf("loss reported %v into the pause; the trust window is %v", lostAfter, ttl)
+	}
+
+	// Release while the server is still stopped: bounded by ReleaseTimeout.
+	start := time.Now()
+	err = other.Release(ctx)
+	took := time.Since(start)
+	t.Logf("Release during the pause: %v after %v", err, took.Round(time.Millisecond))
+	if took > releaseTimeout+time.Second {
+		t.Errorf("Release during the pause took %v; ReleaseTimeout is %v", took, releaseTimeout)
+	}
+
+	// Keep the pause at three TTLs in all, so the lease has expired on
+	// the server's clock when it resumes.
+	time.Sleep(time.Until(paused.Add(3 * ttl)))
+	resume()
+
+	// Renewals sent during the pause now reach the server: none may
+	// revive the holder's belief.
+	time.Sleep(ttl)
+	if a.Context().Err() == nil {
+		t.Fatal("Context revived after the resume")
+	}
+	if err := a.Extend(ctx, ttl); !errors.Is(err, baton.ErrLockLost) {
+		t.Errorf("Extend after the resume: %v; want ErrLockLost", err)
+	}
+	start = time.Now()
+	err = a.Release(ctx)
+	took = time.Since(start)
+	t.Logf("Release after the resume: %v after %v", err, took.Round(time.Millisecond))
+	if took > releaseTimeout+time.Second {
+		t.Errorf("Release after the resume took %v; ReleaseTimeout is %v", took, releaseTimeout)
+	}
+
+	// The lease expired on the server during the pause: someone else
+	// gets it now, with a larger token.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := l.TryAcquire(ctx, "paused", &baton.AcquireOptions{TTL: ttl})
+		if err == nil {
+			if b.Token() <= a.Token() {
+				t.Errorf("token after the pause %d; before %d", b.Token(), a.Token())
+			}
+			_ = b.Release(ctx)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no grant after the resume: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
