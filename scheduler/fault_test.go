@@ -370,3 +370,125 @@ func TestFaultRedisRestartTickIdentity(t *testing.T) {
 		t.Errorf("a token after the restart (%d) is not larger than one before it (%d)", minAfter, maxBefore)
 	}
 }
+
+// A job with keep-alive on a private PostgreSQL that is paused (SIGSTOP)
+// for three lease lengths while the job runs: extensions cannot get
+// through, so the job's context must be cancelled with ErrLockLost within
+// about one lease length and the LockLost hook must fire; after the resume
+// the job runs again under a larger token.
+func TestFaultPostgresPauseKeepAlive(t *testing.T) {
+	t.Parallel()
+	const atMostFor = 600 * time.Millisecond
+	ctx := context.Background()
+	srv := testenv.StartPostgres(t)
+	cfg, err := pgxpool.ParseConfig(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.ConnectTimeout = 300 * time.Millisecond
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	p, err := pgprovider.New(pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	type ended struct {
+		at    time.Time
+		cause error
+	}
+	started := make(chan int64, 100)
+	firstEnded := make(chan ended, 1)
+	var runs atomic.Int64
+	rec := &recorder{}
+	s := newSched(t, p, &scheduler.Config{CallTimeout: 300 * time.Millisecond, Hooks: rec.hooks()})
+	_, err = s.Every(faultPeriod).Locked("long", scheduler.LockAtMostFor(atMostFor), scheduler.KeepAlive()).
+		Do(func(ctx context.Context, run scheduler.Run) error {
+			started <- run.Token
+			if runs.Add(1) > 1 {
+				return nil
+			}
+			<-ctx.Done() // the first run lasts until its lease is lost
+			firstEnded <- ended{time.Now(), context.Cause(ctx)}
+			return ctx.Err()
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var firstToken int64
+	select {
+	case firstToken = <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the job did not start")
+	}
+	// Keep-alive holds the lease well past its length.
+	time.Sleep(3 * atMostFor)
+	select {
+	case e := <-firstEnded:
+		t.Fatalf("the job's context ended before the pause: %v", e.cause)
+	default:
+	}
+
+	srv.Pause()
+	paused := time.Now()
+	resumed := false
+	defer func() {
+		if !resumed {
+			srv.Resume()
+		}
+	}()
+	var e ended
+	select {
+	case e = <-firstEnded:
+	case <-time.After(10 * atMostFor):
+		t.Fatalf("the job's context not ended %v into the pause", 10*atMostFor)
+	}
+	lostAfter := e.at.Sub(paused)
+	t.Logf("job context ended %v into the pause (lease %v), cause: %v", lostAfter.Round(time.Millisecond), atMostFor, e.cause)
+	if !errors.Is(e.cause, scheduler.ErrLockLost) {
+		t.Errorf("cause %v; want ErrLockLost", e.cause)
+	}
+	if lostAfter > 2*atMostFor {
+		t.Errorf("lock loss seen %v into the pause; the lease is %v", lostAfter, atMostFor)
+	}
+	time.Sleep(time.Until(paused.Add(3 * atMostFor)))
+	srv.Resume()
+	resumed = true
+	resumedAt := time.Now()
+
+	// Runs resume after the server does, under larger tokens.
+	deadline := time.After(5 * time.Second)
+	for {
+		var token int64
+		select {
+		case token = <-started:
+		case <-deadline:
+			t.Fatal("no run within 5s of the resume")
+		}
+		if time.Now().Before(resumedAt) {
+			continue
+		}
+		if token <= firstToken {
+			t.Errorf("token after the pause %d; before %d", token, firstToken)
+		}
+		break
+	}
+	shutdownCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(shutdownCtx); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if n := len(rec.get("lost")); n != 1 {
+		t.Errorf("LockLost hook called %d times; want 1", n)
+	}
+	t.Logf("Failed events (the lost run, acquires during the pause): %d; ticks skipped: %d", len(rec.get("failed")), len(rec.get("skipped")))
+}
