@@ -3,6 +3,7 @@ package lockprovidertest
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,4 +61,47 @@ func Bench(b *testing.B, p lockprovider.Provider) {
 			}
 		})
 	})
+}
+
+// BenchHandoff measures a contended hand-off on a provider that announces
+// releases: the time from the start of the holder's Release to the waiter,
+// woken by the provider's notification, holding the lease. It reports the
+// median and p99 in nanoseconds (DESIGN.md budget: median <= 1 ms on
+// loopback).
+func BenchHandoff(b *testing.B, p interface {
+	lockprovider.Provider
+	lockprovider.ReleaseNotifier
+}) {
+	ctx := b.Context()
+	name := "lpt-handoff-" + randomID()
+	ch := make(chan struct{}, 1)
+	holder := lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}
+	if _, err := p.Acquire(ctx, holder); err != nil {
+		b.Fatal(err)
+	}
+	stop, err := p.NotifyRelease(ctx, name, ch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	ds := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		start := time.Now()
+		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: holder.Owner}); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			b.Fatal("no release notification within 5s")
+		}
+		holder.Owner = lockprovider.NewOwner() // the waiter becomes the holder
+		if _, err := p.Acquire(ctx, holder); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2].Nanoseconds()), "median-ns")
+	b.ReportMetric(float64(ds[len(ds)*99/100].Nanoseconds()), "p99-ns")
 }

@@ -18,3 +18,7 @@ func TestConformance(t *testing.T) {
 func BenchmarkProvider(b *testing.B) {
 	lockprovidertest.Bench(b, memory.New(nil))
 }
+
+// BenchmarkHandoff is the shared hand-off benchmark on the in-process
+// provider: the floor that the Redis and PostgreSQL figures compare with.
+func BenchmarkHandoff(b *testing.B) { lockprovidertest.BenchHandoff(b, memory.New(nil)) }

@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -201,9 +200,8 @@ func BenchmarkProvider(b *testing.B) {
 	lockprovidertest.Bench(b, p)
 }
 
-// BenchmarkHandoff measures a contended hand-off: from the start of the
-// holder's Release to the waiter, woken by LISTEN/NOTIFY, holding the
-// lease. Budget (DESIGN.md): median <= 1 ms on loopback.
+// BenchmarkHandoff is the shared hand-off benchmark
+// (lockprovidertest.BenchHandoff): the waiter is woken by LISTEN/NOTIFY.
 func BenchmarkHandoff(b *testing.B) {
 	ctx := context.Background()
 	pool := benchPool(b)
@@ -214,35 +212,5 @@ func BenchmarkHandoff(b *testing.B) {
 	if err := p.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	const name = "handoff"
-	ch := make(chan struct{}, 1)
-	holder := lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}
-	if _, err := p.Acquire(ctx, holder); err != nil {
-		b.Fatal(err)
-	}
-	stop, err := p.NotifyRelease(ctx, name, ch)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer stop()
-	ds := make([]time.Duration, 0, b.N)
-	for b.Loop() {
-		start := time.Now()
-		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: holder.Owner}); err != nil {
-			b.Fatal(err)
-		}
-		select {
-		case <-ch:
-		case <-time.After(5 * time.Second):
-			b.Fatal("no release notification")
-		}
-		holder.Owner = lockprovider.NewOwner() // the waiter becomes the holder
-		if _, err := p.Acquire(ctx, holder); err != nil {
-			b.Fatal(err)
-		}
-		ds = append(ds, time.Since(start))
-	}
-	slices.Sort(ds)
-	b.ReportMetric(float64(ds[len(ds)/2].Nanoseconds()), "median-ns")
-	b.ReportMetric(float64(ds[len(ds)*99/100].Nanoseconds()), "p99-ns")
+	lockprovidertest.BenchHandoff(b, p)
 }
