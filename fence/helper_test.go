@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton"
-	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
@@ -34,10 +34,13 @@ type helperSpec struct {
 	Role    string // "pause" or "witness"
 	Backend string // token source: "redis" or "postgres"
 	Prefix  string // Redis key prefix
-	PGURL   string // PostgreSQL URL with search_path set to the test schema
-	Lock    string
-	TTL     time.Duration
-	Bypass  bool // pause: write with a plain UPDATE instead of the guard
+	// RedisURL is the parent's Redis: a child must not resolve its own,
+	// or it would start a private server and lock on a different store.
+	RedisURL string
+	PGURL    string // PostgreSQL URL with search_path set to the test schema
+	Lock     string
+	TTL      time.Duration
+	Bypass   bool // pause: write with a plain UPDATE instead of the guard
 }
 
 // backend is a token source and the guarded table's database.
@@ -56,7 +59,13 @@ func openBackend(t *testing.T, spec helperSpec) backend {
 	b := backend{pool: pool}
 	switch spec.Backend {
 	case "redis":
-		p, err := redis.New(testenv.Redis(t), &redis.Config{Prefix: spec.Prefix})
+		opt, err := goredis.ParseURL(spec.RedisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := goredis.NewClient(opt)
+		t.Cleanup(func() { _ = client.Close() })
+		p, err := redis.New(client, &redis.Config{Prefix: spec.Prefix})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func testPause(t *testing.T, backendName string, bypass bool) {
 	const ttl = time.Second
 	ctx := context.Background()
 	pg := testenv.Postgres(t)
-	spec := helperSpec{Role: "pause", Backend: backendName, Prefix: testenv.Prefix(t), PGURL: pg.URL,
+	spec := helperSpec{Role: "pause", Backend: backendName, Prefix: testenv.Prefix(t), RedisURL: testenv.RedisURL(t), PGURL: pg.URL,
 		Lock: "doc:1", TTL: ttl, Bypass: bypass}
 	b := openBackend(t, spec)
 	migrate(t, b)

@@ -58,7 +58,7 @@ func testWitness(t *testing.T, backendName string) {
 	const inProcess, children = 6, 2
 	ctx := context.Background()
 	pg := testenv.Postgres(t)
-	spec := helperSpec{Role: "witness", Backend: backendName, Prefix: testenv.Prefix(t), PGURL: pg.URL,
+	spec := helperSpec{Role: "witness", Backend: backendName, Prefix: testenv.Prefix(t), RedisURL: testenv.RedisURL(t), PGURL: pg.URL,
 		Lock: "counter:1", TTL: witnessTTL}
 	b := openBackend(t, spec)
 	migrate(t, b)
