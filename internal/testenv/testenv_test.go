@@ -88,3 +88,16 @@ func TestPostgresPauseStopsOpenConnections(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestRedisSentinel(t *testing.T) {
+	t.Parallel()
+	s := StartRedisSentinel(t)
+	c := s.Client(t)
+	if err := c.Set(t.Context(), "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The write reached the master the sentinel reported.
+	if v, err := s.Master.Client(t).Get(t.Context(), "k").Result(); err != nil || v != "v" {
+		t.Fatalf("master holds %q, err %v; want v", v, err)
+	}
+}
