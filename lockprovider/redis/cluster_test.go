@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -17,36 +16,20 @@ func TestCluster(t *testing.T) {
 	t.Parallel()
 	cluster := testenv.StartRedisCluster(t, 3)
 	c := cluster.Client(t)
-	var (
-		mu       sync.Mutex
-		prefixes []string
-	)
-	newP := func(t *testing.T) lockprovider.Provider {
-		p, prefix := newProvider(t, c)
-		mu.Lock()
-		prefixes = append(prefixes, prefix)
-		mu.Unlock()
-		return p
-	}
+	tr := &tracked{c: c}
 	t.Run("group", func(t *testing.T) {
 		t.Run("suite", func(t *testing.T) {
 			t.Parallel()
-			lockprovidertest.Run(t, newP)
+			lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return tr.provider(t) })
 		})
 		t.Run("notify", func(t *testing.T) {
 			t.Parallel()
-			p, prefix := newProvider(t, c)
-			mu.Lock()
-			prefixes = append(prefixes, prefix)
-			mu.Unlock()
+			p := tr.provider(t)
 			testNotify(t, p)
 		})
 		t.Run("list", func(t *testing.T) {
 			t.Parallel()
-			p, prefix := newProvider(t, c)
-			mu.Lock()
-			prefixes = append(prefixes, prefix)
-			mu.Unlock()
+			p := tr.provider(t)
 			ctx := t.Context()
 			// Enough names to land on every master.
 			want := map[string]bool{}
@@ -76,5 +59,5 @@ func TestCluster(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	checkTTLs(t, c, prefixes...)
+	tr.checkTTLs(t)
 }

@@ -3,7 +3,6 @@ package redis_test
 import (
 	"context"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,32 +10,13 @@ import (
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
 
 // The conformance suite through a Sentinel failover client; afterwards
 // every key the suite left behind must have a TTL.
 func TestSentinelConformance(t *testing.T) {
 	t.Parallel()
-	s := testenv.StartRedisSentinel(t)
-	c := s.Client(t)
-	var (
-		mu       sync.Mutex
-		prefixes []string
-	)
-	t.Run("suite", func(t *testing.T) {
-		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
-			p, prefix := newProvider(t, c)
-			mu.Lock()
-			prefixes = append(prefixes, prefix)
-			mu.Unlock()
-			return p
-		})
-	})
-	if t.Failed() {
-		return
-	}
-	checkTTLs(t, c, prefixes...)
+	conformance(t, testenv.StartRedisSentinel(t).Client(t))
 }
 
 // A forced failover to an in-sync replica: the failover client follows the

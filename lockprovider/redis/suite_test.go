@@ -7,28 +7,47 @@ import (
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
 
 // The conformance suite on the shared standalone Redis; afterwards every
 // key the suite left behind must have a TTL.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	c := testenv.Redis(t)
-	var (
-		mu       sync.Mutex
-		prefixes []string
-	)
+	conformance(t, testenv.Redis(t))
+}
+
+// conformance runs the suite with providers on c, then checks that every
+// key they left behind expires.
+func conformance(t *testing.T, c redisprovider.Client) {
+	tr := &tracked{c: c}
 	t.Run("suite", func(t *testing.T) {
-		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
-			p, prefix := newProvider(t, c)
-			mu.Lock()
-			prefixes = append(prefixes, prefix)
-			mu.Unlock()
-			return p
-		})
+		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return tr.provider(t) })
 	})
 	if t.Failed() {
 		return
 	}
-	checkTTLs(t, c, prefixes...)
+	tr.checkTTLs(t)
+}
+
+// tracked hands out providers with fresh key prefixes on one client and
+// remembers the prefixes, so a test can inspect the keys they left.
+type tracked struct {
+	c        redisprovider.Client
+	mu       sync.Mutex
+	prefixes []string
+}
+
+func (tr *tracked) provider(t *testing.T) *redisprovider.Provider {
+	p, prefix := newProvider(t, tr.c)
+	tr.mu.Lock()
+	tr.prefixes = append(tr.prefixes, prefix)
+	tr.mu.Unlock()
+	return p
+}
+
+func (tr *tracked) checkTTLs(t *testing.T) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	checkTTLs(t, tr.c, tr.prefixes...)
 }
