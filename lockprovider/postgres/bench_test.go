@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,55 @@ func benchPool(b testing.TB) *pgxpool.Pool {
 	}
 	b.Cleanup(pool.Close)
 	return pool
+}
+
+// benchProvider is a migrated provider on a fresh benchPool.
+func benchProvider(b testing.TB) (*postgres.Provider, *pgxpool.Pool) {
+	b.Helper()
+	pool := benchPool(b)
+	p, err := postgres.New(pool, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Migrate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return p, pool
+}
+
+// benchPair is baton and the raw baseline on one private schema.
+func benchPair(b testing.TB) (*postgres.Provider, rawShedLock) {
+	b.Helper()
+	p, pool := benchProvider(b)
+	if _, err := pool.Exec(context.Background(), rawSchema); err != nil {
+		b.Fatal(err)
+	}
+	return p, rawShedLock{pool}
+}
+
+// drive runs op b.N times: on one name from one goroutine when conc is 1,
+// otherwise with b.RunParallel at about conc goroutines, each on a name of
+// its own (prefix plus a worker number).
+func drive(b *testing.B, conc int, prefix string, op func(name string) error) {
+	if conc == 1 {
+		for b.Loop() {
+			if err := op(prefix + "serial"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return
+	}
+	var worker atomic.Int64
+	b.SetParallelism((conc + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) {
+		name := prefix + strconv.FormatInt(worker.Add(1), 10)
+		for pb.Next() {
+			if err := op(name); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // rawShedLock is the baseline: ShedLock's documented PostgreSQL table and
@@ -77,48 +127,19 @@ func batonAcquireRelease(ctx context.Context, p *postgres.Provider, name string)
 // distinct names. Budget (DESIGN.md): baton >= 0.95x the baseline.
 func BenchmarkAcquireRelease(b *testing.B) {
 	ctx := context.Background()
-	pool := benchPool(b)
-	p, err := postgres.New(pool, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, rawSchema); err != nil {
-		b.Fatal(err)
-	}
-	raw := rawShedLock{pool}
+	p, raw := benchPair(b)
 	impls := []struct {
 		name string
-		op   func(ctx context.Context, name string) error
+		op   func(name string) error
 	}{
-		{"impl=raw-shedlock", func(ctx context.Context, name string) error { return raw.acquireRelease(ctx, name, "bench") }},
-		{"impl=baton", func(ctx context.Context, name string) error { return batonAcquireRelease(ctx, p, name) }},
+		{"impl=raw-shedlock", func(name string) error { return raw.acquireRelease(ctx, name, "bench") }},
+		{"impl=baton", func(name string) error { return batonAcquireRelease(ctx, p, name) }},
 	}
 	for _, conc := range []int{1, 16} {
 		for _, impl := range impls {
 			b.Run("conc="+strconv.Itoa(conc)+"/"+impl.name, func(b *testing.B) {
 				b.ReportAllocs()
-				if conc == 1 {
-					for b.Loop() {
-						if err := impl.op(ctx, "bench-serial"); err != nil {
-							b.Fatal(err)
-						}
-					}
-					return
-				}
-				var worker atomic.Int64
-				b.SetParallelism((conc + 1) / 2) // GOMAXPROCS is 2 on the project machines
-				b.RunParallel(func(pb *testing.PB) {
-					name := "bench-" + strconv.FormatInt(worker.Add(1), 10)
-					for pb.Next() {
-						if err := impl.op(ctx, name); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
+				drive(b, conc, "bench-", impl.op)
 			})
 		}
 	}
@@ -132,22 +153,11 @@ func BenchmarkAcquireRelease(b *testing.B) {
 // both to the same load.
 func BenchmarkAcquireReleasePaired(b *testing.B) {
 	ctx := context.Background()
-	pool := benchPool(b)
-	p, err := postgres.New(pool, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, rawSchema); err != nil {
-		b.Fatal(err)
-	}
-	raw := rawShedLock{pool}
+	p, raw := benchPair(b)
 	for _, conc := range []int{1, 16} {
 		b.Run("conc="+strconv.Itoa(conc), func(b *testing.B) {
-			var rawNs, batonNs, worker atomic.Int64
-			pair := func(name string) error {
+			var rawNs, batonNs atomic.Int64
+			drive(b, conc, "paired-", func(name string) error {
 				start := time.Now()
 				if err := raw.acquireRelease(ctx, name, "bench"); err != nil {
 					return err
@@ -159,25 +169,7 @@ func BenchmarkAcquireReleasePaired(b *testing.B) {
 				rawNs.Add(int64(mid.Sub(start)))
 				batonNs.Add(int64(time.Since(mid)))
 				return nil
-			}
-			if conc == 1 {
-				for b.Loop() {
-					if err := pair("paired-serial"); err != nil {
-						b.Fatal(err)
-					}
-				}
-			} else {
-				b.SetParallelism((conc + 1) / 2) // GOMAXPROCS is 2 on the project machines
-				b.RunParallel(func(pb *testing.PB) {
-					name := "paired-" + strconv.FormatInt(worker.Add(1), 10)
-					for pb.Next() {
-						if err := pair(name); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-			}
+			})
 			n := float64(b.N)
 			b.ReportMetric(float64(rawNs.Load())/n, "raw-ns/pair")
 			b.ReportMetric(float64(batonNs.Load())/n, "baton-ns/pair")
@@ -190,27 +182,13 @@ func BenchmarkAcquireReleasePaired(b *testing.B) {
 
 // BenchmarkProvider is the shared provider benchmark (lockprovidertest.Bench).
 func BenchmarkProvider(b *testing.B) {
-	p, err := postgres.New(benchPool(b), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Migrate(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	p, _ := benchProvider(b)
 	lockprovidertest.Bench(b, p)
 }
 
 // BenchmarkHandoff is the shared hand-off benchmark
 // (lockprovidertest.BenchHandoff): the waiter is woken by LISTEN/NOTIFY.
 func BenchmarkHandoff(b *testing.B) {
-	ctx := context.Background()
-	pool := benchPool(b)
-	p, err := postgres.New(pool, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
+	p, _ := benchProvider(b)
 	lockprovidertest.BenchHandoff(b, p)
 }
