@@ -10,7 +10,7 @@
 // A Locker hands out locks from one provider:
 //
 //	locker, err := baton.NewLocker(provider, nil)
-//	lock, err := locker.TryAcquire(ctx, "sync:customer:42", &baton.AcquireOptions{TTL: 30 * time.Second})
+//	lock, err := locker.TryAcquire(ctx, "sync:customer:42", &baton.AcquireOptions{AtMostFor: 30 * time.Second})
 //	if errors.Is(err, baton.ErrNotAcquired) {
 //		return nil // someone else is on it
 //	}
@@ -27,12 +27,12 @@
 //
 // # Leases, trust window and loss
 //
-// A lock is a lease: it ends after its TTL (lockAtMostFor) unless extended,
+// A lock is a lease: it ends after its AtMostFor (lockAtMostFor) unless extended,
 // measured on the backend's clock. The holder cannot read that clock, so it
 // keeps a local trust window on its own monotonic clock: from the moment the
 // acquire request was sent (not when the answer arrived, so a slow round trip
-// cannot stretch it) for the TTL minus a safety margin (Config.SafetyMargin,
-// by default 1% of the TTL plus 2 ms, for clocks that run at slightly
+// cannot stretch it) for AtMostFor minus a safety margin (Config.SafetyMargin,
+// by default 1% of AtMostFor plus 2 ms, for clocks that run at slightly
 // different rates). Every successful Extend or renewal restarts the window at
 // the moment its request was sent.
 //

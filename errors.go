@@ -16,6 +16,9 @@ var (
 	// ErrNotHeld means the lease is no longer this owner's: it expired,
 	// was released, or passed to another owner.
 	ErrNotHeld = lockprovider.ErrNotHeld
+	// ErrUnavailable means the backend could not be reached or did not answer
+	// in time; it never matches ErrNotAcquired.
+	ErrUnavailable = lockprovider.ErrUnavailable
 )
 
 // Errors of the lock API.
@@ -51,13 +54,5 @@ var (
 // ValidationError reports which input was rejected and why.
 type ValidationError = lockprovider.ValidationError
 
-// definite reports whether err is an answer from the provider rather than an
-// unknown outcome (a backend or transport error, after which the operation
-// may or may not have taken effect).
-func definite(err error) bool {
-	return err == nil ||
-		errors.Is(err, lockprovider.ErrNotAcquired) ||
-		errors.Is(err, lockprovider.ErrNotHeld) ||
-		errors.Is(err, lockprovider.ErrStaleTick) ||
-		errors.Is(err, lockprovider.ErrInvalid)
-}
+// definite reports whether err is an answer rather than an unknown outcome.
+func definite(err error) bool { return lockprovider.Definite(err) }

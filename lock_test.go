@@ -39,8 +39,8 @@ func TestNewLockerBadInput(t *testing.T) {
 	}
 	p := memory.New(nil)
 	for name, cfg := range map[string]baton.Config{
-		"negative TTL":            {TTL: -time.Second},
-		"TTL too long":            {TTL: lockprovider.MaxDuration + 1},
+		"negative TTL":            {AtMostFor: -time.Second},
+		"TTL too long":            {AtMostFor: lockprovider.MaxDuration + 1},
 		"negative margin":         {SafetyMargin: -1},
 		"negative min backoff":    {MinBackoff: -1},
 		"negative max backoff":    {MaxBackoff: -1},
@@ -78,10 +78,10 @@ func TestAcquireBadInput(t *testing.T) {
 		{"long name", strings.Repeat("n", lockprovider.MaxNameLen+1), nil, baton.ErrInvalidName},
 		{"control character", "a\x00b", nil, baton.ErrInvalidName},
 		{"invalid UTF-8", "a\xffb", nil, baton.ErrInvalidName},
-		{"negative TTL", "x", &baton.AcquireOptions{TTL: -time.Second}, baton.ErrInvalidDuration},
+		{"negative TTL", "x", &baton.AcquireOptions{AtMostFor: -time.Second}, baton.ErrInvalidDuration},
 		{"negative AtLeastFor", "x", &baton.AcquireOptions{AtLeastFor: -time.Second}, baton.ErrInvalidDuration},
-		{"AtLeastFor above TTL", "x", &baton.AcquireOptions{TTL: time.Second, AtLeastFor: 2 * time.Second}, baton.ErrInvalidDuration},
-		{"TTL below the safety margin", "x", &baton.AcquireOptions{TTL: 2 * time.Millisecond}, baton.ErrInvalidDuration},
+		{"AtLeastFor above TTL", "x", &baton.AcquireOptions{AtMostFor: time.Second, AtLeastFor: 2 * time.Second}, baton.ErrInvalidDuration},
+		{"TTL below the safety margin", "x", &baton.AcquireOptions{AtMostFor: 2 * time.Millisecond}, baton.ErrInvalidDuration},
 		{"LockedBy too long", "x", &baton.AcquireOptions{LockedBy: strings.Repeat("h", 300)}, baton.ErrInvalid},
 	}
 	for _, c := range cases {
@@ -106,14 +106,14 @@ func TestTryAcquireRelease(t *testing.T) {
 	ctx := context.Background()
 	l := newLocker(t, memory.New(nil), nil)
 
-	a, err := l.TryAcquire(ctx, "job", &baton.AcquireOptions{TTL: time.Minute})
+	a, err := l.TryAcquire(ctx, "job", &baton.AcquireOptions{AtMostFor: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Name() != "job" || a.Token() <= 0 {
 		t.Fatalf("name %q token %d", a.Name(), a.Token())
 	}
-	if left := time.Until(a.Until()); left < 58*time.Second || left > time.Minute {
+	if left := time.Until(a.TrustedUntil()); left < 58*time.Second || left > time.Minute {
 		t.Errorf("trust window ends in %v, want just under 1m", left)
 	}
 	if _, err := l.TryAcquire(ctx, "job", nil); !errors.Is(err, baton.ErrNotAcquired) {
@@ -171,7 +171,7 @@ func TestAtLeastFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		l := newLocker(t, memory.New(nil), nil)
-		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: 10 * time.Second, AtLeastFor: 3 * time.Second})
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 10 * time.Second, AtLeastFor: 3 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +231,7 @@ func TestAcquireFindsExpiry(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
 			l := newLocker(t, memory.New(nil), &baton.Config{DisableNotify: !notify, MaxBackoff: 200 * time.Millisecond})
-			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: 5 * time.Second})
+			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -269,7 +269,7 @@ func TestAcquireBackoffIsNotAHotLoop(t *testing.T) {
 		ctx := context.Background()
 		p := &countingProvider{Provider: memory.New(nil)}
 		l := newLocker(t, p, &baton.Config{MinBackoff: 10 * time.Millisecond, MaxBackoff: time.Second})
-		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Hour})
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +354,7 @@ func TestExtend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		l := newLocker(t, memory.New(nil), nil)
-		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second})
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,8 +363,8 @@ func TestExtend(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The window restarts at the Extend: 3s minus the margin.
-		if want := time.Now().Add(3*time.Second - 32*time.Millisecond); !a.Until().Equal(want) {
-			t.Errorf("Until %v, want %v", a.Until(), want)
+		if want := time.Now().Add(3*time.Second - 32*time.Millisecond); !a.TrustedUntil().Equal(want) {
+			t.Errorf("Until %v, want %v", a.TrustedUntil(), want)
 		}
 		time.Sleep(2 * time.Second) // past the original TTL
 		if a.Context().Err() != nil {
@@ -401,7 +401,7 @@ func TestExtendFindsLeaseGone(t *testing.T) {
 	var skew atomic.Int64
 	p := memory.New(&memory.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	l := newLocker(t, p, nil)
-	a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Minute})
+	a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,13 +422,13 @@ func TestTrustWindow(t *testing.T) {
 		p := &slowProvider{Provider: memory.New(nil), delay: 100 * time.Millisecond}
 		l := newLocker(t, p, &baton.Config{SafetyMargin: 10 * time.Millisecond})
 		sent := time.Now()
-		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second})
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Anchored at the send, not at the answer 100ms later.
-		if want := sent.Add(990 * time.Millisecond); !a.Until().Equal(want) {
-			t.Errorf("Until %v after send, want 990ms", a.Until().Sub(sent))
+		if want := sent.Add(990 * time.Millisecond); !a.TrustedUntil().Equal(want) {
+			t.Errorf("Until %v after send, want 990ms", a.TrustedUntil().Sub(sent))
 		}
 		<-a.Context().Done()
 		if got := time.Since(sent); got != 990*time.Millisecond {
@@ -441,7 +441,7 @@ func TestTrustWindow(t *testing.T) {
 
 		// A grant that arrives after its own window is refused.
 		p.delay = 2 * time.Second
-		if _, err := l.TryAcquire(ctx, "y", &baton.AcquireOptions{TTL: time.Second}); !errors.Is(err, baton.ErrLockLost) {
+		if _, err := l.TryAcquire(ctx, "y", &baton.AcquireOptions{AtMostFor: time.Second}); !errors.Is(err, baton.ErrLockLost) {
 			t.Errorf("late grant: %v, want ErrLockLost", err)
 		}
 		p.delay = 0
@@ -457,7 +457,7 @@ func TestAutoRenew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		l := newLocker(t, memory.New(nil), nil)
-		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second, AutoRenew: true})
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second, AutoRenew: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,7 +506,7 @@ func TestAutoRenewLoss(t *testing.T) {
 			ctx := context.Background()
 			p := &failingProvider{Provider: memory.New(nil)}
 			l := newLocker(t, p, nil)
-			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second, AutoRenew: true})
+			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second, AutoRenew: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -532,7 +532,7 @@ func TestAutoRenewLoss(t *testing.T) {
 			var skew atomic.Int64
 			p := memory.New(&memory.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 			l := newLocker(t, p, nil)
-			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{TTL: time.Second, AutoRenew: true})
+			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second, AutoRenew: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -561,7 +561,7 @@ func (p *lostReplyProvider) Acquire(ctx context.Context, ap lockprovider.Acquire
 	lease, err := p.Provider.Acquire(ctx, ap)
 	if err == nil {
 		p.mu.Lock()
-		p.fences = append(p.fences, lease.Fence)
+		p.fences = append(p.fences, lease.Token)
 		p.mu.Unlock()
 	}
 	if p.n.Add(-1) >= 0 {

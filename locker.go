@@ -17,7 +17,7 @@ import (
 
 // Defaults applied for zero Config fields.
 const (
-	DefaultTTL            = 30 * time.Second
+	DefaultAtMostFor      = 30 * time.Second
 	DefaultMinBackoff     = 5 * time.Millisecond
 	DefaultMaxBackoff     = 500 * time.Millisecond
 	DefaultReleaseTimeout = 5 * time.Second
@@ -34,9 +34,9 @@ type Config struct {
 	// each lease, informational only). Empty means "hostname/pid".
 	LockedBy string
 
-	// TTL is the lease length (lockAtMostFor) used when AcquireOptions.TTL
+	// AtMostFor is the lease length (lockAtMostFor) used when AcquireOptions.AtMostFor
 	// is zero. Zero means DefaultTTL.
-	TTL time.Duration
+	AtMostFor time.Duration
 
 	// SafetyMargin is subtracted from every lease when computing the local
 	// trust window (see the package documentation). Zero means 1% of the
@@ -62,8 +62,8 @@ type Config struct {
 // AcquireOptions are per-call options. A nil *AcquireOptions means the
 // Locker's defaults.
 type AcquireOptions struct {
-	// TTL is the lease length (lockAtMostFor). Zero means Config.TTL.
-	TTL time.Duration
+	// AtMostFor is the lease length (lockAtMostFor). Zero means Config.AtMostFor.
+	AtMostFor time.Duration
 	// AtLeastFor keeps the lock held until this long after the grant even
 	// when it is released earlier (lockAtLeastFor). 0 <= AtLeastFor <= TTL.
 	AtLeastFor time.Duration
@@ -122,7 +122,7 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 		p:              p,
 		log:            c.Logger,
 		lockedBy:       c.LockedBy,
-		ttl:            c.TTL,
+		ttl:            c.AtMostFor,
 		margin:         c.SafetyMargin,
 		minBackoff:     c.MinBackoff,
 		maxBackoff:     c.MaxBackoff,
@@ -139,7 +139,7 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 		field string
 		v     time.Duration
 	}{
-		{"TTL", c.TTL}, {"SafetyMargin", c.SafetyMargin}, {"MinBackoff", c.MinBackoff},
+		{"TTL", c.AtMostFor}, {"SafetyMargin", c.SafetyMargin}, {"MinBackoff", c.MinBackoff},
 		{"MaxBackoff", c.MaxBackoff}, {"ReleaseTimeout", c.ReleaseTimeout},
 	} {
 		if d.v < 0 {
@@ -147,7 +147,7 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 		}
 	}
 	if l.ttl == 0 {
-		l.ttl = DefaultTTL
+		l.ttl = DefaultAtMostFor
 	}
 	if err := lockprovider.ValidateDurations(l.ttl, 0); err != nil {
 		return nil, err
@@ -202,10 +202,10 @@ func (l *Locker) request(name string, o *AcquireOptions) (request, error) {
 	if o != nil {
 		opts = *o
 	}
-	if opts.TTL < 0 {
-		return request{}, invalid("TTL", opts.TTL.String(), "must not be negative (zero means the default)", ErrInvalidDuration)
+	if opts.AtMostFor < 0 {
+		return request{}, invalid("TTL", opts.AtMostFor.String(), "must not be negative (zero means the default)", ErrInvalidDuration)
 	}
-	ttl := opts.TTL
+	ttl := opts.AtMostFor
 	if ttl == 0 {
 		ttl = l.ttl
 	}
@@ -469,7 +469,7 @@ func (l *Locker) attempt(ctx context.Context, r request, anchor time.Time) (*Loc
 		return nil, fmt.Errorf("baton: acquire %q: %w", r.params.Name, err)
 	}
 	k := newLock(ctx, l, r, lease, anchor)
-	if k.ctx.Err() != nil || !time.Now().Before(k.Until()) {
+	if k.ctx.Err() != nil || !time.Now().Before(k.TrustedUntil()) {
 		// The grant came back after its trust window had ended (a very
 		// slow round trip or a pause): it cannot be trusted.
 		_ = k.Release(ctx)

@@ -45,3 +45,45 @@ func (e *ValidationError) Error() string {
 }
 
 func (e *ValidationError) Unwrap() error { return e.Err }
+
+// ErrUnavailable means the backend could not be reached or did not answer
+// in time. It never matches ErrNotAcquired: an outage is not a "no". Errors
+// matching it are *UnavailableError values, which say whether the request
+// may have reached the backend.
+var ErrUnavailable = errors.New("lockprovider: backend unavailable")
+
+// UnavailableError reports that the backend could not be reached or did not
+// answer in time. It matches ErrUnavailable and unwraps to the cause.
+type UnavailableError struct {
+	// NotSent is true when the request is known never to have reached the
+	// backend (a refused dial, a closed pool): the outcome is definite,
+	// nothing changed. Otherwise the outcome is unknown.
+	NotSent bool
+	Err     error
+}
+
+func (e *UnavailableError) Error() string {
+	if e.NotSent {
+		return "lockprovider: backend unavailable (request not sent): " + e.Err.Error()
+	}
+	return "lockprovider: backend unavailable: " + e.Err.Error()
+}
+
+// Is makes errors.Is(err, ErrUnavailable) true.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Unwrap returns the cause.
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Definite reports whether err is an answer rather than an unknown outcome:
+// nil, a refusal (ErrNotAcquired, ErrNotHeld, ErrStaleTick), bad input
+// (ErrInvalid), or an unavailability known not to have reached the backend.
+// After any other error the operation may or may not have taken effect.
+func Definite(err error) bool {
+	if err == nil || errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrNotHeld) ||
+		errors.Is(err, ErrStaleTick) || errors.Is(err, ErrInvalid) {
+		return true
+	}
+	var u *UnavailableError
+	return errors.As(err, &u) && u.NotSent
+}

@@ -42,7 +42,7 @@ var (
 // ValidationError reports a rejected registration or configuration input.
 type ValidationError struct {
 	Job    string // job name, if known
-	Field  string // e.g. "LockAtMostFor", "Name", "Every"
+	Field  string // e.g. "AtMostFor", "Name", "Every"
 	Value  string // the rejected value, quoted and shortened
 	Reason string
 	Err    error // one of the ErrInvalid* sentinels

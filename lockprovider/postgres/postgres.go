@@ -304,7 +304,7 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 	// grant is for no tick (Lease.Tick stays zero).
 	l := lockprovider.Lease{Name: a.Name, Owner: a.Owner}
 	err := p.db.QueryRow(ctx, p.acquireSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor).
-		Scan(&l.GrantedAt, &l.Until, &l.AtLeastUntil, &l.Fence)
+		Scan(&l.GrantedAt, &l.Until, &l.AtLeastUntil, &l.Token)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
@@ -332,7 +332,7 @@ func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams
 	}
 	lease := func() lockprovider.Lease {
 		l := lockprovider.Lease{
-			Name: a.Name, Owner: a.Owner, Fence: fence.Int64,
+			Name: a.Name, Owner: a.Owner, Token: fence.Int64,
 			GrantedAt: at.Time, Until: until.Time, AtLeastUntil: atLeast.Time,
 		}
 		if lastTick.Valid {
@@ -387,7 +387,7 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 		return lockprovider.Lease{}, fmt.Errorf("postgres: extend %q: %w", e.Name, err)
 	}
 	l := lockprovider.Lease{
-		Name: e.Name, Owner: e.Owner, Fence: fence,
+		Name: e.Name, Owner: e.Owner, Token: fence,
 		GrantedAt: at, Until: until, AtLeastUntil: atLeast,
 	}
 	if lastTick.Valid {
@@ -453,7 +453,7 @@ func collectInfos(rows pgx.Rows) ([]lockprovider.LeaseInfo, error) {
 			i        = lockprovider.LeaseInfo{Exists: true}
 			lastTick pgtype.Timestamptz
 		)
-		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &i.LockedAt, &i.Until, &i.Fence, &lastTick)
+		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &i.GrantedAt, &i.Until, &i.Token, &lastTick)
 		if lastTick.Valid {
 			i.LastTick = lastTick.Time
 		}
