@@ -318,7 +318,7 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 // lease held by another owner.
 func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams, lockedBy string) (lockprovider.Lease, error) {
 	var (
-		granted            bool
+		granted, open      bool
 		now                time.Time
 		curOwner           pgtype.Text
 		at, until, atLeast pgtype.Timestamptz
@@ -326,7 +326,7 @@ func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams
 		lastTick           pgtype.Timestamptz
 	)
 	err := p.db.QueryRow(ctx, p.acquireTickSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor, a.Tick).
-		Scan(&granted, &now, &curOwner, &at, &until, &atLeast, &fence, &lastTick)
+		Scan(&granted, &now, &curOwner, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		return lockprovider.Lease{}, acquireError(a.Name, err)
 	}
@@ -351,6 +351,11 @@ func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams
 		if curOwner.String == a.Owner {
 			return lease(), nil // already ours: the same grant, unchanged
 		}
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	case open:
+		// Free and the tick newer when the statement started, yet another
+		// session changed the row before this one could lock it: it took
+		// the name.
 		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
 	default:
 		// Free, yet not granted: only the tick condition can refuse.
