@@ -9,10 +9,20 @@ STATICCHECK_VERSION ?= v0.8.2
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_/-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
 
+# Fault-injection tests (servers killed, paused and restarted, connections
+# blackholed or delayed through testenv.Proxy, clocks offset) are named
+# TestFault*: `make test` skips them, `make test-fault` runs only them, and
+# CI runs both. A plain `go test ./...` runs everything.
+FAULT_TESTS ?= ^TestFault
+
 .PHONY: test
-test: ## go vet, then every test with the race detector (needs Redis and PostgreSQL; see README)
+test: ## go vet, then every test but the fault suite with the race detector (needs Redis and PostgreSQL; see README)
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -timeout 25m $(TESTFLAGS) $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m -skip '$(FAULT_TESTS)' $(TESTFLAGS) $(PKGS)
+
+.PHONY: test-fault
+test-fault: ## The fault-injection suite (TestFault*) with the race detector
+	$(GO) test -race -count=1 -timeout 10m -run '$(FAULT_TESTS)' $(TESTFLAGS) $(PKGS)
 
 .PHONY: lint
 lint: ## gofmt and staticcheck

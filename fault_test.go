@@ -127,6 +127,21 @@ func TestFaultRedisRestartMidHold(t *testing.T) {
 	if balance != 2 {
 		t.Errorf("balance %d; want the second holder's 2", balance)
 	}
+
+	// Canary, enforcement off: the same late write without the guard
+	// lands over the second holder's, which is the lost update the guard
+	// prevented above. If it did not land, the scenario would not have
+	// produced a stale holder and the check above would prove nothing.
+	tag, err := pg.Pool.Exec(ctx, `UPDATE account SET balance = 3 WHERE id = 'a'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Pool.QueryRow(ctx, `SELECT balance FROM account WHERE id = 'a'`).Scan(&balance); err != nil {
+		t.Fatal(err)
+	}
+	if tag.RowsAffected() != 1 || balance != 3 {
+		t.Errorf("canary: the unguarded late write did not land (balance %d)", balance)
+	}
 }
 
 // A PostgreSQL lock server paused (SIGSTOP) for three TTLs while a lock
@@ -344,4 +359,75 @@ func TestFaultRedisBlackholeDeadlines(t *testing.T) {
 		t.Errorf("Release with ReleaseTimeout %v returned after %v", releaseTimeout, took)
 	}
 	proxy.SetMode(testenv.Pass)
+}
+
+// How long two holders coexist after a Redis restart without persistence:
+// the restart forgets the lease, a second client is granted the name at
+// once, and the first keeps believing it holds the lock until a renewal is
+// refused (auto-renew, every third of the lease) or its trust window ends
+// (no auto-renew, up to the lease length). Each trial restarts the server
+// at a different phase of the renewal cycle and measures, on this
+// machine's monotonic clock, from the second grant to the end of the first
+// holder's Context. Fencing is what protects the data meanwhile
+// (TestFaultRedisRestartMidHold).
+func TestFaultRedisRestartCoexistence(t *testing.T) {
+	t.Parallel()
+	const (
+		ttl    = 900 * time.Millisecond
+		trials = 5
+		slack  = 300 * time.Millisecond
+	)
+	ctx := context.Background()
+	srv := testenv.StartRedis(t)
+	newClient := func() *goredis.Client {
+		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond,
+			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	first := newLocker(t, redisProvider(t, newClient()), &baton.Config{ReleaseTimeout: 300 * time.Millisecond})
+	second := newLocker(t, redisProvider(t, newClient()), &baton.Config{ReleaseTimeout: 300 * time.Millisecond})
+	for _, autoRenew := range []bool{true, false} {
+		var worst time.Duration
+		for i := range trials {
+			name := fmt.Sprintf("coexist-%v-%d", autoRenew, i)
+			a, err := first.TryAcquire(ctx, name, &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: autoRenew})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Restart at a different phase of the renewal cycle each time.
+			time.Sleep(time.Duration(i) * ttl / (3 * trials))
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+			var b *baton.Lock
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+				if b, err = second.TryAcquire(ctx, name, &baton.AcquireOptions{AtMostFor: 10 * time.Second}); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no grant after the restart: %v", err)
+				}
+			}
+			granted := time.Now()
+			select {
+			case <-a.Context().Done():
+			case <-time.After(3 * ttl):
+				t.Fatalf("auto-renew %v: first holder's Context not done %v after the second grant", autoRenew, 3*ttl)
+			}
+			overlap := max(0, time.Since(granted))
+			worst = max(worst, overlap)
+			t.Logf("auto-renew %v, trial %d: two holders for %v (cause: %v)", autoRenew, i, overlap.Round(time.Millisecond), context.Cause(a.Context()))
+			_ = a.Release(ctx)
+			_ = b.Release(ctx)
+		}
+		limit := ttl + slack
+		if autoRenew {
+			limit = ttl/3 + slack
+		}
+		t.Logf("auto-renew %v: two holders coexisted for at most %v (lease %v)", autoRenew, worst.Round(time.Millisecond), ttl)
+		if worst > limit {
+			t.Errorf("auto-renew %v: two holders coexisted for %v; want at most %v", autoRenew, worst, limit)
+		}
+	}
 }
