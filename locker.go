@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"reflect"
 	"strconv"
@@ -396,7 +397,10 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions)
 			mayHold = true
 			l.log.DebugContext(ctx, "baton: acquire failed; retrying", "lock_name", name, "err", err)
 		}
-		last = err
+		if ctx.Err() == nil || last == nil || definite(err) {
+			// An attempt cut short by ctx says less than the one before.
+			last = err
+		}
 		l.mu.Lock()
 		g.held = errors.Is(err, lockprovider.ErrNotAcquired)
 		l.mu.Unlock()
@@ -413,6 +417,10 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions)
 				// answered: try once more just before it, or give up
 				// if that was the try or even it is too late.
 				sleep = left - rtt
+				if left <= 0 {
+					// Passed already; ctx may not have noticed yet.
+					return nil, l.giveUp(ctx, r, mayHold, last, context.DeadlineExceeded)
+				}
 				if final || sleep <= 0 {
 					reason := fmt.Errorf("%w (%v left, round trip about %v)", ErrDeadlineTooSoon,
 						left.Round(time.Microsecond), rtt.Round(time.Microsecond))
@@ -436,15 +444,29 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions)
 	}
 }
 
-// try makes one acquire call bounded by the call timeout. A call the
-// timeout cut short, while ctx itself is still live, is reported as an
-// unavailability of unknown outcome whatever the client made of it.
+// try makes one acquire call bounded by the call timeout.
+//
+// Providers report unavailability themselves, and only they can tell a
+// request that was never sent. For one that does not, try labels what is
+// plainly an outage as an unavailability of unknown outcome (never "not
+// sent", since a client may have sent the request before failing): a call
+// that a deadline (the call timeout's or ctx's) cut short, and a network
+// error. A call that ctx's cancellation cut short stays as it is.
 func (l *Locker) try(ctx context.Context, r request, anchor time.Time) (*Lock, error) {
 	cctx, cancel := context.WithTimeout(ctx, l.callTimeout)
 	defer cancel()
 	lock, err := l.attempt(cctx, r, anchor)
-	if err != nil && !definite(err) && !errors.Is(err, ErrUnavailable) && cctx.Err() != nil && ctx.Err() == nil {
+	if err == nil || definite(err) || errors.Is(err, ErrUnavailable) {
+		return lock, err
+	}
+	var netErr net.Error
+	switch {
+	case ctx.Err() == nil && cctx.Err() != nil:
 		err = &lockprovider.UnavailableError{Err: fmt.Errorf("no answer within CallTimeout %v: %w", l.callTimeout, err)}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		err = &lockprovider.UnavailableError{Err: fmt.Errorf("no answer before the deadline: %w", err)}
+	case ctx.Err() == nil && errors.As(err, &netErr):
+		err = &lockprovider.UnavailableError{Err: err}
 	}
 	return lock, err
 }
