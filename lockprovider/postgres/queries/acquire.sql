@@ -8,7 +8,8 @@
 --        upsert's WHERE is evaluated against, so the refusal reason below
 --        is exact.
 --   up   inserts a fresh row, or takes over an expired one, bumping the
---        fence under the row lock (never nextval).
+--        fence under the row lock (never nextval) to at least the server
+--        time in microseconds.
 -- The final row reports whether up granted and, if not, cur's state, from
 -- which the caller tells "held by another", "already mine" and "stale
 -- tick" apart without a second round trip.
@@ -35,7 +36,10 @@ WITH c AS MATERIALIZED (
         locked_at      = excluded.locked_at,
         lock_until     = excluded.lock_until,
         at_least_until = excluded.at_least_until,
-        fence          = t.fence + 1,
+        -- At least the server time in microseconds (excluded.fence):
+        -- a grant rolled back with a caller's transaction takes its
+        -- increment with it, and its token must not be issued again.
+        fence          = GREATEST(t.fence + 1, excluded.fence),
         last_tick      = COALESCE(excluded.last_tick, t.last_tick)
     WHERE t.lock_until <= excluded.locked_at
       AND (excluded.last_tick IS NULL OR t.last_tick IS NULL OR t.last_tick < excluded.last_tick)
