@@ -78,7 +78,10 @@ func TestEveryPackageReportsBadInputAlike(t *testing.T) {
 			return err
 		},
 		"ratelimit nil store": func() error { _, err := ratelimit.New(nil, ratelimit.PerSecond(1)); return err },
-		"ratelimit zero rate": func() error { _, err := ratelimit.New(mem, ratelimit.Limit{Algorithm: ratelimit.GCRA, Period: time.Second}); return err },
+		"ratelimit zero rate": func() error {
+			_, err := ratelimit.New(mem, ratelimit.Limit{Algorithm: ratelimit.GCRA, Period: time.Second})
+			return err
+		},
 		"ratelimit huge policy name": func() error {
 			lim := ratelimit.PerSecond(1)
 			lim.Name = strings.Repeat("é", 5000)
@@ -93,8 +96,8 @@ func TestEveryPackageReportsBadInputAlike(t *testing.T) {
 			_, err = r.Allow(ctx, huge+huge)
 			return err
 		},
-		"fence table":      func() error { _, err := fence.NewGuard(huge, "id", nil); return err },
-		"fence redis nil":  func() error { _, err := fence.NewRedis(nil); return err },
+		"fence table":     func() error { _, err := fence.NewGuard(huge, "id", nil); return err },
+		"fence redis nil": func() error { _, err := fence.NewRedis(nil); return err },
 		"fence guard nil db": func() error {
 			g, err := fence.NewGuard("t", "id", nil)
 			if err != nil {
