@@ -101,7 +101,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 	if a.locker, err = baton.NewLocker(rprov, &baton.Config{Logger: log, LockedBy: cfg.Replica}); err != nil {
 		return err
 	}
-	// The seeds' quota: a bucket of 10 calls, refilled at 5 per second.
+	// The third-party API's quota: a bucket of 10 calls, refilled at 5 per
+	// second.
 	if a.limiter, err = ratelimit.New(pprov, ratelimit.Limit{
 		Algorithm: ratelimit.TokenBucket, Rate: 5, Period: time.Second, Burst: 10,
 	}); err != nil {

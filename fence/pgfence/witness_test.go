@@ -20,8 +20,8 @@ import (
 )
 
 // witnessDuration is how long the lost-update witness runs: 20 s by default
-// (the length issue #4 asks for; both backends run in parallel), 2 minutes
-// with BATON_SOAK=1.
+// (long enough for hundreds of pauses and takeovers; both backends run in
+// parallel), 2 minutes with BATON_SOAK=1.
 func witnessDuration() time.Duration {
 	if os.Getenv("BATON_SOAK") != "" {
 		return 2 * time.Minute
