@@ -471,8 +471,12 @@ func (l *Locker) try(ctx context.Context, r request, anchor time.Time) (*Lock, e
 	return lock, err
 }
 
-// acquireErr gives err the one prefix of an acquire's error.
+// acquireErr gives err the one prefix of an acquire's error. A
+// *ValidationError has its own.
 func acquireErr(name string, err error) error {
+	if _, ok := err.(*ValidationError); ok {
+		return err
+	}
 	return fmt.Errorf("baton: acquire %q: %w", name, err)
 }
 
