@@ -65,6 +65,35 @@
 // time after the rollback. Commit the transaction before relying on the
 // lock, or keep the lock and the guarded work in the same transaction.
 //
+// # Deadlines, outages and pool settings
+//
+// Every operation ends when its context does: pgx sets the context's
+// deadline on the socket, so a server that stops answering costs a call its
+// deadline and no more. pgx has no I/O timeout of its own: a call whose
+// context has no deadline waits as long as the connection stays silent, so
+// always pass one (baton.Locker and the scheduler do). A server that could
+// not be reached or did not answer in time gives an error matching
+// lockprovider.ErrUnavailable, never ErrNotAcquired: an
+// *lockprovider.UnavailableError with NotSent set when pgx guarantees the
+// statement never went out (a failed connection attempt, a closed pool),
+// otherwise of unknown outcome.
+//
+// The listener (see Release notifications) connects and marks on a
+// goroutine of its own and holds no lock while it waits on the network:
+// each NotifyRelease waits for its own registration with its own context.
+// It bounds each of its statements and connection attempts to 5 s, and
+// never waits for pgx's clean-up of a dead connection (a cancel request sent
+// down the dead path, which pgx bounds at 15 s).
+//
+// Extend runs in pgx's exec mode, one round trip even on a connection that
+// never ran it (the default mode prepares a statement on first use, a second
+// round trip), so renewals stay one round trip after reconnects. pgxpool
+// pings a connection that was idle for more than a second before handing it
+// out (pgxpool.Config.ShouldPing), which doubles the round trips of renewals
+// spaced further apart; under latency set ShouldPing to ping only after
+// longer idleness, and keep MinConns at one or more so a renewal does not
+// also pay for a new connection.
+//
 // # Release notifications
 //
 // The Provider implements lockprovider.ReleaseNotifier with LISTEN/NOTIFY.
