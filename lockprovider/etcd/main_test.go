@@ -40,6 +40,17 @@ func newProvider(t testing.TB, cli *clientv3.Client, cfg etcd.Config) *etcd.Prov
 	return p
 }
 
+// newProviderPrefix returns a provider under prefix, which several
+// providers of one test share (instances of an application).
+func newProviderPrefix(t testing.TB, cli *clientv3.Client, prefix string) *etcd.Provider {
+	t.Helper()
+	p, err := etcd.New(cli, &etcd.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatalf("etcd.New: %v", err)
+	}
+	return p
+}
+
 func acquire(t testing.TB, p lockprovider.Provider, name string, atMostFor time.Duration) (lockprovider.Lease, error) {
 	t.Helper()
 	return p.Acquire(t.Context(), lockprovider.AcquireParams{

@@ -2,6 +2,7 @@ package redlock_test
 
 import (
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -19,9 +20,20 @@ func masters(t testing.TB, n int) ([]*testenv.RedisServer, []*goredis.Client) {
 	clients := make([]*goredis.Client, n)
 	for i := range n {
 		servers[i] = testenv.StartRedis(t)
-		clients[i] = servers[i].Client(t)
+		clients[i] = client(t, servers[i])
 	}
 	return servers, clients
+}
+
+// client returns a client of s set up as the package documentation
+// recommends for Redlock masters: one dial attempt, no command retries, so
+// a dead master costs an operation little. It is closed when the test ends.
+func client(t testing.TB, s *testenv.RedisServer) *goredis.Client {
+	c := goredis.NewClient(&goredis.Options{
+		Addr: s.Addr(), DialerRetries: 1, MaxRetries: -1, DialTimeout: 250 * time.Millisecond,
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // newProvider returns a provider over clients under a prefix of its own.
