@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/etcd"
@@ -253,4 +254,38 @@ func (w *witness) check(t *testing.T, ticks int, resumeBy time.Time) {
 		t.Errorf("no run for a tick after %v: the scheduler did not resume", resumeBy)
 	}
 	t.Logf("%d of about %d ticks ran, each once", len(w.runs), ticks)
+}
+
+// A holder that stalls past its lease (a pause, a long GC) and then writes
+// with its old token is rejected by the fenced resource once the next
+// holder, whose token is a later revision, has written.
+func TestPausedHolderIsFenced(t *testing.T) {
+	c := testenv.StartEtcdCluster(t, 3)
+	p := newProvider(t, client(t, c), etcd.Config{})
+	var res fence.Resource
+	a, err := acquire(t, p, "n", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Do(a.Token, nil); err != nil {
+		t.Fatalf("first holder's write: %v", err)
+	}
+	var b lockprovider.Lease
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) { // the pause
+		if b, err = acquire(t, p, "n", time.Minute); err == nil {
+			break
+		}
+		if !errors.Is(err, lockprovider.ErrNotAcquired) || time.Now().After(deadline) {
+			t.Fatalf("takeover after the lease lapsed: %v", err)
+		}
+	}
+	if b.Token <= a.Token {
+		t.Fatalf("takeover token %d, want > %d", b.Token, a.Token)
+	}
+	if err := res.Do(b.Token, nil); err != nil {
+		t.Fatalf("second holder's write: %v", err)
+	}
+	if err := res.Do(a.Token, nil); !errors.Is(err, fence.ErrStaleToken) {
+		t.Fatalf("paused holder's late write: %v, want ErrStaleToken", err)
+	}
 }
