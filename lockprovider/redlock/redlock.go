@@ -233,10 +233,7 @@ func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f f
 	defer cancel()
 	out := make([]reply, len(p.masters))
 	if idx == nil {
-		idx = make([]int, len(p.masters))
-		for i := range idx {
-			idx[i] = i
-		}
+		idx = p.all()
 	}
 	var wg sync.WaitGroup
 	for _, i := range idx {
@@ -369,7 +366,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		}
 		if time.Now().Add(pause).After(giveUp) || ctx.Err() != nil {
 			if sp == splitKeep {
-				p.undo(ctx, ap.Name, ap.Owner, nil)
+				p.undo(ctx, ap.Name, ap.Owner, p.all())
 			}
 			if err := ctx.Err(); err != nil {
 				return lockprovider.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
@@ -525,8 +522,17 @@ func (p *Provider) late(what string, start time.Time, validity time.Duration) er
 		Err: fmt.Errorf("a majority did not answer within the lease's validity %v (took %v)", validity, time.Since(start))})
 }
 
-// undo releases what an abandoned acquire took, best effort, on every
-// master listed (all when nil).
+// all lists every master.
+func (p *Provider) all() []int {
+	idx := make([]int, len(p.masters))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+// undo releases what an abandoned acquire took, best effort, on the
+// masters listed.
 func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
 	if len(idx) == 0 {
 		return
