@@ -2,12 +2,14 @@ package shedlock_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/shedlock"
 )
 
@@ -60,5 +62,237 @@ func TestPostgresConformance(t *testing.T) {
 				return p
 			})
 		})
+	}
+}
+
+// Two baton replicas and a replayed ShedLock replica share one job on
+// ShedLock's table, in every time mode of the Java fleet.
+func TestPostgresInterleavedWithJava(t *testing.T) {
+	for _, m := range pgModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			p1, pg := newPG(t, m.cfg)
+			p2, err := shedlock.NewPostgres(pg.Pool, m.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p2.Check(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			java := newJavaPG(t, pg, m.cfg.TimeMode, m.cfg.JavaZone)
+			interleave(t, "report", java, [2]lockprovider.Provider{p1, p2})
+		})
+	}
+}
+
+// A JVM in New York without forceUtcTimeZone() writes New York wall-clock
+// times (UTC-5 or UTC-4) into timestamp columns. Read as UTC they would
+// look hours in the past, so every Java lock would look expired: the
+// provider configured with the Java zone must see them held, and the
+// misreading configuration is shown to be exactly that hazard.
+func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
+	ny := newYork(t)
+	cfg := shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeZone, JavaZone: ny}
+	p, pg := newPG(t, cfg)
+	ctx := t.Context()
+	java := newJavaPG(t, pg, shedlock.ClientTimeZone, ny)
+
+	createdAt, ok, err := java.lock(ctx, "nightly", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("java lock: %v %v", ok, err)
+	}
+	// The replayed statement stored New York wall-clock time.
+	var lockedAt time.Time
+	if err := pg.Pool.QueryRow(ctx, "SELECT locked_at FROM shedlock WHERE name = 'nightly'").Scan(&lockedAt); err != nil {
+		t.Fatal(err)
+	}
+	wantWall := createdAt.In(ny)
+	if got := time.Date(lockedAt.Year(), lockedAt.Month(), lockedAt.Day(), lockedAt.Hour(), lockedAt.Minute(), lockedAt.Second(), lockedAt.Nanosecond(), ny); !got.Equal(wantWall) {
+		t.Fatalf("stored locked_at %v, want the New York wall time of %v", lockedAt, wantWall)
+	}
+
+	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: "nightly", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
+	if !errors.Is(err, lockprovider.ErrNotAcquired) {
+		t.Fatalf("Acquire of a lock a New York JVM holds: %v, want ErrNotAcquired", err)
+	}
+	info, err := p.Inspect(ctx, "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Held || info.LockedBy != "java-host" || !info.LockedAt.Equal(createdAt) {
+		t.Errorf("Inspect = %+v, want held by java-host since %v", info, createdAt)
+	}
+
+	// The same row read as UTC wall time (the wrong configuration) looks
+	// free: that reading would run the job twice.
+	wrong, err := shedlock.NewPostgres(pg.Pool, shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeUTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wrong.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wrong.Acquire(ctx, lockprovider.AcquireParams{Name: "nightly", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}); err != nil {
+		t.Fatalf("control: a provider reading New York times as UTC should wrongly acquire, got %v", err)
+	}
+
+	// And the other way: a Go grant written in New York time holds off the
+	// JVM, and the JVM's unlock honours lockAtLeastFor from New York time.
+	name := "hourly"
+	owner := lockprovider.NewOwner()
+	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: time.Minute, AtLeastFor: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := java.lock(ctx, name, time.Minute); err != nil || ok {
+		t.Fatalf("java lock of a name Go holds: %v %v, want refused", ok, err)
+	}
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := java.lock(ctx, name, time.Minute); err != nil || ok {
+		t.Fatalf("java lock inside Go's lockAtLeastFor: %v %v, want refused", ok, err)
+	}
+	time.Sleep(350 * time.Millisecond)
+	jc, ok, err := java.lock(ctx, name, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("java lock after Go's lockAtLeastFor: %v %v, want acquired", ok, err)
+	}
+	if err := java.unlock(ctx, name, jc, 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
+	if !errors.Is(err, lockprovider.ErrNotAcquired) {
+		t.Fatalf("Acquire inside the JVM's lockAtLeastFor: %v, want ErrNotAcquired", err)
+	}
+	time.Sleep(350 * time.Millisecond)
+	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}); err != nil {
+		t.Fatalf("Acquire after the JVM's lockAtLeastFor: %v", err)
+	}
+}
+
+// Configurations that could misread the Java fleet's times are refused at
+// start with an error matching ErrTimeMode and lockprovider.ErrInvalid.
+func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
+	pg := testenv.Postgres(t)
+	ny := newYork(t)
+	for _, c := range []struct {
+		what string
+		cfg  shedlock.PostgresConfig
+	}{
+		{"no time mode", shedlock.PostgresConfig{}},
+		{"unknown time mode", shedlock.PostgresConfig{TimeMode: 42}},
+		{"JVM zone time without the zone", shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeZone}},
+		{"this host's zone", shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeZone, JavaZone: time.Local}},
+		{"DB time on timestamptz in a JVM session zone off UTC", shedlock.PostgresConfig{TimeMode: shedlock.DBTime, JavaZone: ny, Columns: shedlock.Timestamptz}},
+	} {
+		_, err := shedlock.NewPostgres(pg.Pool, c.cfg)
+		if !errors.Is(err, shedlock.ErrTimeMode) || !errors.Is(err, lockprovider.ErrInvalid) {
+			t.Errorf("%s: NewPostgres error %v, want ErrTimeMode", c.what, err)
+		}
+	}
+
+	// Detected: the same refusal when the table turns out to be timestamptz.
+	p, err := shedlock.NewPostgres(pg.Pool, shedlock.PostgresConfig{TimeMode: shedlock.DBTime, JavaZone: ny, Table: "tz_locks", Columns: shedlock.DetectColumns})
+	if err != nil {
+		t.Fatalf("NewPostgres before detection: %v", err)
+	}
+	if _, err := pg.Pool.Exec(t.Context(), "CREATE TABLE tz_locks (name varchar(64) PRIMARY KEY, lock_until timestamptz NOT NULL, locked_at timestamptz NOT NULL, locked_by varchar(255) NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Migrate(t.Context()); !errors.Is(err, shedlock.ErrTimeMode) {
+		t.Errorf("Migrate on timestamptz with DB time in New York: %v, want ErrTimeMode", err)
+	}
+	if _, err := p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "x", Owner: "o", AtMostFor: time.Second}); !errors.Is(err, shedlock.ErrNotReady) {
+		t.Errorf("Acquire of a refused provider: %v, want ErrNotReady", err)
+	}
+	// Configured columns that contradict the table.
+	p, err = shedlock.NewPostgres(pg.Pool, shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeUTC, Table: "tz_locks", Columns: shedlock.Timestamp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Migrate(t.Context()); !errors.Is(err, shedlock.ErrTimeMode) {
+		t.Errorf("Migrate with Columns timestamp on a timestamptz table: %v, want ErrTimeMode", err)
+	}
+	// Bad identifiers.
+	for _, cfg := range []shedlock.PostgresConfig{
+		{TimeMode: shedlock.DBTime, Table: "shed lock"},
+		{TimeMode: shedlock.DBTime, Schema: "a;b"},
+	} {
+		if _, err := shedlock.NewPostgres(pg.Pool, cfg); !errors.Is(err, lockprovider.ErrInvalid) {
+			t.Errorf("NewPostgres(%+v): %v, want ErrInvalid", cfg, err)
+		}
+	}
+}
+
+// Switching from the ShedLock table to baton's native table keeps tokens
+// increasing (ExportTokens), carries live holds over, and rolling back
+// keeps them increasing too.
+func TestPostgresSwitchToNativeKeepsTokensIncreasing(t *testing.T) {
+	p, pg := newPG(t, shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
+	ctx := t.Context()
+	native, err := postgres.New(pg.Pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := native.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cycle := func(prov lockprovider.Provider, name string) int64 {
+		t.Helper()
+		owner := lockprovider.NewOwner()
+		l, err := prov.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: time.Minute})
+		if err != nil {
+			t.Fatalf("Acquire(%q): %v", name, err)
+		}
+		if err := prov.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner}); err != nil {
+			t.Fatal(err)
+		}
+		return l.Fence
+	}
+	// "old" was used natively long ago (a trial run), so its native row has
+	// a token below the ShedLock table's.
+	oldNative := cycle(native, "old")
+	var compat int64
+	for range 5 {
+		f := cycle(p, "old")
+		if f <= compat {
+			t.Fatalf("compatible-mode token %d not above %d", f, compat)
+		}
+		compat = f
+	}
+	if compat <= oldNative {
+		t.Fatalf("compatible-mode token %d not above the earlier native %d", compat, oldNative)
+	}
+	fresh := cycle(p, "fresh")
+	// A live hold in the ShedLock table, by a Java replica.
+	java := newJavaPG(t, pg, shedlock.DBTime, nil)
+	if _, ok, err := java.lock(ctx, "busy", time.Minute); err != nil || !ok {
+		t.Fatalf("java lock: %v %v", ok, err)
+	}
+
+	n, err := p.ExportTokens(ctx, "", "")
+	if err != nil {
+		t.Fatalf("ExportTokens: %v", err)
+	}
+	if n != 3 {
+		t.Errorf("ExportTokens carried %d names, want 3", n)
+	}
+	if f := cycle(native, "old"); f <= compat {
+		t.Errorf("native token %d after the switch, not above the compatible-mode %d", f, compat)
+	}
+	if f := cycle(native, "fresh"); f <= fresh {
+		t.Errorf("native token %d for a name first used natively, not above %d", f, fresh)
+	}
+	_, err = native.Acquire(ctx, lockprovider.AcquireParams{Name: "busy", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
+	if !errors.Is(err, lockprovider.ErrNotAcquired) {
+		t.Errorf("native Acquire of a name a Java replica holds: %v, want ErrNotAcquired (hold carried over)", err)
+	}
+	// Idempotent.
+	if _, err := p.ExportTokens(ctx, "", ""); err != nil {
+		t.Fatalf("second ExportTokens: %v", err)
+	}
+	// Rollback: the ShedLock table's tokens stay above the native ones.
+	last := cycle(native, "old")
+	if f := cycle(p, "old"); f <= last {
+		t.Errorf("compatible-mode token %d after a rollback, not above the native %d", f, last)
 	}
 }
