@@ -183,10 +183,18 @@ func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
 		atLeast = d
 		opts = append(opts, scheduler.LockAtLeastFor(d))
 	}
-	if atMost >= 0 && atLeast >= 0 {
-		if err := lockprovider.ValidateDurations(atMost, atLeast); err != nil {
-			return "", nil, fmt.Errorf("@SchedulerLock %q: %w", l.Name, err)
-		}
+	// Check what is given; a missing bound is the scheduler's default.
+	var err error
+	switch {
+	case atMost >= 0 && atLeast >= 0:
+		err = lockprovider.ValidateDurations(atMost, atLeast)
+	case atMost >= 0:
+		err = lockprovider.ValidateDurations(atMost, 0)
+	case atLeast >= 0:
+		err = lockprovider.ValidateDurations(lockprovider.MaxDuration, atLeast)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("@SchedulerLock %q: %w", l.Name, err)
 	}
 	return l.Name, opts, nil
 }
