@@ -34,6 +34,7 @@ func pgModes(t testing.TB) []struct {
 		cfg  shedlock.PostgresConfig
 	}{
 		{"DBTime", shedlock.PostgresConfig{TimeMode: shedlock.DBTime}},
+		{"DBTimeTimestamptz", shedlock.PostgresConfig{TimeMode: shedlock.DBTime, JavaZone: time.UTC, Columns: shedlock.Timestamptz}},
 		{"ClientTimeUTC", shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeUTC}},
 		{"ClientTimeNewYork", shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeZone, JavaZone: newYork(t)}},
 		{"ClientTimeNewYorkTimestamptz", shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeZone, JavaZone: newYork(t), Columns: shedlock.Timestamptz}},
@@ -183,6 +184,7 @@ func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
 		{"JVM zone time without the zone", shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeZone}},
 		{"this host's zone", shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeZone, JavaZone: time.Local}},
 		{"DB time on timestamptz in a JVM session zone off UTC", shedlock.PostgresConfig{TimeMode: shedlock.DBTime, JavaZone: ny, Columns: shedlock.Timestamptz}},
+		{"DB time on timestamptz without the JVM zone", shedlock.PostgresConfig{TimeMode: shedlock.DBTime, Columns: shedlock.Timestamptz}},
 	} {
 		_, err := shedlock.NewPostgres(pg.Pool, c.cfg)
 		if !errors.Is(err, shedlock.ErrTimeMode) || !errors.Is(err, lockprovider.ErrInvalid) {

@@ -101,6 +101,10 @@ func resolveRepresentation(mode TimeMode, zone *time.Location, cols ColumnType) 
 	utc := zoneName == "" || isUTC(zone)
 	switch mode {
 	case DBTime:
+		if cols == Timestamptz && zoneName == "" {
+			return representation{}, timeError("JavaZone", "",
+				"must be set with DBTime on timestamptz columns: ShedLock's UTC wall-clock times are read in the JDBC session's zone (the JVM's), and only UTC is supported")
+		}
 		if cols == Timestamptz && !utc {
 			// ShedLock writes timezone('utc', CURRENT_TIMESTAMP), a UTC
 			// wall-clock time, which a timestamptz column reads in the
