@@ -75,7 +75,7 @@ func testAutoRenewOutage(t *testing.T, p lockprovider.Provider, cutConns func(),
 	ctx := context.Background()
 	l := newLocker(t, p, nil)
 	other := newLocker(t, p, nil)
-	lock, err := l.TryAcquire(ctx, "renewed", &baton.AcquireOptions{TTL: ttl, AutoRenew: true})
+	lock, err := l.TryAcquire(ctx, "renewed", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func benchLock(b *testing.B, p lockprovider.Provider) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			name := "bench-" + strconv.FormatInt(benchSeq.Add(1), 10)
-			opts := &baton.AcquireOptions{TTL: 10 * time.Second}
+			opts := &baton.AcquireOptions{AtMostFor: 10 * time.Second}
 			for pb.Next() {
 				lock, err := l.TryAcquire(ctx, name, opts)
 				if err != nil {

@@ -10,7 +10,7 @@
 // A Locker hands out locks from one provider:
 //
 //	locker, err := baton.NewLocker(provider, nil)
-//	lock, err := locker.TryAcquire(ctx, "sync:customer:42", &baton.AcquireOptions{TTL: 30 * time.Second})
+//	lock, err := locker.TryAcquire(ctx, "sync:customer:42", &baton.AcquireOptions{AtMostFor: 30 * time.Second})
 //	if errors.Is(err, baton.ErrNotAcquired) {
 //		return nil // someone else is on it
 //	}
@@ -20,19 +20,22 @@
 // release notifications when it has them (Redis pub/sub, PostgreSQL
 // LISTEN/NOTIFY, the memory provider's channels) and otherwise polls with
 // jittered exponential backoff; it polls in any case, because expiry is not
-// announced. It fails at once with ErrDeadlineTooSoon when the context's
+// announced. It always makes its first attempt, however close the deadline;
+// after the backend answered "held", it gives up early with
+// ErrDeadlineTooSoon (which matches context.DeadlineExceeded) when the
 // deadline leaves less than one round trip to the provider; it cannot know
 // when the current holder will let go, so otherwise it waits until the
-// deadline.
+// deadline. Each provider call is bounded by Config.CallTimeout when the
+// context has no earlier deadline.
 //
 // # Leases, trust window and loss
 //
-// A lock is a lease: it ends after its TTL (lockAtMostFor) unless extended,
+// A lock is a lease: it ends after its AtMostFor (lockAtMostFor) unless extended,
 // measured on the backend's clock. The holder cannot read that clock, so it
 // keeps a local trust window on its own monotonic clock: from the moment the
 // acquire request was sent (not when the answer arrived, so a slow round trip
-// cannot stretch it) for the TTL minus a safety margin (Config.SafetyMargin,
-// by default 1% of the TTL plus 2 ms, for clocks that run at slightly
+// cannot stretch it) for AtMostFor minus a safety margin (Config.SafetyMargin,
+// by default 1% of AtMostFor plus 2 ms, for clocks that run at slightly
 // different rates). Every successful Extend or renewal restarts the window at
 // the moment its request was sent.
 //
@@ -74,11 +77,16 @@
 //
 // # Errors
 //
-// ErrNotAcquired, ErrNotHeld, ErrLockLost, ErrReleased and
-// ErrDeadlineTooSoon are sentinels; bad input (a nil provider, an empty or
-// over-long name, a negative TTL, AtLeastFor above the TTL) returns a
-// *ValidationError matching ErrInvalid. Other errors come from the backend
-// and mean the outcome is unknown; baton then releases whatever the failed
-// attempt may have granted, so a failed acquire never leaves a lock held
-// silently.
+// ErrNotAcquired, ErrNotHeld, ErrLockLost, ErrReleased, ErrUnavailable and
+// ErrDeadlineTooSoon are sentinels. An error matches ErrNotAcquired only
+// when the backend answered that another owner holds the name; an
+// unreachable or silent backend gives ErrUnavailable instead, so code that
+// skips on ErrNotAcquired does not skip silently through an outage. Bad
+// input (a nil or typed-nil provider, a nil context, an empty or over-long
+// name, a negative AtMostFor, AtLeastFor above AtMostFor) returns a
+// *ValidationError matching ErrInvalid, in this package and every other
+// one of the module. Other errors come from the backend and mean the
+// outcome is unknown; baton then releases whatever the failed attempt may
+// have granted, so a failed acquire never leaves a lock held silently. Each
+// error names its operation once: baton: acquire "name": ....
 package baton

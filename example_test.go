@@ -24,7 +24,7 @@ func Example() {
 
 	syncCustomer := func(locker *baton.Locker, id string) {
 		// 1. Avoid duplicate concurrent syncs of one customer.
-		lock, err := locker.TryAcquire(ctx, "sync:customer:"+id, &baton.AcquireOptions{TTL: 30 * time.Second})
+		lock, err := locker.TryAcquire(ctx, "sync:customer:"+id, &baton.AcquireOptions{AtMostFor: 30 * time.Second})
 		if errors.Is(err, baton.ErrNotAcquired) {
 			fmt.Println("customer", id+": already syncing elsewhere, skipped")
 			return
@@ -87,7 +87,7 @@ func ExampleLocker_Acquire() {
 func ExampleLock_Context() {
 	ctx := context.Background()
 	locker, _ := baton.NewLocker(memory.New(nil), nil)
-	lock, _ := locker.TryAcquire(ctx, "rebuild-index", &baton.AcquireOptions{TTL: 50 * time.Millisecond})
+	lock, _ := locker.TryAcquire(ctx, "rebuild-index", &baton.AcquireOptions{AtMostFor: 50 * time.Millisecond})
 	defer lock.Release(ctx)
 
 	select {
@@ -105,7 +105,7 @@ func ExampleLock_Context() {
 func ExampleAcquireOptions_autoRenew() {
 	ctx := context.Background()
 	locker, _ := baton.NewLocker(memory.New(nil), nil)
-	lock, _ := locker.TryAcquire(ctx, "migrate", &baton.AcquireOptions{TTL: time.Second, AutoRenew: true})
+	lock, _ := locker.TryAcquire(ctx, "migrate", &baton.AcquireOptions{AtMostFor: time.Second, AutoRenew: true})
 
 	time.Sleep(1500 * time.Millisecond) // a job longer than the TTL
 	_, err := locker.TryAcquire(ctx, "migrate", nil)

@@ -51,7 +51,7 @@ func TestFaultRedisRestartMidHold(t *testing.T) {
 	old := newLocker(t, redisProvider(t, newClient()), &baton.Config{ReleaseTimeout: time.Second})
 	next := newLocker(t, redisProvider(t, newClient()), &baton.Config{ReleaseTimeout: time.Second})
 
-	a, err := old.TryAcquire(ctx, "account:a", &baton.AcquireOptions{TTL: ttl, AutoRenew: true})
+	a, err := old.TryAcquire(ctx, "account:a", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestFaultRedisRestartMidHold(t *testing.T) {
 	var b *baton.Lock
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		b, err = next.TryAcquire(ctx, "account:a", &baton.AcquireOptions{TTL: 10 * time.Second})
+		b, err = next.TryAcquire(ctx, "account:a", &baton.AcquireOptions{AtMostFor: 10 * time.Second})
 		if err == nil {
 			break
 		}
@@ -141,11 +141,11 @@ func TestFaultPostgresPauseMidHold(t *testing.T) {
 	p := postgresProvider(t, srv.Pool(t))
 	l := newLocker(t, p, &baton.Config{ReleaseTimeout: releaseTimeout})
 
-	a, err := l.TryAcquire(ctx, "paused", &baton.AcquireOptions{TTL: ttl, AutoRenew: true})
+	a, err := l.TryAcquire(ctx, "paused", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := l.TryAcquire(ctx, "paused-other", &baton.AcquireOptions{TTL: 10 * time.Second})
+	other, err := l.TryAcquire(ctx, "paused-other", &baton.AcquireOptions{AtMostFor: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestFaultPostgresPauseMidHold(t *testing.T) {
 	// gets it now, with a larger token.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		b, err := l.TryAcquire(ctx, "paused", &baton.AcquireOptions{TTL: ttl})
+		b, err := l.TryAcquire(ctx, "paused", &baton.AcquireOptions{AtMostFor: ttl})
 		if err == nil {
 			if b.Token() <= a.Token() {
 				t.Errorf("token after the pause %d; before %d", b.Token(), a.Token())

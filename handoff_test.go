@@ -33,7 +33,7 @@ func testHandoff(t *testing.T, p lockprovider.Provider, notify bool) {
 	errs := make(chan error, workers)
 	for range workers {
 		wg.Go(func() {
-			lock, err := l.Acquire(ctx, name, &baton.AcquireOptions{TTL: 10 * time.Second})
+			lock, err := l.Acquire(ctx, name, &baton.AcquireOptions{AtMostFor: 10 * time.Second})
 			if err != nil {
 				errs <- err
 				return

@@ -74,7 +74,7 @@ func (k *Lock) Name() string { return k.name }
 func (k *Lock) Token() int64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.lease.Fence
+	return k.lease.Token
 }
 
 // Lease returns the provider's grant as last extended. Its times are the
@@ -87,7 +87,7 @@ func (k *Lock) Lease() lockprovider.Lease {
 
 // Until returns the local time at which the trust window ends unless the
 // lease is extended first. Compare it with time.Now, not with server times.
-func (k *Lock) Until() time.Time {
+func (k *Lock) TrustedUntil() time.Time {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.deadline
@@ -110,7 +110,7 @@ func (k *Lock) windowEnded() {
 	}
 	cause := fmt.Errorf("%w: trust window ended", ErrLockLost)
 	k.cancel(cause)
-	token := k.lease.Fence
+	token := k.lease.Token
 	k.mu.Unlock()
 	k.l.log.Warn("baton: lock lost", "lock_name", k.name, "token", token, "err", cause)
 }

@@ -36,11 +36,11 @@ type helperSpec struct {
 	Prefix  string // Redis key prefix
 	// RedisURL is the parent's Redis: a child must not resolve its own,
 	// or it would start a private server and lock on a different store.
-	RedisURL string
-	PGURL    string // PostgreSQL URL with search_path set to the test schema
-	Lock     string
-	TTL      time.Duration
-	Bypass   bool // pause: write with a plain UPDATE instead of the guard
+	RedisURL  string
+	PGURL     string // PostgreSQL URL with search_path set to the test schema
+	Lock      string
+	AtMostFor time.Duration
+	Bypass    bool // pause: write with a plain UPDATE instead of the guard
 }
 
 // backend is a token source and the guarded table's database.

@@ -40,7 +40,7 @@ func testPause(t *testing.T, backendName string, bypass bool) {
 	ctx := context.Background()
 	pg := testenv.Postgres(t)
 	spec := helperSpec{Role: "pause", Backend: backendName, Prefix: testenv.Prefix(t), RedisURL: testenv.RedisURL(t), PGURL: pg.URL,
-		Lock: "doc:1", TTL: ttl, Bypass: bypass}
+		Lock: "doc:1", AtMostFor: ttl, Bypass: bypass}
 	b := openBackend(t, spec)
 	migrate(t, b)
 	if _, err := b.pool.Exec(ctx, `CREATE TABLE doc (id int PRIMARY KEY, body text NOT NULL)`); err != nil {
@@ -68,7 +68,7 @@ func testPause(t *testing.T, backendName string, bypass bool) {
 	// B waits for A's lease to expire, then writes.
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	lockB, err := newLocker(t, b.provider).Acquire(wctx, spec.Lock, &baton.AcquireOptions{TTL: 30 * time.Second})
+	lockB, err := newLocker(t, b.provider).Acquire(wctx, spec.Lock, &baton.AcquireOptions{AtMostFor: 30 * time.Second})
 	if err != nil {
 		t.Fatalf("B acquire: %v", err)
 	}
@@ -122,7 +122,7 @@ func pauseWorker(t *testing.T, spec helperSpec, report func(string, ...any)) {
 		t.Fatal(err)
 	}
 	in := stdinLines()
-	lock, err := newLocker(t, b.provider).TryAcquire(ctx, spec.Lock, &baton.AcquireOptions{TTL: spec.TTL})
+	lock, err := newLocker(t, b.provider).TryAcquire(ctx, spec.Lock, &baton.AcquireOptions{AtMostFor: spec.AtMostFor})
 	if err != nil {
 		t.Fatal(err)
 	}

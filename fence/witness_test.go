@@ -59,7 +59,7 @@ func testWitness(t *testing.T, backendName string) {
 	ctx := context.Background()
 	pg := testenv.Postgres(t)
 	spec := helperSpec{Role: "witness", Backend: backendName, Prefix: testenv.Prefix(t), RedisURL: testenv.RedisURL(t), PGURL: pg.URL,
-		Lock: "counter:1", TTL: witnessTTL}
+		Lock: "counter:1", AtMostFor: witnessTTL}
 	b := openBackend(t, spec)
 	migrate(t, b)
 	if _, err := b.pool.Exec(ctx, `CREATE TABLE counter (id int PRIMARY KEY, n bigint NOT NULL, last_fence bigint)`); err != nil {
@@ -160,14 +160,14 @@ func witnessWorker(b backend, spec helperSpec, stop <-chan struct{}) (tally, err
 	defer cancel()
 	go func() { <-stop; cancel() }()
 	for actx.Err() == nil {
-		lock, err := l.Acquire(actx, spec.Lock, &baton.AcquireOptions{TTL: spec.TTL})
+		lock, err := l.Acquire(actx, spec.Lock, &baton.AcquireOptions{AtMostFor: spec.AtMostFor})
 		if err != nil {
 			if actx.Err() != nil {
 				break
 			}
 			return r, err
 		}
-		err = increment(ctx, b, guard, lock.Token(), 2*spec.TTL)
+		err = increment(ctx, b, guard, lock.Token(), 2*spec.AtMostFor)
 		switch {
 		case err == nil:
 			r.acked++

@@ -31,7 +31,7 @@ func Example() {
 
 	_ = p.Release(ctx, lockprovider.ReleaseParams{Name: "report", Owner: a.Owner})
 	second, _ := p.Acquire(ctx, b)
-	fmt.Println("b after a released, larger token:", second.Fence > first.Fence)
+	fmt.Println("b after a released, larger token:", second.Token > first.Token)
 
 	// Tick identity: a tick is granted once per name.
 	tick := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

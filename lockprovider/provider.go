@@ -63,7 +63,7 @@ type ReleaseParams struct {
 type Lease struct {
 	Name  string
 	Owner string
-	Fence int64 // fencing token; strictly increasing per name
+	Token int64 // fencing token; strictly increasing per name
 
 	GrantedAt    time.Time // when the backend granted this lease
 	Until        time.Time // when it expires unless extended or released
@@ -97,12 +97,12 @@ type Inspector interface {
 
 // LeaseInfo is the state of a name as an operator sees it.
 type LeaseInfo struct {
-	Name     string
-	Exists   bool      // the provider has a record of the name
-	Held     bool      // a lease is in force now (server time)
-	LockedBy string    // informational holder of the current or last lease
-	LockedAt time.Time // grant time of the current or last lease
-	Until    time.Time // expiry of the current or last lease
-	Fence    int64     // fencing token of the current or last lease
-	LastTick time.Time // newest tick granted, or zero
+	Name      string
+	Exists    bool      // the provider has a record of the name
+	Held      bool      // a lease is in force now (server time)
+	LockedBy  string    // informational holder of the current or last lease
+	GrantedAt time.Time // grant time of the current or last lease
+	Until     time.Time // expiry of the current or last lease
+	Token     int64     // fencing token of the current or last lease
+	LastTick  time.Time // newest tick granted, or zero
 }

@@ -38,7 +38,7 @@ func BenchmarkIdleJobs(b *testing.B) {
 	for i := range jobs {
 		off := time.Duration(start.Add(time.Duration(i)*time.Second).UnixNano() % int64(24*time.Hour))
 		_, err := s.Every(24*time.Hour, scheduler.Offset(off)).
-			Locked(fmt.Sprintf("idle-%05d", i), scheduler.LockAtMostFor(time.Minute)).
+			Locked(fmt.Sprintf("idle-%05d", i), scheduler.AtMostFor(time.Minute)).
 			Do(func(context.Context, scheduler.Run) error { return nil })
 		if err != nil {
 			b.Fatal(err)

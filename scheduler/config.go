@@ -22,14 +22,14 @@ type Config struct {
 	// same ticks, and hosts may disagree about their local zone.
 	Location *time.Location
 
-	// DefaultLockAtMostFor is the lease length of locked jobs registered
-	// without LockAtMostFor. Zero means there is no default: such a
+	// DefaultAtMostFor is the lease length of locked jobs registered
+	// without AtMostFor. Zero means there is no default: such a
 	// registration fails with ErrInvalidDuration.
-	DefaultLockAtMostFor time.Duration
+	DefaultAtMostFor time.Duration
 
-	// DefaultLockAtLeastFor is the minimum hold of locked jobs registered
-	// without LockAtLeastFor. Zero means none.
-	DefaultLockAtLeastFor time.Duration
+	// DefaultAtLeastFor is the minimum hold of locked jobs registered
+	// without AtLeastFor. Zero means none.
+	DefaultAtLeastFor time.Duration
 
 	// LockedBy names this instance in the lock store for operators. Empty
 	// means "hostname:pid".
@@ -133,19 +133,19 @@ func (cfg *Config) withDefaults() (Config, error) {
 		return c, invalid("", "LockedBy", c.LockedBy, "is not acceptable to providers", ErrInvalid, err)
 	}
 	switch {
-	case c.DefaultLockAtMostFor < 0:
-		return c, invalid("", "DefaultLockAtMostFor", c.DefaultLockAtMostFor.String(), "must not be negative", ErrInvalidDuration, nil)
-	case c.DefaultLockAtMostFor > 0:
-		if err := lockprovider.ValidateDurations(c.DefaultLockAtMostFor, 0); err != nil {
-			return c, invalid("", "DefaultLockAtMostFor", c.DefaultLockAtMostFor.String(), "is out of range", ErrInvalidDuration, err)
+	case c.DefaultAtMostFor < 0:
+		return c, invalid("", "DefaultAtMostFor", c.DefaultAtMostFor.String(), "must not be negative", ErrInvalidDuration, nil)
+	case c.DefaultAtMostFor > 0:
+		if err := lockprovider.ValidateDurations(c.DefaultAtMostFor, 0); err != nil {
+			return c, invalid("", "DefaultAtMostFor", c.DefaultAtMostFor.String(), "is out of range", ErrInvalidDuration, err)
 		}
 	}
 	switch {
-	case c.DefaultLockAtLeastFor < 0:
-		return c, invalid("", "DefaultLockAtLeastFor", c.DefaultLockAtLeastFor.String(), "must not be negative", ErrInvalidDuration, nil)
-	case c.DefaultLockAtMostFor > 0 && c.DefaultLockAtLeastFor > c.DefaultLockAtMostFor:
-		return c, invalid("", "DefaultLockAtLeastFor", c.DefaultLockAtLeastFor.String(),
-			"must not exceed DefaultLockAtMostFor "+c.DefaultLockAtMostFor.String(), ErrInvalidDuration, nil)
+	case c.DefaultAtLeastFor < 0:
+		return c, invalid("", "DefaultAtLeastFor", c.DefaultAtLeastFor.String(), "must not be negative", ErrInvalidDuration, nil)
+	case c.DefaultAtMostFor > 0 && c.DefaultAtLeastFor > c.DefaultAtMostFor:
+		return c, invalid("", "DefaultAtLeastFor", c.DefaultAtLeastFor.String(),
+			"must not exceed DefaultAtMostFor "+c.DefaultAtMostFor.String(), ErrInvalidDuration, nil)
 	}
 	return c, nil
 }

@@ -5,7 +5,7 @@
 //
 //	sched, err := scheduler.New(provider, &scheduler.Config{Logger: logger})
 //	_, err = sched.Every(24*time.Hour, scheduler.Offset(2*time.Hour)).
-//		Locked("daily-report", scheduler.LockAtMostFor(30*time.Minute)).
+//		Locked("daily-report", scheduler.AtMostFor(30*time.Minute)).
 //		Do(func(ctx context.Context, run scheduler.Run) error { ... })
 //	err = sched.Start()
 //	defer sched.Shutdown(ctx)
@@ -41,7 +41,7 @@
 // The winner calls the job with a Run carrying the name, the tick and the
 // lease's fencing token; pass the token to resources that can reject stale
 // writers. When the job returns, the lease is released; the provider keeps
-// it until LockAtLeastFor after the grant if that is later. A job
+// it until AtLeastFor after the grant if that is later. A job
 // registered without Locked runs on every replica at every tick.
 //
 // A job does not overlap itself on one instance: a tick due while the
@@ -49,7 +49,7 @@
 //
 // # Lost locks and the trust window
 //
-// A lease lasts LockAtMostFor on the provider's clock. The scheduler never
+// A lease lasts AtMostFor on the provider's clock. The scheduler never
 // compares the provider's absolute time with its own: it counts the
 // lease's granted length (Lease.Until − Lease.GrantedAt) from the instant
 // it sent the acquire, on its own monotonic clock. That local trust window
@@ -57,8 +57,8 @@
 // however slow the round trip. When it ends while the job runs, the job's
 // context is cancelled with cause ErrLockLost (read it with
 // context.Cause) and Hooks.LockLost is called: another replica may hold
-// the lease now. Jobs that may run longer use KeepAlive (the lease is
-// extended every LockAtMostFor/3 and the window moved; a failed extension
+// the lease now. Jobs that may run longer use AutoRenew (the lease is
+// extended every AtMostFor/3 and the window moved; a failed extension
 // that finds the lease gone cancels the context with ErrLockLost; one of
 // unknown outcome is retried next period) or Run.Extend.
 //
@@ -68,7 +68,7 @@
 // Tick identity keeps such a replica from running a tick twice; leases
 // are timed by the provider alone. Skew only delays a lagging replica's
 // attempt, and when the leading replica is down the job runs late by the
-// skew. LockAtLeastFor still matters for providers or setups without tick
+// skew. AtLeastFor still matters for providers or setups without tick
 // identity and for spacing runs: a lagging replica that tries while the
 // bound holds is skipped with ErrNotAcquired.
 //

@@ -23,7 +23,7 @@ func Example() {
 			panic(err)
 		}
 		_, err = sched.Every(20*time.Millisecond).
-			Locked("report", scheduler.LockAtMostFor(time.Second)).
+			Locked("report", scheduler.AtMostFor(time.Second)).
 			Do(func(ctx context.Context, run scheduler.Run) error {
 				runs <- run
 				return nil
@@ -63,7 +63,7 @@ func ExampleScheduler_Every() {
 	}
 	defer sched.Close()
 	job, err := sched.Every(time.Hour, scheduler.Offset(15*time.Minute)).
-		Locked("hourly-sync", scheduler.LockAtMostFor(50*time.Minute), scheduler.LockAtLeastFor(time.Minute)).
+		Locked("hourly-sync", scheduler.AtMostFor(50*time.Minute), scheduler.AtLeastFor(time.Minute)).
 		Do(func(ctx context.Context, run scheduler.Run) error { return nil })
 	if err != nil {
 		panic(err)
@@ -84,7 +84,7 @@ func ExampleSpecError() {
 	}
 	defer sched.Close()
 	_, err = sched.Cron("0 25 * * *").
-		Locked("nightly", scheduler.LockAtMostFor(time.Hour)).
+		Locked("nightly", scheduler.AtMostFor(time.Hour)).
 		Do(func(ctx context.Context, run scheduler.Run) error { return nil })
 	var se *scheduler.SpecError
 	if errors.As(err, &se) {
@@ -100,14 +100,14 @@ func ExampleSpecError() {
 
 // A job that may outlive its lease keeps it alive, and learns through its
 // context when the lease is lost anyway.
-func ExampleKeepAlive() {
-	sched, err := scheduler.New(memory.New(nil), &scheduler.Config{DefaultLockAtMostFor: time.Minute})
+func ExampleAutoRenew() {
+	sched, err := scheduler.New(memory.New(nil), &scheduler.Config{DefaultAtMostFor: time.Minute})
 	if err != nil {
 		panic(err)
 	}
 	defer sched.Close()
 	_, err = sched.Cron("@daily").
-		Locked("compaction", scheduler.KeepAlive()).
+		Locked("compaction", scheduler.AutoRenew()).
 		Do(func(ctx context.Context, run scheduler.Run) error {
 			// ... long work, checking ctx ...
 			if errors.Is(context.Cause(ctx), scheduler.ErrLockLost) {

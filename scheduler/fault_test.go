@@ -61,7 +61,7 @@ func startFaultRun(t *testing.T, providers []lockprovider.Provider) *faultRun {
 			Hooks:       rec.hooks(),
 		})
 		_, err := s.Every(faultPeriod).Locked("report",
-			scheduler.LockAtMostFor(2*time.Second), scheduler.LockAtLeastFor(faultPeriod/2)).
+			scheduler.AtMostFor(2*time.Second), scheduler.AtLeastFor(faultPeriod/2)).
 			Do(func(ctx context.Context, run scheduler.Run) error {
 				fr.mu.Lock()
 				fr.tokens = append(fr.tokens, tokenAt{time.Now(), run.Tick, run.Token})
@@ -331,9 +331,9 @@ func TestFaultRedisRestartTickIdentity(t *testing.T) {
 	switch {
 	case err == nil:
 		t.Logf("after the restart, tick %s of %q was granted again (token %d, before %d): tick identity was lost with the data",
-			tick.Format(time.StampMilli), "direct", again.Fence, first.Fence)
-		if again.Fence <= first.Fence {
-			t.Errorf("token after the restart %d is not larger than before %d", again.Fence, first.Fence)
+			tick.Format(time.StampMilli), "direct", again.Token, first.Token)
+		if again.Token <= first.Token {
+			t.Errorf("token after the restart %d is not larger than before %d", again.Token, first.Token)
 		}
 	case errors.Is(err, lockprovider.ErrStaleTick):
 		t.Logf("after the restart, tick %s was refused as stale", tick.Format(time.StampMilli))
@@ -376,7 +376,7 @@ func TestFaultRedisRestartTickIdentity(t *testing.T) {
 // through, so the job's context must be cancelled with ErrLockLost within
 // about one lease length and the LockLost hook must fire; after the resume
 // the job runs again under a larger token.
-func TestFaultPostgresPauseKeepAlive(t *testing.T) {
+func TestFaultPostgresPauseAutoRenew(t *testing.T) {
 	t.Parallel()
 	const atMostFor = 600 * time.Millisecond
 	ctx := context.Background()
@@ -408,7 +408,7 @@ func TestFaultPostgresPauseKeepAlive(t *testing.T) {
 	var runs atomic.Int64
 	rec := &recorder{}
 	s := newSched(t, p, &scheduler.Config{CallTimeout: 300 * time.Millisecond, Hooks: rec.hooks()})
-	_, err = s.Every(faultPeriod).Locked("long", scheduler.LockAtMostFor(atMostFor), scheduler.KeepAlive()).
+	_, err = s.Every(faultPeriod).Locked("long", scheduler.AtMostFor(atMostFor), scheduler.AutoRenew()).
 		Do(func(ctx context.Context, run scheduler.Run) error {
 			started <- run.Token
 			if runs.Add(1) > 1 {

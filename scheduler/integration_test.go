@@ -156,7 +156,7 @@ func startInstance(ctx context.Context, spec instanceSpec, witness *pgxpool.Pool
 	iv := spec.Interval
 	// "exact": runs take a random time below half the interval; the lease
 	// (0.9 interval) ends before the next tick even if a release is slow.
-	exact, err := in.sched.Every(iv).Locked("exact", scheduler.LockAtMostFor(iv*9/10)).Do(
+	exact, err := in.sched.Every(iv).Locked("exact", scheduler.AtMostFor(iv*9/10)).Do(
 		func(ctx context.Context, run scheduler.Run) error {
 			end := time.Now().Add(rand.N(iv / 2))
 			if err := witnessRun(ctx, run, false); err != nil {
@@ -173,9 +173,9 @@ func startInstance(ctx context.Context, spec instanceSpec, witness *pgxpool.Pool
 	if err != nil {
 		return fail(err)
 	}
-	// "grace": a short run with LockAtLeastFor: replicas that try after it
+	// "grace": a short run with AtLeastFor: replicas that try after it
 	// finished still find the lock held.
-	grace, err := in.sched.Every(iv).Locked("grace", scheduler.LockAtMostFor(iv*9/10), scheduler.LockAtLeastFor(iv*8/10)).Do(
+	grace, err := in.sched.Every(iv).Locked("grace", scheduler.AtMostFor(iv*9/10), scheduler.AtLeastFor(iv*8/10)).Do(
 		func(ctx context.Context, run scheduler.Run) error { return witnessRun(ctx, run, true) })
 	if err != nil {
 		return fail(err)

@@ -30,7 +30,7 @@ type Run struct {
 // If the lease is gone it cancels the job's context with ErrLockLost and
 // returns an error matching ErrLockLost and lockprovider.ErrNotHeld. It
 // returns ErrNotLocked for a job registered without Locked. The minimum
-// hold (LockAtLeastFor) keeps counting from the original grant, capped at
+// hold (AtLeastFor) keeps counting from the original grant, capped at
 // the new lease end.
 func (r Run) Extend(ctx context.Context, d time.Duration) error {
 	if r.lease == nil {
@@ -67,36 +67,36 @@ type lockOpts struct {
 	keepAlive, catchUp          bool
 }
 
-// LockAtMostFor sets the lease length: a crashed holder blocks the job for
+// AtMostFor sets the lease length: a crashed holder blocks the job for
 // at most d, and a run still going at d has its context cancelled with
-// ErrLockLost (unless KeepAlive). d must be at least 1ms.
-func LockAtMostFor(d time.Duration) LockOption {
+// ErrLockLost (unless AutoRenew). d must be at least 1ms.
+func AtMostFor(d time.Duration) LockOption {
 	return func(o *lockOpts) error {
 		if d <= 0 {
-			return invalid("", "LockAtMostFor", d.String(), "must be positive", ErrInvalidDuration, nil)
+			return invalid("", "AtMostFor", d.String(), "must be positive", ErrInvalidDuration, nil)
 		}
 		o.atMostFor, o.hasAtMostFor = d, true
 		return nil
 	}
 }
 
-// LockAtLeastFor keeps the lock held until d after it was granted even when
+// AtLeastFor keeps the lock held until d after it was granted even when
 // the run finishes sooner, so replicas whose clocks lag do not find it
-// free. d must not be negative nor exceed the LockAtMostFor.
-func LockAtLeastFor(d time.Duration) LockOption {
+// free. d must not be negative nor exceed the AtMostFor.
+func AtLeastFor(d time.Duration) LockOption {
 	return func(o *lockOpts) error {
 		if d < 0 {
-			return invalid("", "LockAtLeastFor", d.String(), "must not be negative", ErrInvalidDuration, nil)
+			return invalid("", "AtLeastFor", d.String(), "must not be negative", ErrInvalidDuration, nil)
 		}
 		o.atLeastFor, o.hasAtLeastFor = d, true
 		return nil
 	}
 }
 
-// KeepAlive extends the lease every LockAtMostFor/3 while the job runs, so
-// a run may outlast LockAtMostFor. If an extension finds the lease gone,
+// AutoRenew extends the lease every AtMostFor/3 while the job runs, so
+// a run may outlast AtMostFor. If an extension finds the lease gone,
 // the job's context is cancelled with ErrLockLost.
-func KeepAlive() LockOption {
+func AutoRenew() LockOption {
 	return func(o *lockOpts) error { o.keepAlive = true; return nil }
 }
 
@@ -191,31 +191,24 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 	j := &Job{s: b.s, sched: b.sched, fn: fn, name: b.name, locked: b.locked}
 	if b.named {
 		if err := lockprovider.ValidateName(b.name); err != nil {
-			return nil, invalid(b.name, "Name", b.name, "is not a valid lock name", ErrInvalidName, err)
+			return nil, withJob(b.name, err)
 		}
 	}
 	if b.locked {
-		o := lockOpts{atMostFor: b.s.cfg.DefaultLockAtMostFor, atLeastFor: b.s.cfg.DefaultLockAtLeastFor}
+		o := lockOpts{atMostFor: b.s.cfg.DefaultAtMostFor, atLeastFor: b.s.cfg.DefaultAtLeastFor}
 		for _, opt := range b.lockOps {
 			if opt == nil {
 				return nil, invalid(b.name, "LockOption", "", "is nil", ErrInvalidOption, nil)
 			}
 			if err := opt(&o); err != nil {
-				if ve, ok := err.(*ValidationError); ok {
-					ve.Job = b.name
-				}
-				return nil, err
+				return nil, withJob(b.name, err)
 			}
 		}
 		if o.atMostFor == 0 {
-			return nil, invalid(b.name, "LockAtMostFor", "", "is not set and Config.DefaultLockAtMostFor is zero", ErrInvalidDuration, nil)
+			return nil, invalid(b.name, "AtMostFor", "", "is not set and Config.DefaultAtMostFor is zero", ErrInvalidDuration, nil)
 		}
 		if err := lockprovider.ValidateDurations(o.atMostFor, o.atLeastFor); err != nil {
-			field := "LockAtMostFor"
-			if o.atLeastFor > o.atMostFor || o.atLeastFor < 0 {
-				field = "LockAtLeastFor"
-			}
-			return nil, invalid(b.name, field, "", err.Error(), ErrInvalidDuration, err)
+			return nil, withJob(b.name, err)
 		}
 		if o.catchUp {
 			if _, ok := b.s.provider.(lockprovider.Inspector); !ok {

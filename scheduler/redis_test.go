@@ -152,7 +152,7 @@ func claimAtOneTick(b *testing.B, jobs, replicas int, auto bool) {
 		}
 		defer s.Close()
 		for i := range jobs {
-			_, err := s.Every(interval).Locked(fmt.Sprintf("claim-%04d", i), scheduler.LockAtMostFor(interval/2)).
+			_, err := s.Every(interval).Locked(fmt.Sprintf("claim-%04d", i), scheduler.AtMostFor(interval/2)).
 				Do(func(context.Context, scheduler.Run) error { return nil })
 			if err != nil {
 				b.Fatal(err)

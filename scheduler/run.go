@@ -74,7 +74,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		return
 	}
 
-	ev.Token = lease.Fence
+	ev.Token = lease.Token
 	// Trust window: the lease's length as granted by the provider, counted
 	// on our clock from before the request was sent, so the window ends no
 	// later than the lease does on the provider's clock.
@@ -93,7 +93,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		// The acquire took longer than the lease: it may already be
 		// someone else's. Do not start the job.
 		rl.lose(nil)
-		s.release(j, owner, lease.Fence, tick, true)
+		s.release(j, owner, lease.Token, tick, true)
 		return
 	}
 
@@ -104,7 +104,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		go rl.keepAlive(ctx, stopKeepAlive, keepAliveDone)
 	}
 
-	s.call(ctx, j, Run{Job: j.name, Tick: tick, Token: lease.Fence, CatchUp: catchUp, lease: rl}, ev)
+	s.call(ctx, j, Run{Job: j.name, Tick: tick, Token: lease.Token, CatchUp: catchUp, lease: rl}, ev)
 
 	if stopKeepAlive != nil {
 		close(stopKeepAlive)
@@ -116,7 +116,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	rl.lost = true // a Run.Extend after the job returned must not touch the lease
 	rl.mu.Unlock()
 
-	s.release(j, owner, lease.Fence, tick, lost)
+	s.release(j, owner, lease.Token, tick, lost)
 }
 
 // release ends a run's lease (the provider keeps it until its AtLeastFor

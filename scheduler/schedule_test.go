@@ -151,7 +151,7 @@ func TestCronSpecErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.spec, func(t *testing.T) {
-			_, err := s.Cron(c.spec).Locked("job", scheduler.LockAtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error { return nil })
+			_, err := s.Cron(c.spec).Locked("job", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error { return nil })
 			if !errors.Is(err, scheduler.ErrInvalidSpec) || !errors.Is(err, scheduler.ErrInvalid) {
 				t.Fatalf("err = %v, want ErrInvalidSpec", err)
 			}

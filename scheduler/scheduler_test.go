@@ -39,7 +39,7 @@ func TestLockedRunsOncePerTick(t *testing.T) {
 			rec := &recorder{}
 			recs = append(recs, rec)
 			s := newSched(t, p, &scheduler.Config{Now: offsetClock(off), Hooks: rec.hooks()})
-			must(s.Every(time.Minute).Locked("report", scheduler.LockAtMostFor(50*time.Second)).Do(
+			must(s.Every(time.Minute).Locked("report", scheduler.AtMostFor(50*time.Second)).Do(
 				func(ctx context.Context, run scheduler.Run) error {
 					time.Sleep(time.Duration(i+1) * time.Second)
 					mu.Lock()
@@ -104,10 +104,10 @@ func TestUnlockedRunsEverywhere(t *testing.T) {
 	})
 }
 
-// With LockAtLeastFor, a replica that tries right after a short run finds
+// With AtLeastFor, a replica that tries right after a short run finds
 // the lock still held (ErrNotAcquired); without it the lock is free and
 // only tick identity stops it (ErrStaleTick).
-func TestLockAtLeastForSkipsLateReplica(t *testing.T) {
+func TestAtLeastForSkipsLateReplica(t *testing.T) {
 	for _, c := range []struct {
 		atLeast time.Duration
 		want    error
@@ -122,7 +122,7 @@ func TestLockAtLeastForSkipsLateReplica(t *testing.T) {
 				rec := &recorder{}
 				late := newSched(t, p, &scheduler.Config{Now: offsetClock(-5 * time.Second), Hooks: rec.hooks()})
 				for _, s := range []*scheduler.Scheduler{onTime, late} {
-					must(s.Every(time.Minute).Locked("short", scheduler.LockAtMostFor(50*time.Second), scheduler.LockAtLeastFor(c.atLeast)).Do(job))
+					must(s.Every(time.Minute).Locked("short", scheduler.AtMostFor(50*time.Second), scheduler.AtLeastFor(c.atLeast)).Do(job))
 					start(t, s)
 				}
 				time.Sleep(40 * time.Second)
@@ -139,7 +139,7 @@ func TestLockAtLeastForSkipsLateReplica(t *testing.T) {
 	}
 }
 
-// A run outliving LockAtMostFor has its context cancelled with cause
+// A run outliving AtMostFor has its context cancelled with cause
 // ErrLockLost when the trust window ends.
 func TestLockLostCancelsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -147,7 +147,7 @@ func TestLockLostCancelsContext(t *testing.T) {
 		s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: rec.hooks()})
 		var cause error
 		var ranFor time.Duration
-		job := must(s.Every(time.Minute).Locked("slow", scheduler.LockAtMostFor(10*time.Second)).Do(
+		job := must(s.Every(time.Minute).Locked("slow", scheduler.AtMostFor(10*time.Second)).Do(
 			func(ctx context.Context, run scheduler.Run) error {
 				t0 := time.Now()
 				<-ctx.Done()
@@ -161,7 +161,7 @@ func TestLockLostCancelsContext(t *testing.T) {
 			t.Errorf("cause = %v, want ErrLockLost", cause)
 		}
 		if ranFor != 10*time.Second {
-			t.Errorf("cancelled after %v, want 10s (LockAtMostFor)", ranFor)
+			t.Errorf("cancelled after %v, want 10s (AtMostFor)", ranFor)
 		}
 		if n := len(rec.get("lost")); n != 1 {
 			t.Errorf("%d LockLost hooks, want 1", n)
@@ -185,7 +185,7 @@ func TestTrustWindowCountsFromSend(t *testing.T) {
 		}
 		s := newSched(t, p, nil)
 		var ranFor time.Duration
-		must(s.Every(time.Minute).Locked("slow-net", scheduler.LockAtMostFor(10*time.Second)).Do(
+		must(s.Every(time.Minute).Locked("slow-net", scheduler.AtMostFor(10*time.Second)).Do(
 			func(ctx context.Context, run scheduler.Run) error {
 				t0 := time.Now()
 				<-ctx.Done()
@@ -201,8 +201,8 @@ func TestTrustWindowCountsFromSend(t *testing.T) {
 	})
 }
 
-// KeepAlive lets a run outlast LockAtMostFor and keeps others out.
-func TestKeepAlive(t *testing.T) {
+// AutoRenew lets a run outlast AtMostFor and keeps others out.
+func TestAutoRenew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := memory.New(nil)
 		var runs atomic.Int32
@@ -218,7 +218,7 @@ func TestKeepAlive(t *testing.T) {
 		}
 		for range 2 {
 			s := newSched(t, p, nil)
-			must(s.Every(time.Minute).Locked("long", scheduler.LockAtMostFor(9*time.Second), scheduler.KeepAlive()).Do(job))
+			must(s.Every(time.Minute).Locked("long", scheduler.AtMostFor(9*time.Second), scheduler.AutoRenew()).Do(job))
 			start(t, s)
 		}
 		// Tick at 1m runs until 2m40s, covering tick 2m, which the other
@@ -242,7 +242,7 @@ func TestKeepAlive(t *testing.T) {
 }
 
 // A failed keep-alive extension that finds the lease gone cancels the job.
-func TestKeepAliveFailureCancels(t *testing.T) {
+func TestAutoRenewFailureCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &faulty{Provider: memory.New(nil)}
 		p.extend = func(context.Context, lockprovider.ExtendParams) (lockprovider.Lease, error, bool) {
@@ -252,7 +252,7 @@ func TestKeepAliveFailureCancels(t *testing.T) {
 		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
 		var cause error
 		var ranFor time.Duration
-		must(s.Every(time.Minute).Locked("ka", scheduler.LockAtMostFor(9*time.Second), scheduler.KeepAlive()).Do(
+		must(s.Every(time.Minute).Locked("ka", scheduler.AtMostFor(9*time.Second), scheduler.AutoRenew()).Do(
 			func(ctx context.Context, run scheduler.Run) error {
 				t0 := time.Now()
 				<-ctx.Done()
@@ -279,7 +279,7 @@ func TestRunExtend(t *testing.T) {
 		s := newSched(t, p, nil)
 		var cause error
 		var ranFor time.Duration
-		must(s.Every(time.Minute).Locked("ext", scheduler.LockAtMostFor(10*time.Second), scheduler.LockAtLeastFor(5*time.Second)).Do(
+		must(s.Every(time.Minute).Locked("ext", scheduler.AtMostFor(10*time.Second), scheduler.AtLeastFor(5*time.Second)).Do(
 			func(ctx context.Context, run scheduler.Run) error {
 				t0 := time.Now()
 				time.Sleep(8 * time.Second)
@@ -308,7 +308,7 @@ func TestPanicRecovered(t *testing.T) {
 		p := memory.New(nil)
 		rec := &recorder{}
 		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
-		job := must(s.Every(time.Minute).Locked("boom", scheduler.LockAtMostFor(50*time.Second)).Do(
+		job := must(s.Every(time.Minute).Locked("boom", scheduler.AtMostFor(50*time.Second)).Do(
 			func(context.Context, scheduler.Run) error { panic("kaboom") }))
 		start(t, s)
 		time.Sleep(time.Minute + time.Second)
@@ -333,11 +333,11 @@ func TestHooks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: rec.hooks()})
-		must(s.Every(time.Minute).Locked("ok", scheduler.LockAtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
+		must(s.Every(time.Minute).Locked("ok", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 			time.Sleep(2 * time.Second)
 			return nil
 		}))
-		must(s.Every(time.Minute).Locked("err", scheduler.LockAtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
+		must(s.Every(time.Minute).Locked("err", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 			return errors.New("no data")
 		}))
 		// A hook that panics must not break anything.
@@ -365,7 +365,7 @@ func TestHookPanicContained(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ran atomic.Bool
 		s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: scheduler.Hooks{Started: func(scheduler.Event) { panic("bad hook") }}})
-		must(s.Every(time.Minute).Locked("x", scheduler.LockAtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
+		must(s.Every(time.Minute).Locked("x", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 			ran.Store(true)
 			return nil
 		}))
@@ -388,7 +388,7 @@ func TestAcquireUnknownOutcome(t *testing.T) {
 		}
 		rec := &recorder{}
 		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
-		job := must(s.Every(time.Minute).Locked("x", scheduler.LockAtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
+		job := must(s.Every(time.Minute).Locked("x", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 			t.Error("job ran after an acquire error")
 			return nil
 		}))
@@ -419,7 +419,7 @@ func TestConcurrentClaims(t *testing.T) {
 		var mu sync.Mutex
 		var latest time.Time
 		for i := range 100 {
-			must(s.Every(time.Minute).Locked("job-"+string(rune('a'+i%26))+string(rune('a'+i/26)), scheduler.LockAtMostFor(time.Minute)).Do(
+			must(s.Every(time.Minute).Locked("job-"+string(rune('a'+i%26))+string(rune('a'+i/26)), scheduler.AtMostFor(time.Minute)).Do(
 				func(context.Context, scheduler.Run) error {
 					mu.Lock()
 					defer mu.Unlock()
@@ -471,7 +471,7 @@ func TestShutdownWaits(t *testing.T) {
 		}
 		var done atomic.Bool
 		var runs atomic.Int32
-		must(s.Every(time.Minute).Locked("w", scheduler.LockAtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
+		must(s.Every(time.Minute).Locked("w", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
 			runs.Add(1)
 			time.Sleep(20 * time.Second)
 			if ctx.Err() != nil {
@@ -518,7 +518,7 @@ func TestShutdownDeadlineCancels(t *testing.T) {
 		p := memory.New(nil)
 		s := newSched(t, p, nil)
 		var cause error
-		must(s.Every(time.Minute).Locked("stuck", scheduler.LockAtMostFor(time.Hour)).Do(func(ctx context.Context, run scheduler.Run) error {
+		must(s.Every(time.Minute).Locked("stuck", scheduler.AtMostFor(time.Hour)).Do(func(ctx context.Context, run scheduler.Run) error {
 			<-ctx.Done()
 			cause = context.Cause(ctx)
 			time.Sleep(time.Second) // cleanup after cancellation
@@ -586,7 +586,7 @@ func TestRegisterAfterStart(t *testing.T) {
 		start(t, s)
 		time.Sleep(30 * time.Second)
 		var ticks []time.Time
-		job := must(s.Every(time.Minute).Locked("late", scheduler.LockAtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
+		job := must(s.Every(time.Minute).Locked("late", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
 			ticks = append(ticks, run.Tick)
 			return nil
 		}))
@@ -623,7 +623,7 @@ func TestCatchUp(t *testing.T) {
 		var scheds []*scheduler.Scheduler
 		for range 3 {
 			s := newSched(t, p, nil)
-			must(s.Every(time.Hour).Locked("hourly", scheduler.LockAtMostFor(time.Minute), scheduler.CatchUp()).Do(job))
+			must(s.Every(time.Hour).Locked("hourly", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(job))
 			scheds = append(scheds, s)
 		}
 		for _, s := range scheds {
@@ -640,7 +640,7 @@ func TestCatchUp(t *testing.T) {
 		// Restart within the same hour: 03:00 ran, nothing to catch up.
 		time.Sleep(10 * time.Minute)
 		s := newSched(t, p, nil)
-		must(s.Every(time.Hour).Locked("hourly", scheduler.LockAtMostFor(time.Minute), scheduler.CatchUp()).Do(job))
+		must(s.Every(time.Hour).Locked("hourly", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(job))
 		start(t, s)
 		synctest.Wait()
 		if runs := got(); len(runs) != 1 {
@@ -659,7 +659,7 @@ func TestCatchUpCron(t *testing.T) {
 		time.Sleep(50 * time.Hour) // Monday 2000-01-03 02:00
 		s := newSched(t, memory.New(nil), nil)
 		var tick time.Time
-		must(s.Cron("30 12 * * sat").Locked("weekly", scheduler.LockAtMostFor(time.Minute), scheduler.CatchUp()).Do(func(ctx context.Context, run scheduler.Run) error {
+		must(s.Cron("30 12 * * sat").Locked("weekly", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(func(ctx context.Context, run scheduler.Run) error {
 			tick = run.Tick
 			return nil
 		}))
@@ -680,7 +680,7 @@ func TestInspectOnSkip(t *testing.T) {
 		winner := newSched(t, p, &scheduler.Config{LockedBy: "winner"})
 		loser := newSched(t, p, &scheduler.Config{LockedBy: "loser", Now: offsetClock(-time.Second), InspectOnSkip: true, Hooks: rec.hooks()})
 		for _, s := range []*scheduler.Scheduler{winner, loser} {
-			must(s.Every(time.Minute).Locked("held", scheduler.LockAtMostFor(50*time.Second)).Do(func(context.Context, scheduler.Run) error {
+			must(s.Every(time.Minute).Locked("held", scheduler.AtMostFor(50*time.Second)).Do(func(context.Context, scheduler.Run) error {
 				time.Sleep(10 * time.Second)
 				return nil
 			}))
@@ -704,7 +704,7 @@ func TestClockStepRunsLatestTick(t *testing.T) {
 		s := newSched(t, memory.New(nil), &scheduler.Config{Now: func() time.Time { return time.Now().Add(time.Duration(step.Load())) }})
 		var mu sync.Mutex
 		var ticks []string
-		must(s.Every(time.Minute).Locked("m", scheduler.LockAtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
+		must(s.Every(time.Minute).Locked("m", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
 			mu.Lock()
 			defer mu.Unlock()
 			ticks = append(ticks, run.Tick.UTC().Format(time.TimeOnly))
@@ -733,7 +733,7 @@ func TestCatchUpInspectError(t *testing.T) {
 		rec := &recorder{}
 		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
 		var runs atomic.Int32
-		must(s.Every(time.Minute).Locked("c", scheduler.LockAtMostFor(time.Minute), scheduler.CatchUp()).Do(func(context.Context, scheduler.Run) error {
+		must(s.Every(time.Minute).Locked("c", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(func(context.Context, scheduler.Run) error {
 			runs.Add(1)
 			return nil
 		}))

@@ -13,9 +13,9 @@ import (
 
 func TestBadInput(t *testing.T) {
 	s := newSched(t, memory.New(nil), nil)
-	must(s.Every(time.Minute).Locked("taken", scheduler.LockAtMostFor(time.Minute)).Do(noop))
+	must(s.Every(time.Minute).Locked("taken", scheduler.AtMostFor(time.Minute)).Do(noop))
 	must(s.Every(time.Minute).Name("local").Do(noop))
-	mostly := scheduler.LockAtMostFor(time.Minute)
+	mostly := scheduler.AtMostFor(time.Minute)
 	cases := []struct {
 		name  string
 		do    func() (*scheduler.Job, error)
@@ -32,22 +32,22 @@ func TestBadInput(t *testing.T) {
 		{"duplicate locked", func() (*scheduler.Job, error) { return s.Every(time.Hour).Locked("taken", mostly).Do(noop) }, scheduler.ErrDuplicateName, "Name"},
 		{"duplicate unlocked", func() (*scheduler.Job, error) { return s.Every(time.Hour).Name("local").Do(noop) }, scheduler.ErrDuplicateName, "Name"},
 		{"nil job", func() (*scheduler.Job, error) { return s.Every(time.Minute).Locked("n", mostly).Do(nil) }, scheduler.ErrNilJob, "Do"},
-		{"no atMostFor", func() (*scheduler.Job, error) { return s.Every(time.Minute).Locked("n").Do(noop) }, scheduler.ErrInvalidDuration, "LockAtMostFor"},
+		{"no atMostFor", func() (*scheduler.Job, error) { return s.Every(time.Minute).Locked("n").Do(noop) }, scheduler.ErrInvalidDuration, "AtMostFor"},
 		{"zero atMostFor", func() (*scheduler.Job, error) {
-			return s.Every(time.Minute).Locked("n", scheduler.LockAtMostFor(0)).Do(noop)
-		}, scheduler.ErrInvalidDuration, "LockAtMostFor"},
+			return s.Every(time.Minute).Locked("n", scheduler.AtMostFor(0)).Do(noop)
+		}, scheduler.ErrInvalidDuration, "AtMostFor"},
 		{"negative atMostFor", func() (*scheduler.Job, error) {
-			return s.Every(time.Minute).Locked("n", scheduler.LockAtMostFor(-time.Second)).Do(noop)
-		}, scheduler.ErrInvalidDuration, "LockAtMostFor"},
+			return s.Every(time.Minute).Locked("n", scheduler.AtMostFor(-time.Second)).Do(noop)
+		}, scheduler.ErrInvalidDuration, "AtMostFor"},
 		{"sub-ms atMostFor", func() (*scheduler.Job, error) {
-			return s.Every(time.Minute).Locked("n", scheduler.LockAtMostFor(time.Microsecond)).Do(noop)
-		}, scheduler.ErrInvalidDuration, "LockAtMostFor"},
+			return s.Every(time.Minute).Locked("n", scheduler.AtMostFor(time.Microsecond)).Do(noop)
+		}, scheduler.ErrInvalidDuration, "AtMostFor"},
 		{"negative atLeastFor", func() (*scheduler.Job, error) {
-			return s.Every(time.Minute).Locked("n", mostly, scheduler.LockAtLeastFor(-time.Second)).Do(noop)
-		}, scheduler.ErrInvalidDuration, "LockAtLeastFor"},
+			return s.Every(time.Minute).Locked("n", mostly, scheduler.AtLeastFor(-time.Second)).Do(noop)
+		}, scheduler.ErrInvalidDuration, "AtLeastFor"},
 		{"atLeastFor > atMostFor", func() (*scheduler.Job, error) {
-			return s.Every(time.Minute).Locked("n", mostly, scheduler.LockAtLeastFor(2*time.Minute)).Do(noop)
-		}, scheduler.ErrInvalidDuration, "LockAtLeastFor"},
+			return s.Every(time.Minute).Locked("n", mostly, scheduler.AtLeastFor(2*time.Minute)).Do(noop)
+		}, scheduler.ErrInvalidDuration, "AtLeastFor"},
 		{"nil lock option", func() (*scheduler.Job, error) { return s.Every(time.Minute).Locked("n", mostly, nil).Do(noop) }, scheduler.ErrInvalidOption, "LockOption"},
 		{"zero Every", func() (*scheduler.Job, error) { return s.Every(0).Locked("n", mostly).Do(noop) }, scheduler.ErrInvalidDuration, "Every"},
 		{"negative Every", func() (*scheduler.Job, error) { return s.Every(-time.Minute).Locked("n", mostly).Do(noop) }, scheduler.ErrInvalidDuration, "Every"},
@@ -77,19 +77,19 @@ func TestBadInput(t *testing.T) {
 
 func TestCatchUpNeedsInspector(t *testing.T) {
 	s := newSched(t, bare{memory.New(nil)}, nil)
-	_, err := s.Every(time.Minute).Locked("c", scheduler.LockAtMostFor(time.Minute), scheduler.CatchUp()).Do(noop)
+	_, err := s.Every(time.Minute).Locked("c", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(noop)
 	if !errors.Is(err, scheduler.ErrCatchUpNotSupported) {
 		t.Fatalf("err = %v, want ErrCatchUpNotSupported", err)
 	}
 }
 
 func TestDefaultDurations(t *testing.T) {
-	s := newSched(t, memory.New(nil), &scheduler.Config{DefaultLockAtMostFor: time.Minute, DefaultLockAtLeastFor: 10 * time.Second})
+	s := newSched(t, memory.New(nil), &scheduler.Config{DefaultAtMostFor: time.Minute, DefaultAtLeastFor: 10 * time.Second})
 	if _, err := s.Every(time.Minute).Locked("defaults").Do(noop); err != nil {
 		t.Errorf("Locked without durations under defaults: %v", err)
 	}
 	// An explicit atMostFor below the default atLeastFor is a conflict, not a clamp.
-	_, err := s.Every(time.Minute).Locked("short", scheduler.LockAtMostFor(5*time.Second)).Do(noop)
+	_, err := s.Every(time.Minute).Locked("short", scheduler.AtMostFor(5*time.Second)).Do(noop)
 	if !errors.Is(err, scheduler.ErrInvalidDuration) {
 		t.Errorf("err = %v, want ErrInvalidDuration", err)
 	}
@@ -100,11 +100,11 @@ func TestNewBadConfig(t *testing.T) {
 		t.Errorf("New(nil provider) = %v, want ErrInvalid", err)
 	}
 	cases := map[string]scheduler.Config{
-		"negative DefaultLockAtMostFor":  {DefaultLockAtMostFor: -time.Second},
-		"negative DefaultLockAtLeastFor": {DefaultLockAtLeastFor: -time.Second},
-		"atLeast over atMost":            {DefaultLockAtMostFor: time.Second, DefaultLockAtLeastFor: time.Minute},
-		"negative CallTimeout":           {CallTimeout: -time.Second},
-		"control char in LockedBy":       {LockedBy: "host\x00"},
+		"negative DefaultAtMostFor":  {DefaultAtMostFor: -time.Second},
+		"negative DefaultAtLeastFor": {DefaultAtLeastFor: -time.Second},
+		"atLeast over atMost":        {DefaultAtMostFor: time.Second, DefaultAtLeastFor: time.Minute},
+		"negative CallTimeout":       {CallTimeout: -time.Second},
+		"control char in LockedBy":   {LockedBy: "host\x00"},
 	}
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {

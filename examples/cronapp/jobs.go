@@ -61,7 +61,7 @@ func (a *app) register(sched *scheduler.Scheduler) ([]*scheduler.Job, []wire.Job
 	add := func(name string, p plan, locked bool, describe string, fn scheduler.Func) error {
 		b := sched.Every(p.every, scheduler.Offset(p.offset))
 		if locked {
-			b = b.Locked(name, scheduler.LockAtMostFor(p.atMostFor), scheduler.LockAtLeastFor(p.atLeastFor))
+			b = b.Locked(name, scheduler.AtMostFor(p.atMostFor), scheduler.AtLeastFor(p.atLeastFor))
 		} else {
 			b = b.Name(name)
 		}
@@ -182,7 +182,7 @@ func (a *app) syncCustomer(ctx context.Context, id string, tick time.Time) (stri
 	// skip. lockAtLeastFor keeps the lock for the rest of the tick, so a
 	// replica that reaches this customer later in the tick skips it too.
 	lock, err := a.locker.TryAcquire(ctx, "sync:customer:"+id,
-		&baton.AcquireOptions{TTL: a.customerTTL, AtLeastFor: a.customerAtLeast})
+		&baton.AcquireOptions{AtMostFor: a.customerTTL, AtLeastFor: a.customerAtLeast})
 	if errors.Is(err, baton.ErrNotAcquired) {
 		return wire.Skipped, nil
 	}

@@ -41,8 +41,8 @@ func testAcquireHeld(e *env) {
 		if err != nil {
 			e.t.Fatalf("Inspect: %v", err)
 		}
-		if info.Fence != la.Fence || !nearTime(info.Until, la.Until, inspectTol) {
-			e.t.Errorf("after a refused Acquire the lease reads Fence %d Until %v, want %d %v", info.Fence, info.Until, la.Fence, la.Until)
+		if info.Token != la.Token || !nearTime(info.Until, la.Until, inspectTol) {
+			e.t.Errorf("after a refused Acquire the lease reads Token %d Until %v, want %d %v", info.Token, info.Until, la.Token, la.Until)
 		}
 	}
 	e.mustExtend(name, a, long, 0)
@@ -66,8 +66,8 @@ func testIndependentNames(e *env) {
 		if err != nil {
 			e.t.Fatalf("Inspect: %v", err)
 		}
-		if !info.Held || info.Fence != l2.Fence || !nearTime(info.Until, l2.Until, inspectTol) {
-			e.t.Errorf("n2 after operations on n1: %+v, want held with Fence %d Until %v", info, l2.Fence, l2.Until)
+		if !info.Held || info.Token != l2.Token || !nearTime(info.Until, l2.Until, inspectTol) {
+			e.t.Errorf("n2 after operations on n1: %+v, want held with Token %d Until %v", info, l2.Token, l2.Until)
 		}
 	}
 	e.mustRelease(n2, b)
@@ -110,7 +110,7 @@ func testIdempotent(e *env) {
 }
 
 func sameLease(a, b lockprovider.Lease) bool {
-	return a.Name == b.Name && a.Owner == b.Owner && a.Fence == b.Fence &&
+	return a.Name == b.Name && a.Owner == b.Owner && a.Token == b.Token &&
 		a.GrantedAt.Equal(b.GrantedAt) && a.Until.Equal(b.Until) &&
 		a.AtLeastUntil.Equal(b.AtLeastUntil) && a.Tick.Equal(b.Tick)
 }

@@ -31,13 +31,13 @@
 //     a release inside AtLeastFor keeps the name held until
 //     GrantedAt+AtLeastFor and no longer (C6).
 //   - Extend: longer and chained (C9), shorter, the extension's AtLeastFor
-//     bounds a later release (C11), the extended lease keeps Fence and
+//     bounds a later release (C11), the extended lease keeps Token and
 //     GrantedAt; Extend and Release after a release or on an unknown name
 //     return ErrNotHeld (C10, C12).
 //   - Owner: a stale or foreign owner token gets ErrNotHeld from Release and
 //     Extend (longer and shorter), and the holder's lease and expiry stay as
 //     they were, also when both owners share LockedBy (C20, C22).
-//   - Fence: tokens strictly increase per name across release, expiry,
+//   - Token: tokens strictly increase per name across release, expiry,
 //     AtLeastFor holds and takeover (C23), and stay the same across Extend
 //     and a repeated Acquire.
 //   - Tick: a tick not newer than the last granted one for the name gets
@@ -63,8 +63,8 @@
 //     signal, and an unread channel blocks nothing. A registration must be
 //     in effect when NotifyRelease returns.
 //   - Inspect (providers implementing lockprovider.Inspector; skipped
-//     otherwise): unknown names read Exists false; Held, LockedBy, LockedAt,
-//     Until, Fence and LastTick follow a lease through grant, extend,
+//     otherwise): unknown names read Exists false; Held, LockedBy, GrantedAt,
+//     Until, Token and LastTick follow a lease through grant, extend,
 //     release and the next grant; List reports exactly this provider's
 //     names, once each.
 //

@@ -99,8 +99,8 @@ func (e *env) fuzz(workers, names, iters int, atLeast time.Duration) {
 				if g.inside.Add(1) != 1 {
 					e.t.Errorf("worker %d: another holder is inside the lease on %q", w, g.name)
 				}
-				if prev := g.lastFence.Swap(l.Fence); l.Fence <= prev {
-					e.t.Errorf("worker %d: Fence %d not above the previous holder's %d", w, l.Fence, prev)
+				if prev := g.lastFence.Swap(l.Token); l.Token <= prev {
+					e.t.Errorf("worker %d: Token %d not above the previous holder's %d", w, l.Token, prev)
 				}
 				v := g.counter.Load()
 				time.Sleep(200 * time.Microsecond)

@@ -37,8 +37,8 @@ func testExtendLonger(e *env) {
 				e.t.Fatalf("extend %d: %v", i, err)
 			}
 			e.checkLease(next, name, owner)
-			if next.Fence != l.Fence {
-				e.t.Errorf("extend %d changed Fence from %d to %d", i, l.Fence, next.Fence)
+			if next.Token != l.Token {
+				e.t.Errorf("extend %d changed Token from %d to %d", i, l.Token, next.Token)
 			}
 			if next.Until.Before(l.Until) {
 				e.t.Errorf("extend %d moved Until back from %v to %v", i, l.Until, next.Until)
@@ -93,8 +93,8 @@ func testExtendFields(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	l := e.mustAcquire(name, owner, 5*time.Second, 0)
 	x := e.mustExtend(name, owner, 10*time.Second, 2*time.Second)
-	if x.Fence != l.Fence {
-		e.t.Errorf("Extend changed Fence from %d to %d", l.Fence, x.Fence)
+	if x.Token != l.Token {
+		e.t.Errorf("Extend changed Token from %d to %d", l.Token, x.Token)
 	}
 	if !x.GrantedAt.Equal(l.GrantedAt) {
 		e.t.Errorf("Extend changed GrantedAt from %v to %v", l.GrantedAt, x.GrantedAt)

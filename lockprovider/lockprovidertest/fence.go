@@ -20,10 +20,10 @@ func testFenceIncreases(e *env) {
 	last := int64(0)
 	next := func(l lockprovider.Lease, how string) {
 		e.t.Helper()
-		if l.Fence <= last {
-			e.t.Errorf("%s: Fence %d, not above the previous %d", how, l.Fence, last)
+		if l.Token <= last {
+			e.t.Errorf("%s: Token %d, not above the previous %d", how, l.Token, last)
 		}
-		last = l.Fence
+		last = l.Token
 	}
 	// Release, then another owner.
 	a := lockprovider.NewOwner()
@@ -53,15 +53,15 @@ func testFenceIncreases(e *env) {
 func testFenceStable(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	l := e.mustAcquire(name, owner, long, 0)
-	if x := e.mustExtend(name, owner, 2*long, 0); x.Fence != l.Fence {
-		e.t.Errorf("Extend changed Fence %d to %d", l.Fence, x.Fence)
+	if x := e.mustExtend(name, owner, 2*long, 0); x.Token != l.Token {
+		e.t.Errorf("Extend changed Token %d to %d", l.Token, x.Token)
 	}
 	again, err := e.acquire(name, owner, long, 0)
 	if err != nil {
 		e.t.Fatalf("repeated Acquire: %v", err)
 	}
-	if again.Fence != l.Fence {
-		e.t.Errorf("repeated Acquire changed Fence %d to %d", l.Fence, again.Fence)
+	if again.Token != l.Token {
+		e.t.Errorf("repeated Acquire changed Token %d to %d", l.Token, again.Token)
 	}
 	e.mustRelease(name, owner)
 }

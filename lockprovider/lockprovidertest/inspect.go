@@ -44,11 +44,11 @@ func (e *env) checkInfo(info lockprovider.LeaseInfo, l lockprovider.Lease, locke
 	if info.LockedBy != lockedBy {
 		e.t.Errorf("%s: LockedBy %q, want %q", what, info.LockedBy, lockedBy)
 	}
-	if info.Fence != l.Fence {
-		e.t.Errorf("%s: Fence %d, want %d", what, info.Fence, l.Fence)
+	if info.Token != l.Token {
+		e.t.Errorf("%s: Token %d, want %d", what, info.Token, l.Token)
 	}
-	if !nearTime(info.LockedAt, l.GrantedAt, inspectTol) {
-		e.t.Errorf("%s: LockedAt %v, want %v", what, info.LockedAt, l.GrantedAt)
+	if !nearTime(info.GrantedAt, l.GrantedAt, inspectTol) {
+		e.t.Errorf("%s: GrantedAt %v, want %v", what, info.GrantedAt, l.GrantedAt)
 	}
 	if !nearTime(info.Until, l.Until, inspectTol) {
 		e.t.Errorf("%s: Until %v, want %v", what, info.Until, l.Until)
@@ -87,8 +87,8 @@ func testInspectLifecycle(e *env) {
 	if info.Held {
 		e.t.Errorf("released: Held true")
 	}
-	if info.Exists && (info.Fence != l.Fence || !info.LastTick.Equal(tick)) {
-		e.t.Errorf("released: Fence %d LastTick %v, want the last lease's %d %v", info.Fence, info.LastTick, l.Fence, tick)
+	if info.Exists && (info.Token != l.Token || !info.LastTick.Equal(tick)) {
+		e.t.Errorf("released: Token %d LastTick %v, want the last lease's %d %v", info.Token, info.LastTick, l.Token, tick)
 	}
 	// A new grant without a tick keeps the newest tick.
 	other := lockprovider.NewOwner()

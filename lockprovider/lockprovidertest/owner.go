@@ -67,8 +67,8 @@ func (e *env) checkUntouchedBy(name, stale string, l lockprovider.Lease) {
 		if err != nil {
 			e.t.Fatalf("Inspect: %v", err)
 		}
-		if !info.Held || info.Fence != l.Fence || !nearTime(info.Until, l.Until, inspectTol) {
-			e.t.Errorf("holder's lease after stale operations reads %+v, want held with Fence %d, Until %v", info, l.Fence, l.Until)
+		if !info.Held || info.Token != l.Token || !nearTime(info.Until, l.Until, inspectTol) {
+			e.t.Errorf("holder's lease after stale operations reads %+v, want held with Token %d, Until %v", info, l.Token, l.Until)
 		}
 	}
 	// The holder still owns it: a repeated Acquire returns its grant.

@@ -69,7 +69,7 @@ func groups() []group {
 		{"Expiry", expiryCases()},
 		{"Extend", extendCases()},
 		{"Owner", ownerCases()},
-		{"Fence", fenceCases()},
+		{"Token", fenceCases()},
 		{"Tick", tickCases()},
 		{"Validation", validationCases()},
 		{"Context", contextCases()},
@@ -135,8 +135,8 @@ func (e *env) checkLease(l lockprovider.Lease, name, owner string) {
 	if l.Name != name || l.Owner != owner {
 		e.t.Errorf("lease is for (%q, %q), want (%q, %q)", l.Name, l.Owner, name, owner)
 	}
-	if l.Fence <= 0 {
-		e.t.Errorf("lease Fence = %d, want > 0", l.Fence)
+	if l.Token <= 0 {
+		e.t.Errorf("lease Token = %d, want > 0", l.Token)
 	}
 }
 

@@ -39,7 +39,7 @@ func TestSynctestBoundaries(t *testing.T) {
 		if err != nil {
 			t.Fatalf("at AtLeastUntil: %v", err)
 		}
-		if lb.Fence != la.Fence+1 || !lb.GrantedAt.Equal(la.AtLeastUntil) {
+		if lb.Token != la.Token+1 || !lb.GrantedAt.Equal(la.AtLeastUntil) {
 			t.Errorf("takeover lease %+v after %+v", lb, la)
 		}
 

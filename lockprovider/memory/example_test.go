@@ -19,7 +19,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("granted, fence", lease.Fence)
+	fmt.Println("granted, fence", lease.Token)
 
 	b := a
 	b.Owner = lockprovider.NewOwner()
@@ -30,7 +30,7 @@ func Example() {
 		panic(err)
 	}
 	lease, err = p.Acquire(ctx, b)
-	fmt.Println("after release, fence", lease.Fence, err)
+	fmt.Println("after release, fence", lease.Token, err)
 	// Output:
 	// granted, fence 1
 	// second owner: true

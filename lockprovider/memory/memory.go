@@ -101,7 +101,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 	r.lease = lockprovider.Lease{
 		Name:         ap.Name,
 		Owner:        ap.Owner,
-		Fence:        r.fence,
+		Token:        r.fence,
 		GrantedAt:    now,
 		Until:        now.Add(ap.AtMostFor),
 		AtLeastUntil: now.Add(ap.AtLeastFor),
@@ -231,13 +231,13 @@ func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 
 func (r *record) info(name string, now time.Time) lockprovider.LeaseInfo {
 	return lockprovider.LeaseInfo{
-		Name:     name,
-		Exists:   true,
-		Held:     r.held(now),
-		LockedBy: r.lockedBy,
-		LockedAt: r.lease.GrantedAt,
-		Until:    r.lease.Until,
-		Fence:    r.fence,
-		LastTick: r.lastTick,
+		Name:      name,
+		Exists:    true,
+		Held:      r.held(now),
+		LockedBy:  r.lockedBy,
+		GrantedAt: r.lease.GrantedAt,
+		Until:     r.lease.Until,
+		Token:     r.fence,
+		LastTick:  r.lastTick,
 	}
 }

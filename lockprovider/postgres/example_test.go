@@ -41,8 +41,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("fencing token", lease.Fence)
-	// ... do the work, passing lease.Fence to the resource ...
+	fmt.Println("fencing token", lease.Token)
+	// ... do the work, passing lease.Token to the resource ...
 	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "nightly-report", Owner: owner}); err != nil {
 		log.Print(err)
 	}

@@ -265,7 +265,7 @@ func TestNotifyBeforeFirstAcquire(t *testing.T) {
 	}
 	a := params("fresh", time.Minute)
 	l, err := p.Acquire(ctx, a)
-	if err != nil || l.Fence <= 0 {
+	if err != nil || l.Token <= 0 {
 		t.Fatalf("Acquire of a waited-on name: %+v, %v", l, err)
 	}
 	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "fresh", Owner: a.Owner}); err != nil {

@@ -304,7 +304,7 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 	// grant is for no tick (Lease.Tick stays zero).
 	l := lockprovider.Lease{Name: a.Name, Owner: a.Owner}
 	err := p.db.QueryRow(ctx, p.acquireSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor).
-		Scan(&l.GrantedAt, &l.Until, &l.AtLeastUntil, &l.Fence)
+		Scan(&l.GrantedAt, &l.Until, &l.AtLeastUntil, &l.Token)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
@@ -318,7 +318,7 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 // lease held by another owner.
 func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams, lockedBy string) (lockprovider.Lease, error) {
 	var (
-		granted            bool
+		granted, open      bool
 		now                time.Time
 		curOwner           pgtype.Text
 		at, until, atLeast pgtype.Timestamptz
@@ -326,13 +326,13 @@ func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams
 		lastTick           pgtype.Timestamptz
 	)
 	err := p.db.QueryRow(ctx, p.acquireTickSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor, a.Tick).
-		Scan(&granted, &now, &curOwner, &at, &until, &atLeast, &fence, &lastTick)
+		Scan(&granted, &now, &curOwner, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		return lockprovider.Lease{}, acquireError(a.Name, err)
 	}
 	lease := func() lockprovider.Lease {
 		l := lockprovider.Lease{
-			Name: a.Name, Owner: a.Owner, Fence: fence.Int64,
+			Name: a.Name, Owner: a.Owner, Token: fence.Int64,
 			GrantedAt: at.Time, Until: until.Time, AtLeastUntil: atLeast.Time,
 		}
 		if lastTick.Valid {
@@ -351,6 +351,11 @@ func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams
 		if curOwner.String == a.Owner {
 			return lease(), nil // already ours: the same grant, unchanged
 		}
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	case open:
+		// Free and the tick newer when the statement started, yet another
+		// session changed the row before this one could lock it: it took
+		// the name.
 		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
 	default:
 		// Free, yet not granted: only the tick condition can refuse.
@@ -387,7 +392,7 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 		return lockprovider.Lease{}, fmt.Errorf("postgres: extend %q: %w", e.Name, err)
 	}
 	l := lockprovider.Lease{
-		Name: e.Name, Owner: e.Owner, Fence: fence,
+		Name: e.Name, Owner: e.Owner, Token: fence,
 		GrantedAt: at, Until: until, AtLeastUntil: atLeast,
 	}
 	if lastTick.Valid {
@@ -453,7 +458,7 @@ func collectInfos(rows pgx.Rows) ([]lockprovider.LeaseInfo, error) {
 			i        = lockprovider.LeaseInfo{Exists: true}
 			lastTick pgtype.Timestamptz
 		)
-		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &i.LockedAt, &i.Until, &i.Fence, &lastTick)
+		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &i.GrantedAt, &i.Until, &i.Token, &lastTick)
 		if lastTick.Valid {
 			i.LastTick = lastTick.Time
 		}

@@ -117,7 +117,7 @@ func TestSchemaQualifiedTable(t *testing.T) {
 		t.Fatalf("Acquire: %v", err)
 	}
 	var n int
-	err = pg.Pool.QueryRow(ctx, `SELECT count(*) FROM "`+pg.Schema+`_x"."My_Locks" WHERE name = 'q' AND fence = $1`, l.Fence).Scan(&n)
+	err = pg.Pool.QueryRow(ctx, `SELECT count(*) FROM "`+pg.Schema+`_x"."My_Locks" WHERE name = 'q' AND fence = $1`, l.Token).Scan(&n)
 	if err != nil || n != 1 {
 		t.Fatalf("row in the qualified, case-preserved table: n=%d err=%v", n, err)
 	}
@@ -370,8 +370,8 @@ func TestStaleRowTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Acquire over a stale row: %v", err)
 	}
-	if l.Fence != 42 {
-		t.Errorf("Fence = %d, want 42 (stale row's 41 + 1)", l.Fence)
+	if l.Token != 42 {
+		t.Errorf("Token = %d, want 42 (stale row's 41 + 1)", l.Token)
 	}
 	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "stale", Owner: a.Owner}); err != nil {
 		t.Fatal(err)
@@ -397,9 +397,9 @@ func TestOverLongName(t *testing.T) {
 }
 
 type row struct {
-	Owner                             string
-	LockedAt, LockUntil, AtLeastUntil time.Time
-	Fence                             int64
+	Owner                              string
+	GrantedAt, LockUntil, AtLeastUntil time.Time
+	Token                              int64
 }
 
 func readRow(t testing.TB, db postgres.DB, name string) row {
@@ -407,7 +407,7 @@ func readRow(t testing.TB, db postgres.DB, name string) row {
 	var r row
 	err := db.QueryRow(context.Background(),
 		"SELECT owner, locked_at, lock_until, at_least_until, fence FROM baton_locks WHERE name = $1", name).
-		Scan(&r.Owner, &r.LockedAt, &r.LockUntil, &r.AtLeastUntil, &r.Fence)
+		Scan(&r.Owner, &r.GrantedAt, &r.LockUntil, &r.AtLeastUntil, &r.Token)
 	if err != nil {
 		t.Fatalf("read row %q: %v", name, err)
 	}

@@ -61,7 +61,7 @@
 //
 // Inspect reads the three keys in one script. A released or expired lease
 // leaves no trace but its fencing counter and newest tick, so LockedBy,
-// LockedAt and Until are reported only while a lease is held. List SCANs
+// GrantedAt and Until are reported only while a lease is held. List SCANs
 // every master (or shard) for the prefix and then inspects each name: work
 // in proportion to the number of keys under the prefix, for operators, not
 // hot paths.

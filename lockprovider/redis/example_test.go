@@ -32,6 +32,6 @@ func Example() {
 	case err != nil:
 		panic(err) // outcome unknown: the lease, if granted, lapses at its expiry
 	}
-	fmt.Println("fencing token", lease.Fence)
+	fmt.Println("fencing token", lease.Token)
 	_ = p.Release(ctx, lockprovider.ReleaseParams{Name: "daily-report", Owner: owner})
 }

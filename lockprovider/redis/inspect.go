@@ -34,10 +34,10 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 			return info, fmt.Errorf("redis: inspect %q: %w", name, unexpected(v))
 		}
 		info.Exists, info.Held = true, true
-		info.LockedBy, info.LockedAt, info.Until = lv.lockedBy, lv.granted, time.UnixMilli(until)
+		info.LockedBy, info.GrantedAt, info.Until = lv.lockedBy, lv.granted, time.UnixMilli(until)
 	}
 	if f, ok := intField(v[2]); ok {
-		info.Exists, info.Fence = true, f
+		info.Exists, info.Token = true, f
 	}
 	if k, ok := intField(v[3]); ok {
 		info.Exists, info.LastTick = true, time.UnixMilli(k)

@@ -48,7 +48,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			if ok1 && ok2 {
 				granted := until - atMost
 				l := lockprovider.Lease{
-					Name: ap.Name, Owner: ap.Owner, Fence: f,
+					Name: ap.Name, Owner: ap.Owner, Token: f,
 					GrantedAt:    time.UnixMilli(granted),
 					Until:        time.UnixMilli(until),
 					AtLeastUntil: time.UnixMilli(granted + atLeast),
@@ -129,7 +129,7 @@ func heldReply(v []any, name, owner string) (lockprovider.Lease, bool) {
 		return lockprovider.Lease{}, false
 	}
 	return lockprovider.Lease{
-		Name: name, Owner: owner, Fence: f,
+		Name: name, Owner: owner, Token: f,
 		GrantedAt:    pl.granted,
 		Until:        time.UnixMilli(until),
 		AtLeastUntil: pl.atLeastUntil,

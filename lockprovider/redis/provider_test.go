@@ -196,8 +196,8 @@ func TestScriptFlush(t *testing.T) {
 		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: ap.Name, Owner: ap.Owner}); err != nil {
 			t.Fatalf("round %d: Release: %v", i, err)
 		}
-		if l.Fence <= 0 {
-			t.Fatalf("round %d: fence %d", i, l.Fence)
+		if l.Token <= 0 {
+			t.Fatalf("round %d: fence %d", i, l.Token)
 		}
 	}
 }
@@ -221,10 +221,10 @@ func TestFenceSurvivesDataLoss(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: Acquire: %v", what, err)
 			}
-			if l.Fence <= last {
-				t.Fatalf("%s: fence %d, want > %d", what, l.Fence, last)
+			if l.Token <= last {
+				t.Fatalf("%s: fence %d, want > %d", what, l.Token, last)
 			}
-			last = l.Fence
+			last = l.Token
 			if err := p.Release(ctx, lockprovider.ReleaseParams{Name: ap.Name, Owner: ap.Owner}); err != nil {
 				t.Fatalf("%s: Release: %v", what, err)
 			}
@@ -406,14 +406,14 @@ func TestLeaseEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Fence != l.Fence || !x.GrantedAt.Equal(l.GrantedAt) || !x.Tick.Equal(tick) || x.Until.Sub(x.AtLeastUntil) != time.Minute+59*time.Second {
+	if x.Token != l.Token || !x.GrantedAt.Equal(l.GrantedAt) || !x.Tick.Equal(tick) || x.Until.Sub(x.AtLeastUntil) != time.Minute+59*time.Second {
 		t.Errorf("Extend = %+v after grant %+v", x, l)
 	}
 	if again, err := p.Acquire(ctx, ap); err != nil || again != x {
 		t.Errorf("Acquire after Extend = %+v, %v; want %+v", again, err, x)
 	}
 	info, err := p.Inspect(ctx, ap.Name)
-	if err != nil || info.LockedBy != ap.LockedBy || !info.Held || info.Fence != l.Fence || !info.LastTick.Equal(tick) || !info.Until.Equal(x.Until) {
+	if err != nil || info.LockedBy != ap.LockedBy || !info.Held || info.Token != l.Token || !info.LastTick.Equal(tick) || !info.Until.Equal(x.Until) {
 		t.Errorf("Inspect = %+v, %v", info, err)
 	}
 	// Released inside its at-least bound: still held until that bound.

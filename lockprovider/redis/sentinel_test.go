@@ -39,7 +39,7 @@ func TestSentinelFailover(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Acquire before failover: %v", err)
 		}
-		fences = append(fences, l.Fence)
+		fences = append(fences, l.Token)
 		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: ap.Owner}); err != nil {
 			t.Fatalf("Release before failover: %v", err)
 		}
@@ -108,8 +108,8 @@ func TestSentinelFailover(t *testing.T) {
 	t.Logf("failover: sentinel switched after %v, old master demoted after %v, acquire succeeded after %v (%d tries)",
 		switched, demoted, acquired, tries)
 	for _, f := range fences {
-		if l.Fence <= f {
-			t.Errorf("fence after failover %d, want larger than every earlier fence %v", l.Fence, fences)
+		if l.Token <= f {
+			t.Errorf("fence after failover %d, want larger than every earlier fence %v", l.Token, fences)
 		}
 	}
 	// The lease is on the new master.

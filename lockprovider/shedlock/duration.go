@@ -144,7 +144,7 @@ func mul(s string, n int64, unit time.Duration) (time.Duration, error) {
 // SchedulerLock is the triple of ShedLock's @SchedulerLock annotation, with
 // the strings as they appear in the annotation or in the Spring properties
 // it refers to. An empty duration means "the default", as in ShedLock:
-// scheduler.Config's DefaultLockAtMostFor / DefaultLockAtLeastFor (the
+// scheduler.Config's DefaultAtMostFor / DefaultAtLeastFor (the
 // counterparts of @EnableSchedulerLock's defaults) then apply.
 type SchedulerLock struct {
 	Name           string
@@ -173,7 +173,7 @@ func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
 			return "", nil, fmt.Errorf("lockAtMostFor of %q: %w", l.Name, err)
 		}
 		atMost = d
-		opts = append(opts, scheduler.LockAtMostFor(d))
+		opts = append(opts, scheduler.AtMostFor(d))
 	}
 	if l.LockAtLeastFor != "" {
 		d, err := ParseDuration(l.LockAtLeastFor)
@@ -181,7 +181,7 @@ func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
 			return "", nil, fmt.Errorf("lockAtLeastFor of %q: %w", l.Name, err)
 		}
 		atLeast = d
-		opts = append(opts, scheduler.LockAtLeastFor(d))
+		opts = append(opts, scheduler.AtLeastFor(d))
 	}
 	// Check what is given; a missing bound is the scheduler's default.
 	var err error

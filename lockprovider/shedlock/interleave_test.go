@@ -69,7 +69,7 @@ func interleave(t *testing.T, name string, java javaReplica, goProviders [2]lock
 			t.Fatal(err)
 		}
 		_, err = s.Every(period).
-			Locked(name, scheduler.LockAtMostFor(atMostFor), scheduler.LockAtLeastFor(atLeastFor)).
+			Locked(name, scheduler.AtMostFor(atMostFor), scheduler.AtLeastFor(atLeastFor)).
 			Do(func(ctx context.Context, run scheduler.Run) error {
 				log.body(replica, run.Tick)
 				return nil

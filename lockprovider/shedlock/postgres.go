@@ -376,12 +376,12 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		if contended(err) {
 			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
 		}
-		return lockprovider.Lease{}, fmt.Errorf("shedlock: acquire %q: %w", a.Name, err)
+		return lockprovider.Lease{}, backendError("acquire", a.Name, err)
 	}
 	switch {
 	case granted, held.Bool && mine:
 		l := lockprovider.Lease{
-			Name: a.Name, Owner: a.Owner, Fence: fence.Int64,
+			Name: a.Name, Owner: a.Owner, Token: fence.Int64,
 			GrantedAt: at.Time, Until: until.Time, AtLeastUntil: atLeast.Time,
 		}
 		if tick != nil && lastTick.Valid {
@@ -417,9 +417,9 @@ func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 		return lockprovider.Lease{}, lockprovider.ErrNotHeld
 	}
 	if err != nil {
-		return lockprovider.Lease{}, fmt.Errorf("shedlock: extend %q: %w", e.Name, err)
+		return lockprovider.Lease{}, backendError("extend", e.Name, err)
 	}
-	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Fence: fence, GrantedAt: at, Until: until, AtLeastUntil: atLeast}
+	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Token: fence, GrantedAt: at, Until: until, AtLeastUntil: atLeast}
 	if lastTick.Valid {
 		l.Tick = lastTick.Time
 	}
@@ -437,7 +437,7 @@ func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 	}
 	tag, err := p.db.Exec(ctx, q.release, r.Name, r.Owner)
 	if err != nil {
-		return fmt.Errorf("shedlock: release %q: %w", r.Name, err)
+		return backendError("release", r.Name, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return lockprovider.ErrNotHeld
@@ -446,7 +446,7 @@ func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 }
 
 // Inspect implements lockprovider.Inspector. Rows of Java grants report
-// the Java host as LockedBy and Fence 0 unless a Go replica held the name
+// the Java host as LockedBy and Token 0 unless a Go replica held the name
 // before.
 func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
 	if err := lockprovider.ValidateName(name); err != nil {
@@ -454,7 +454,7 @@ func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.Lease
 	}
 	infos, err := p.read(ctx, []string{name})
 	if err != nil {
-		return lockprovider.LeaseInfo{}, fmt.Errorf("shedlock: inspect %q: %w", name, err)
+		return lockprovider.LeaseInfo{}, backendError("inspect", name, err)
 	}
 	if len(infos) == 0 {
 		return lockprovider.LeaseInfo{Name: name}, nil
@@ -466,7 +466,7 @@ func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.Lease
 func (p *Postgres) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 	infos, err := p.read(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("shedlock: list: %w", err)
+		return nil, backendError("list", p.table, err)
 	}
 	return infos, nil
 }
@@ -487,8 +487,8 @@ func (p *Postgres) read(ctx context.Context, names []string) ([]lockprovider.Lea
 			lastTick        pgtype.Timestamptz
 			lockedAt, until time.Time
 		)
-		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &owner, &lockedAt, &until, &i.Fence, &lastTick)
-		i.LockedAt, i.Until = lockedAt, until
+		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &owner, &lockedAt, &until, &i.Token, &lastTick)
+		i.GrantedAt, i.Until = lockedAt, until
 		if owner.Valid {
 			i.LockedBy = strings.TrimSuffix(i.LockedBy, "#"+owner.String)
 		}
@@ -512,11 +512,11 @@ func (p *Postgres) NotifyRelease(ctx context.Context, name string, ch chan<- str
 func (p *Postgres) states(ctx context.Context, names []string) (map[string]nameState, error) {
 	infos, err := p.read(ctx, names)
 	if err != nil {
-		return nil, fmt.Errorf("shedlock: poll: %w", err)
+		return nil, backendError("poll", p.table, err)
 	}
 	m := make(map[string]nameState, len(infos))
 	for _, i := range infos {
-		m[i.Name] = nameState{held: i.Held, grant: i.LockedAt.String() + "\x00" + i.LockedBy}
+		m[i.Name] = nameState{held: i.Held, grant: i.GrantedAt.String() + "\x00" + i.LockedBy}
 	}
 	return m, nil
 }
@@ -547,7 +547,7 @@ func (p *Postgres) ExportTokens(ctx context.Context, nativeSchema, nativeTable s
 	}
 	tag, err := p.db.Exec(ctx, s)
 	if err != nil {
-		return 0, fmt.Errorf("shedlock: export tokens: %w", err)
+		return 0, backendError("export tokens from", p.table, err)
 	}
 	return tag.RowsAffected(), nil
 }

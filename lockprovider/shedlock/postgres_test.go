@@ -119,7 +119,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !info.Held || info.LockedBy != "java-host" || !info.LockedAt.Equal(createdAt) {
+	if !info.Held || info.LockedBy != "java-host" || !info.GrantedAt.Equal(createdAt) {
 		t.Errorf("Inspect = %+v, want held by java-host since %v", info, createdAt)
 	}
 
@@ -248,7 +248,7 @@ func TestPostgresSwitchToNativeKeepsTokensIncreasing(t *testing.T) {
 		if err := prov.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner}); err != nil {
 			t.Fatal(err)
 		}
-		return l.Fence
+		return l.Token
 	}
 	// "old" was used natively long ago (a trial run), so its native row has
 	// a token below the ShedLock table's.

@@ -232,7 +232,7 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 	v, err := r.acquire.Run(ctx, r.client, []string{key, meta}, a.Owner, info,
 		a.AtMostFor.Milliseconds(), a.AtLeastFor.Milliseconds(), tick, r.recordTTL).Int64Slice()
 	if err != nil {
-		return lockprovider.Lease{}, fmt.Errorf("shedlock: acquire %q: %w", a.Name, err)
+		return lockprovider.Lease{}, backendError("acquire", a.Name, err)
 	}
 	switch {
 	case len(v) == 1 && v[0] == 0:
@@ -243,7 +243,7 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 		return lockprovider.Lease{}, fmt.Errorf("shedlock: acquire %q: unexpected reply %v", a.Name, v)
 	}
 	l := lockprovider.Lease{
-		Name: a.Name, Owner: a.Owner, Fence: v[4],
+		Name: a.Name, Owner: a.Owner, Token: v[4],
 		GrantedAt: ms(v[1]), Until: ms(v[2]), AtLeastUntil: ms(v[3]),
 	}
 	if tick != 0 && v[5] != 0 {
@@ -261,7 +261,7 @@ func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockpr
 	res, err := r.extend.Run(ctx, r.client, []string{key, meta}, e.Owner,
 		e.AtMostFor.Milliseconds(), e.AtLeastFor.Milliseconds()).Result()
 	if err != nil {
-		return lockprovider.Lease{}, fmt.Errorf("shedlock: extend %q: %w", e.Name, err)
+		return lockprovider.Lease{}, backendError("extend", e.Name, err)
 	}
 	vs, ok := res.([]any)
 	if !ok {
@@ -274,7 +274,7 @@ func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockpr
 	if len(v) != 5 {
 		return lockprovider.Lease{}, fmt.Errorf("shedlock: extend %q: unexpected reply %v", e.Name, res)
 	}
-	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Fence: v[3], GrantedAt: ms(v[0]), Until: ms(v[1]), AtLeastUntil: ms(v[2])}
+	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Token: v[3], GrantedAt: ms(v[0]), Until: ms(v[1]), AtLeastUntil: ms(v[2])}
 	if v[4] != 0 {
 		l.Tick = ms(v[4])
 	}
@@ -289,7 +289,7 @@ func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error
 	key, meta := r.keys(p.Name)
 	n, err := r.release.Run(ctx, r.client, []string{key, meta}, p.Owner).Int64()
 	if err != nil {
-		return fmt.Errorf("shedlock: release %q: %w", p.Name, err)
+		return backendError("release", p.Name, err)
 	}
 	if n == 0 {
 		return lockprovider.ErrNotHeld
@@ -306,7 +306,7 @@ func (r *Redis) Inspect(ctx context.Context, name string) (lockprovider.LeaseInf
 	}
 	info, err := r.read(ctx, name)
 	if err != nil {
-		return lockprovider.LeaseInfo{}, fmt.Errorf("shedlock: inspect %q: %w", name, err)
+		return lockprovider.LeaseInfo{}, backendError("inspect", name, err)
 	}
 	return info, nil
 }
@@ -322,13 +322,13 @@ func (r *Redis) read(ctx context.Context, name string) (lockprovider.LeaseInfo, 
 	}
 	str := func(i int) string { s, _ := vs[i].(string); return s }
 	num := func(i int) int64 { n, _ := strconv.ParseInt(str(i), 10, 64); return n }
-	info := lockprovider.LeaseInfo{Name: name, Fence: num(4)}
+	info := lockprovider.LeaseInfo{Name: name, Token: num(4)}
 	if t := num(5); t != 0 {
 		info.LastTick = ms(t)
 	}
 	value := str(0)
 	if value == "" {
-		info.Exists = info.Fence != 0
+		info.Exists = info.Token != 0
 		return info, nil
 	}
 	exp, _ := vs[1].(int64)
@@ -341,9 +341,9 @@ func (r *Redis) read(ctx context.Context, name string) (lockprovider.LeaseInfo, 
 	}
 	info.LockedBy = holder
 	if owner := str(2); owner != "" && strings.HasSuffix(value, ":"+owner) {
-		info.LockedAt = ms(num(3))
+		info.GrantedAt = ms(num(3))
 	} else if t, err := time.Parse(time.RFC3339Nano, at); err == nil {
-		info.LockedAt = t
+		info.GrantedAt = t
 	}
 	return info, nil
 }
@@ -394,13 +394,13 @@ func (r *Redis) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 		err = scan(ctx, r.client)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("shedlock: list: %w", err)
+		return nil, backendError("list", r.base+"*", err)
 	}
 	var infos []lockprovider.LeaseInfo
 	for _, name := range names {
 		info, err := r.read(ctx, name)
 		if err != nil {
-			return nil, fmt.Errorf("shedlock: list: %w", err)
+			return nil, backendError("list", name, err)
 		}
 		if info.Held { // baton's hashes, and keys expired since the scan, are not
 			infos = append(infos, info)
@@ -440,11 +440,11 @@ func (r *Redis) states(ctx context.Context, names []string) (map[string]nameStat
 	for _, n := range names {
 		info, err := r.read(ctx, n)
 		if err != nil {
-			return nil, fmt.Errorf("shedlock: poll %q: %w", n, err)
+			return nil, backendError("poll", n, err)
 		}
 		// The token changes with every Go grant, even one released (and
 		// its key deleted) between two reads.
-		m[n] = nameState{held: info.Held, grant: strconv.FormatInt(info.Fence, 10) + "\x00" + info.LockedAt.String() + "\x00" + info.LockedBy}
+		m[n] = nameState{held: info.Held, grant: strconv.FormatInt(info.Token, 10) + "\x00" + info.GrantedAt.String() + "\x00" + info.LockedBy}
 	}
 	return m, nil
 }

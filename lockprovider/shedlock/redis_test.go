@@ -149,8 +149,8 @@ func TestRedisShedLockFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !info.Held || info.LockedBy != "java-host" || !info.LockedAt.Equal(created) || info.Fence != l.Fence {
-		t.Errorf("Inspect of a Java grant = %+v, want held by java-host since %v, last Go token %d", info, created, l.Fence)
+	if !info.Held || info.LockedBy != "java-host" || !info.GrantedAt.Equal(created) || info.Token != l.Token {
+		t.Errorf("Inspect of a Java grant = %+v, want held by java-host since %v, last Go token %d", info, created, l.Token)
 	}
 	// A stale Go owner cannot release the Java lock.
 	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "nightly", Owner: owner}); err != lockprovider.ErrNotHeld {
@@ -163,8 +163,8 @@ func TestRedisShedLockFormat(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Acquire after the Java unlock: %v", err)
 	}
-	if l2.Fence <= l.Fence {
-		t.Errorf("token %d after a Java grant, not above %d", l2.Fence, l.Fence)
+	if l2.Token <= l.Token {
+		t.Errorf("token %d after a Java grant, not above %d", l2.Token, l.Token)
 	}
 }
 
