@@ -86,9 +86,9 @@ var (
 )
 
 type queries struct {
-	rep                                          representation
-	cols                                         ColumnType
-	acquire, extend, release, inspect, exportSQL string
+	rep                               representation
+	cols                              ColumnType
+	acquire, extend, release, inspect string
 }
 
 //go:embed sql/*.sql
@@ -365,13 +365,14 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 	}
 	var (
 		granted, existed, mine bool
+		open                   bool
 		held                   pgtype.Bool
 		at, until, atLeast     pgtype.Timestamptz
 		fence                  pgtype.Int8
 		lastTick               pgtype.Timestamptz
 	)
 	err = p.db.QueryRow(ctx, q.acquire, a.Name, a.Owner, holderText(info, a.Owner), a.AtMostFor, a.AtLeastFor, tick).
-		Scan(&granted, &existed, &held, &mine, &at, &until, &atLeast, &fence, &lastTick)
+		Scan(&granted, &existed, &held, &mine, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		if contended(err) {
 			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
@@ -389,6 +390,10 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		}
 		return l, nil
 	case !existed, held.Bool:
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	case open:
+		// Free and the tick newer when the statement started, yet another
+		// session locked or changed the row first: it took the name.
 		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
 	case tick != nil:
 		// Free, yet not granted: only the tick condition refuses.

@@ -3,6 +3,8 @@ package shedlock_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -296,5 +298,50 @@ func TestPostgresSwitchToNativeKeepsTokensIncreasing(t *testing.T) {
 	last := cycle(native, "old")
 	if f := cycle(p, "old"); f <= last {
 		t.Errorf("compatible-mode token %d after a rollback, not above the native %d", f, last)
+	}
+}
+
+// A claim for a tick that already ran must not make a concurrent claim for
+// the new tick fail (replicas whose clocks differ by about a period).
+func TestPostgresStaleTickDoesNotBlockNewTick(t *testing.T) {
+	p, _ := newPG(t, shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
+	ctx := t.Context()
+	// Ticks ahead of the grants: a tick is refused once anyone was granted
+	// the name at or after its time.
+	old := time.Now().Add(time.Hour).Truncate(time.Second)
+	next := old.Add(time.Second)
+	acquire := func(name string, tick time.Time) (lockprovider.Lease, lockprovider.AcquireParams, error) {
+		a := lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: tick}
+		l, err := p.Acquire(ctx, a)
+		return l, a, err
+	}
+	lost := 0
+	for i := range 100 {
+		name := fmt.Sprintf("race-%d", i)
+		_, first, err := acquire(name, old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: first.Owner}); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg               sync.WaitGroup
+			start            = make(chan struct{})
+			staleErr, newErr error
+		)
+		wg.Go(func() { <-start; _, _, staleErr = acquire(name, old) })
+		wg.Go(func() { <-start; _, _, newErr = acquire(name, next) })
+		close(start)
+		wg.Wait()
+		if !errors.Is(staleErr, lockprovider.ErrStaleTick) && !errors.Is(staleErr, lockprovider.ErrNotAcquired) {
+			t.Errorf("round %d: stale claim: %v", i, staleErr)
+		}
+		if newErr != nil {
+			lost++
+		}
+	}
+	if lost != 0 {
+		t.Errorf("the new tick was refused in %d of 100 rounds; want 0", lost)
 	}
 }

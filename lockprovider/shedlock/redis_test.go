@@ -47,7 +47,7 @@ type javaRedis struct {
 func (j *javaRedis) lock(ctx context.Context, name string, atMostFor time.Duration) (time.Time, bool, error) {
 	createdAt := time.Now().Truncate(time.Millisecond)
 	value := fmt.Sprintf("ADDED:%s@%s:%s", createdAt.UTC().Format("2006-01-02T15:04:05.000Z"), j.host, rand.Text())
-	px := createdAt.Add(atMostFor).Sub(time.Now()).Milliseconds()
+	px := time.Until(createdAt.Add(atMostFor)).Milliseconds()
 	err := j.c.Do(ctx, "SET", j.prefix+":"+name, value, "NX", "PX", px).Err()
 	if err == goredis.Nil {
 		return time.Time{}, false, nil

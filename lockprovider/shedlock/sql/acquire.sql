@@ -1,14 +1,21 @@
 -- Acquire, one statement in autocommit, with ShedLock's semantics: insert
 -- the row if absent, else take it over only if its lock_until has passed.
---   c    the server clock, read once (clock_timestamp, not now(): now() is
---        frozen at the start of a caller's transaction).
---   cur  locks the existing row, if any, with NOWAIT, so a contender fails
---        fast instead of queueing behind an open transaction; its values
---        tell "held by another", "already mine" and "stale tick" apart.
---   up   the upsert. lock_until and locked_at are written in the form the
---        Java fleet reads (see the time mode); the other columns are
---        baton's. In the ON CONFLICT clause the grant instant is
---        excluded.at_least_until - $5, which is exact.
+--   c     the server clock, read once (clock_timestamp, not now(): now() is
+--         frozen at the start of a caller's transaction).
+--   snap  the existing row, if any, as of the statement's snapshot, without
+--         a lock; open says whether this claim could take it (lock_until
+--         passed and, with a tick, the tick newer than the last one).
+--   cur   locks the row with NOWAIT only when it is open: a claim that
+--         cannot win (a stale tick, a lock still held) takes no row lock,
+--         so it never makes a claim that would win fail with 55P03, and a
+--         contender that can win fails fast instead of queueing behind an
+--         open transaction.
+--   up    the upsert, run only when the row is missing or locked by cur
+--         (ON CONFLICT DO UPDATE would lock a row even when its WHERE
+--         refuses). lock_until and locked_at are written in the form the
+--         Java fleet reads (see the time mode); the other columns are
+--         baton's. In the ON CONFLICT clause the grant instant is
+--         excluded.at_least_until - $5, which is exact.
 -- A tick is refused unless it is newer than the last Go tick and than the
 -- last grant of anyone: a Java replica that ran the job at or after the
 -- tick's time has served that tick.
@@ -21,17 +28,29 @@
 -- $5 at_least_for, $6 tick (NULL for none).
 WITH c AS MATERIALIZED (
     SELECT clock_timestamp() AS ts
-), cur AS MATERIALIZED (
-    SELECT t.owner, t.locked_by, t.locked_at, t.lock_until, t.at_least_until, t.fence, t.last_tick
-    FROM {{.Table}} t
+), snap AS MATERIALIZED (
+    SELECT t.owner, t.locked_by, t.locked_at, t.lock_until, t.at_least_until, t.fence, t.last_tick,
+        {{inst "t.lock_until"}} <= c.ts AS expired,
+        {{inst "t.lock_until"}} <= c.ts AND ($6::timestamptz IS NULL OR (
+            (t.last_tick IS NULL OR t.last_tick < $6::timestamptz)
+            AND {{inst "t.locked_at"}} < $6::timestamptz)) AS open
+    FROM {{.Table}} t, c
     WHERE t.name = $1
-    FOR UPDATE NOWAIT
+), cur AS MATERIALIZED (
+    SELECT t.name
+    FROM {{.Table}} t, c
+    WHERE t.name = $1
+      AND {{inst "t.lock_until"}} <= c.ts AND ($6::timestamptz IS NULL OR (
+            (t.last_tick IS NULL OR t.last_tick < $6::timestamptz)
+            AND {{inst "t.locked_at"}} < $6::timestamptz))
+    FOR UPDATE OF t NOWAIT
 ), up AS (
     INSERT INTO {{.Table}} AS t
         (name, lock_until, locked_at, locked_by, owner, at_least_until, fence, last_tick)
     SELECT $1, {{until "c.ts" "$4::interval"}}, {{wall "c.ts"}}, $3, $2, c.ts + $5::interval,
         (extract(epoch FROM c.ts) * 1000000)::bigint, $6::timestamptz
-    FROM c LEFT JOIN cur ON true
+    FROM c
+    WHERE NOT EXISTS (SELECT 1 FROM snap) OR EXISTS (SELECT 1 FROM cur)
     ON CONFLICT (name) DO UPDATE SET
         lock_until     = excluded.lock_until,
         locked_at      = excluded.locked_at,
@@ -47,12 +66,13 @@ WITH c AS MATERIALIZED (
     RETURNING t.locked_at, t.lock_until, t.at_least_until, t.fence, t.last_tick
 )
 SELECT up.fence IS NOT NULL,
-    cur.locked_by IS NOT NULL,
-    {{inst "cur.lock_until"}} > c.ts,
-    COALESCE(cur.owner = $2 AND right(cur.locked_by, length($2) + 1) = '#' || $2, false),
-    {{inst "COALESCE(up.locked_at, cur.locked_at)"}},
-    {{inst "COALESCE(up.lock_until, cur.lock_until)"}},
-    COALESCE(up.at_least_until, cur.at_least_until),
-    COALESCE(up.fence, cur.fence),
-    CASE WHEN up.fence IS NOT NULL THEN up.last_tick ELSE cur.last_tick END
-FROM c LEFT JOIN up ON true LEFT JOIN cur ON true
+    snap.locked_by IS NOT NULL,
+    NOT snap.expired,
+    COALESCE(snap.owner = $2 AND right(snap.locked_by, length($2) + 1) = '#' || $2, false),
+    COALESCE(snap.open, false),
+    {{inst "COALESCE(up.locked_at, snap.locked_at)"}},
+    {{inst "COALESCE(up.lock_until, snap.lock_until)"}},
+    COALESCE(up.at_least_until, snap.at_least_until),
+    COALESCE(up.fence, snap.fence),
+    CASE WHEN up.fence IS NOT NULL THEN up.last_tick ELSE snap.last_tick END
+FROM c LEFT JOIN up ON true LEFT JOIN snap ON true
