@@ -23,7 +23,8 @@
 // never release or extend another holder's lock, Java's or Go's), fencing
 // tokens that only increase, and the scheduler's tick identity. Java grants
 // carry no token; a tick is not granted to a Go replica when anyone, Java
-// included, was granted the lock at or after the tick's time.
+// included, was granted the lock at or after the tick's time (on Redis: a
+// Java grant that some Go replica found while it was held).
 //
 // Java replicas that use JVM time store wall-clock times of some zone, and
 // reading them in another zone makes locks look free hours early. The time

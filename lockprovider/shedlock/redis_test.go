@@ -175,3 +175,39 @@ func TestRedisClusterConformance(t *testing.T) {
 	c := cl.Client(t)
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newRedis(t, c) })
 }
+
+// A Go replica that finds a Java grant remembers its time, so a Go replica
+// firing late for a tick the Java replica served is refused even after the
+// Java replica deleted its key.
+func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
+	c := testenv.Redis(t)
+	ctx := t.Context()
+	env := "env-" + testenv.Unique()
+	p, err := shedlock.NewRedis(c, shedlock.RedisConfig{Environment: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	java := &javaRedis{c: c, prefix: "job-lock:" + env, host: "java-host", values: map[string]string{}}
+	tick := time.Now().Truncate(time.Second)
+	created, ok, err := java.lock(ctx, "job", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("java lock: %v %v", ok, err)
+	}
+	// A Go replica on time finds the Java grant.
+	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: tick})
+	if err != lockprovider.ErrNotAcquired {
+		t.Fatalf("Acquire while Java holds: %v, want ErrNotAcquired", err)
+	}
+	if err := java.unlock(ctx, "job", created, 0); err != nil {
+		t.Fatal(err)
+	}
+	// A late Go replica for the same tick: served already.
+	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: tick})
+	if err != lockprovider.ErrStaleTick {
+		t.Errorf("late Acquire for a tick Java served: %v, want ErrStaleTick", err)
+	}
+	// The next tick is granted.
+	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: created.Add(time.Second)}); err != nil {
+		t.Errorf("Acquire for the next tick: %v", err)
+	}
+}

@@ -7,7 +7,8 @@
 --         the owner token for a Go grant.
 -- KEYS[2] baton's hash in the same slot, which ShedLock never reads:
 --         o owner of the last Go grant, g its grant time (ms), a its
---         minimum-hold bound (ms), f fencing token, t newest tick (ms).
+--         minimum-hold bound (ms), f fencing token, t newest tick (ms),
+--         j time of the newest Java grant a Go replica found (ms).
 -- ARGV[1] owner, ARGV[2] locked by, ARGV[3] atMostFor ms, ARGV[4]
 -- atLeastFor ms, ARGV[5] tick ms (0 for none), ARGV[6] hash TTL ms.
 -- Returns {1, grant, until, atLeastUntil, fence, tick} for a grant or the
@@ -23,11 +24,39 @@ if v then
       return {1, tonumber(m[2]), redis.call('PEXPIRETIME', KEYS[1]), tonumber(m[3]), tonumber(m[4]), tonumber(m[5] or '0')}
     end
   end
+  -- Held by someone else. If that is a Java grant (not the last Go
+  -- grant), remember its time in 'j': ShedLock deletes its key on unlock,
+  -- and a Go replica that fires late must still see that the tick was
+  -- served.
+  local o = redis.call('HGET', KEYS[2], 'o')
+  local y, mo, d, h, mi, se, ms = string.match(v, '^ADDED:(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)%.(%d+)Z@')
+  if y and not (o and string.sub(v, -#o - 1) == ':' .. o) then
+    -- Days since the epoch of a civil date.
+    y, mo = tonumber(y), tonumber(mo)
+    if mo <= 2 then y = y - 1 end
+    local era = math.floor(y / 400)
+    local yoe = y - era * 400
+    local mp = (mo + 9) % 12
+    local doy = math.floor((153 * mp + 2) / 5) + tonumber(d) - 1
+    local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
+    local days = era * 146097 + doe - 719468
+    local at = ((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60000 + tonumber(se) * 1000 + tonumber(ms)
+    if at > tonumber(redis.call('HGET', KEYS[2], 'j') or '0') then
+      redis.call('HSET', KEYS[2], 'j', at)
+      if redis.call('PTTL', KEYS[2]) < 0 then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
+    end
+  end
   return {0}
 end
 local tick = tonumber(ARGV[5])
-if tick > 0 and tonumber(redis.call('HGET', KEYS[2], 't') or '0') >= tick then
-  return {-1}
+if tick > 0 then
+  -- Refuse a tick not newer than the last Go tick, or than the last Java
+  -- grant seen (a Java replica that ran at or after the tick's time
+  -- served it).
+  local m = redis.call('HMGET', KEYS[2], 't', 'j')
+  if tonumber(m[1] or '0') >= tick or tonumber(m[2] or '0') >= tick then
+    return {-1}
+  end
 end
 
 local tm = redis.call('TIME')
