@@ -137,7 +137,8 @@ func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
 	}
 	p := &Postgres{db: db, cfg: cfg, table: table, lockedBy: cfg.LockedBy}
 	if p.lockedBy == "" {
-		p.lockedBy, _ = os.Hostname()
+		h, _ := os.Hostname()
+		p.lockedBy = lockprovider.Shorten(h, lockprovider.MaxLockedByLen-len("…"))
 	}
 	// The shared validation of LockedBy (length, UTF-8, no control
 	// characters), through the parameters it normally checks.

@@ -129,7 +129,8 @@ func NewRedis(client RedisClient, cfg RedisConfig) (*Redis, error) {
 	}
 	lockedBy := cfg.LockedBy
 	if lockedBy == "" {
-		lockedBy, _ = os.Hostname()
+		h, _ := os.Hostname()
+		lockedBy = lockprovider.Shorten(h, lockprovider.MaxLockedByLen-len("…"))
 	}
 	if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
 		return nil, err
