@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
 )
 
@@ -31,7 +32,7 @@ func TestFaultRedisRestartMidHold(t *testing.T) {
 	if _, err := pg.Pool.Exec(ctx, `CREATE TABLE account (id text PRIMARY KEY, balance int NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	guard, err := fence.NewGuard(pg.Schema+".account", "id", nil)
+	guard, err := pgfence.NewGuard(pg.Schema+".account", "id", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,13 @@
 //
 // Rows are never deleted: a row keeps the fencing counter of its name. A new
 // row starts its fence at the server time in microseconds, and every later
-// grant adds one under the row lock (never a sequence, whose values can
-// regress against the expiry check), so tokens keep increasing even if an
-// operator deletes rows.
+// grant, under the row lock, takes the larger of the previous token plus one
+// and the server time in microseconds (never a sequence, whose values can
+// regress against the expiry check). Tokens therefore keep increasing even
+// if an operator deletes rows, and the token of a grant that was rolled back
+// (see Round trips and transactions) is not issued again, as long as the
+// server's clock does not step back and a name is granted less than a
+// million times a second.
 //
 // # Clock
 //
@@ -50,6 +54,16 @@
 // transaction and take effect only when it commits. Leases stay correct
 // (clock_timestamp is not frozen), but other sessions see a grant only after
 // the commit, and the row stays locked until then.
+//
+// A grant inside a transaction, and its fencing token, are valid only if
+// that transaction commits. If it rolls back, the grant never happened:
+// the name is free again at once, whatever the lease length, and work
+// fenced with that token was not protected by the lock. The token itself is
+// not issued again (the next grant's token is larger, see Schema), so a
+// write the rolled-back holder already made with it loses to every later
+// holder's, but nothing stopped another holder from working at the same
+// time after the rollback. Commit the transaction before relying on the
+// lock, or keep the lock and the guarded work in the same transaction.
 //
 // # Deadlines, outages and pool settings
 //
