@@ -15,6 +15,7 @@ import (
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
 )
 
 // A Redis restart without persistence while a lock is held: the lease is
@@ -431,4 +432,55 @@ func TestFaultRedisRestartCoexistence(t *testing.T) {
 			t.Errorf("auto-renew %v: two holders coexisted for %v; want at most %v", autoRenew, worst, limit)
 		}
 	}
+}
+
+// An auto-renewed lock whose round trip stays well below a third of its
+// lease is never lost to renewal timing: each chunk through the proxy is
+// delayed by 200 ms (a round trip of 400 ms or more, against a 3 s lease)
+// and the lock is held for several leases.
+func TestFaultAutoRenewUnderLatency(t *testing.T) {
+	t.Parallel()
+	const (
+		delay = 200 * time.Millisecond
+		ttl   = 3 * time.Second
+		hold  = 4 * ttl
+	)
+	ctx := context.Background()
+	run := func(t *testing.T, p lockprovider.Provider, proxy *testenv.Proxy) {
+		l := newLocker(t, p, &baton.Config{ReleaseTimeout: 2 * time.Second})
+		lk, err := l.TryAcquire(ctx, "slow", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy.SetDelay(delay)
+		start := time.Now()
+		select {
+		case <-lk.Context().Done():
+			t.Errorf("auto-renewed lock lost after %v with %v per chunk (lease %v): %v",
+				time.Since(start).Round(time.Millisecond), delay, ttl, context.Cause(lk.Context()))
+		case <-time.After(hold):
+			t.Logf("held for %v with %v per chunk (lease %v)", hold, delay, ttl)
+		}
+		proxy.SetDelay(0)
+		_ = lk.Release(ctx)
+	}
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		srv := testenv.StartRedis(t)
+		proxy := testenv.NewProxy(t, srv.Addr())
+		c := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		run(t, redisProvider(t, c), proxy)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		pg := testenv.Postgres(t)
+		proxy, u := testenv.ProxyURL(t, pg.URL)
+		pool, err := pgxpool.New(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		run(t, postgresProvider(t, pool), proxy)
+	})
 }
