@@ -484,3 +484,53 @@ func TestFaultAutoRenewUnderLatency(t *testing.T) {
 		run(t, postgresProvider(t, pool), proxy)
 	})
 }
+
+// TryAcquire with context.Background() through a silent connection returns
+// after Config.CallTimeout (plus the bounded release of the unknown
+// attempt) with an error matching ErrUnavailable, on both backends; pgx
+// alone would wait forever.
+func TestFaultBlackholeWithoutDeadline(t *testing.T) {
+	t.Parallel()
+	const callTimeout = time.Second
+	ctx := context.Background()
+	run := func(t *testing.T, p lockprovider.Provider, proxy *testenv.Proxy) {
+		l := newLocker(t, p, &baton.Config{CallTimeout: callTimeout})
+		lk, err := l.TryAcquire(ctx, "warm", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = lk.Release(ctx)
+		proxy.SetMode(testenv.Blackhole)
+		start := time.Now()
+		_, err = l.TryAcquire(ctx, "silent", nil)
+		took := time.Since(start)
+		t.Logf("TryAcquire(context.Background()) through a blackhole: %v after %v", err, took.Round(time.Millisecond))
+		if !errors.Is(err, baton.ErrUnavailable) || errors.Is(err, baton.ErrNotAcquired) {
+			t.Errorf("error %v; want ErrUnavailable, not ErrNotAcquired", err)
+		}
+		// The release of the unknown attempt waits at least 100 ms.
+		if took > callTimeout+100*time.Millisecond+faultBound {
+			t.Errorf("returned after %v; CallTimeout is %v", took, callTimeout)
+		}
+		proxy.SetMode(testenv.Pass)
+	}
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		srv := testenv.StartRedis(t)
+		proxy := testenv.NewProxy(t, srv.Addr())
+		c := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		run(t, redisProvider(t, c), proxy)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		pg := testenv.Postgres(t)
+		proxy, u := testenv.ProxyURL(t, pg.URL)
+		pool, err := pgxpool.New(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		run(t, postgresProvider(t, pool), proxy)
+	})
+}
