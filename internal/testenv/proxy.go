@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"net"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,23 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	go p.accept()
 	t.Cleanup(p.Close)
 	return p
+}
+
+// ProxyURL starts a proxy in front of the server of rawURL (a redis:// or
+// postgres:// URL) and returns it with the URL rewritten to go through it.
+func ProxyURL(t testing.TB, rawURL string) (*Proxy, string) {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		t.Fatalf("testenv: proxy: not a URL with a host: %q", rawURL)
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[string]string{"redis": "6379", "postgres": "5432", "postgresql": "5432"}[u.Scheme]
+	}
+	p := NewProxy(t, net.JoinHostPort(host, port))
+	u.Host = p.Addr()
+	return p, u.String()
 }
 
 // Addr is the proxy's host:port.

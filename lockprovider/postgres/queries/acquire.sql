@@ -12,7 +12,8 @@
 --         another session's open transaction. The lock also makes the
 --         row's newest version the one the upsert's WHERE sees.
 --   up    inserts a fresh row, or takes over an open one, bumping the
---         fence under the row lock (never nextval). An existing row that
+--         fence under the row lock (never nextval) to at least the server
+--         time in microseconds. An existing row that
 --         snap found closed is never touched: ON CONFLICT DO UPDATE would
 --         lock it even when its WHERE refuses.
 -- The final row reports whether up granted and, if not, snap's state, from
@@ -50,7 +51,10 @@ WITH c AS MATERIALIZED (
         locked_at      = excluded.locked_at,
         lock_until     = excluded.lock_until,
         at_least_until = excluded.at_least_until,
-        fence          = t.fence + 1,
+        -- At least the server time in microseconds (excluded.fence):
+        -- a grant rolled back with a caller's transaction takes its
+        -- increment with it, and its token must not be issued again.
+        fence          = GREATEST(t.fence + 1, excluded.fence),
         last_tick      = COALESCE(excluded.last_tick, t.last_tick)
     WHERE t.lock_until <= excluded.locked_at
       AND (excluded.last_tick IS NULL OR t.last_tick IS NULL OR t.last_tick < excluded.last_tick)
