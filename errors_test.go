@@ -73,7 +73,7 @@ func TestUnreachableBackendIsNotHeld(t *testing.T) {
 	t.Parallel()
 	providers := map[string]func(t *testing.T) lockprovider.Provider{
 		"redis": func(t *testing.T) lockprovider.Provider {
-			c := goredis.NewClient(&goredis.Options{Addr: closedPort(t)})
+			c := goredis.NewClient(&goredis.Options{Addr: closedPort(t), ContextTimeoutEnabled: true})
 			t.Cleanup(func() { _ = c.Close() })
 			p, err := redis.New(c, nil)
 			if err != nil {
