@@ -121,7 +121,7 @@ func (l RateLimit) Validate() error {
 	case l.Burst < 0:
 		return invalid("Burst", strconv.FormatInt(l.Burst, 10), "must not be negative", ErrInvalidLimit)
 	case l.Burst != 0 && !l.Algorithm.Reservable():
-		return invalid("Burst", strconv.FormatInt(l.Burst, 10), "must be zero for "+l.Algorithm.String()+" (its capacity is Limit)", ErrInvalidLimit)
+		return invalid("Burst", strconv.FormatInt(l.Burst, 10), "must be zero for "+l.Algorithm.String()+" (its capacity is Rate)", ErrInvalidLimit)
 	}
 	switch l.Algorithm {
 	case SlidingLog:

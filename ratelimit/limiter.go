@@ -153,7 +153,7 @@ func (l *Limiter) Wait(ctx context.Context, key string) error { return l.WaitN(c
 // only if the slot falls before ctx's deadline; otherwise WaitN returns
 // ErrWouldExceedDeadline at once and nothing is charged. If ctx ends during
 // the sleep, WaitN gives the units back (a refund, best effort, bounded by
-// one second) and returns the context's error.
+// refundTimeout, one second) and returns the context's error.
 //
 // With a window algorithm among the limits, nothing can be booked ahead:
 // WaitN tries, and when refused sleeps for the RetryAfter the provider
@@ -213,10 +213,15 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 	}
 }
 
+// refundTimeout bounds a refund, which runs after the caller's context
+// ended: long enough for one round trip to a healthy provider, short
+// enough not to hold up a caller that is giving up.
+const refundTimeout = time.Second
+
 // refund gives back a reservation that will not be used, even though ctx
 // has ended.
 func (l *Limiter) refund(ctx context.Context, key string, n int64) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
 	defer cancel()
 	// Best effort: if the refund is lost, the slot simply goes unused.
 	_, _ = l.provider.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi, Refund: true})

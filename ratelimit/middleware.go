@@ -128,7 +128,7 @@ func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handle
 					next.ServeHTTP(w, r)
 					return
 				}
-				w.Header().Set("Retry-After", "1")
+				w.Header().Set("Retry-After", unavailableRetryAfter)
 				http.Error(w, "rate limiter unavailable", http.StatusServiceUnavailable)
 				return
 			}
@@ -144,6 +144,11 @@ func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handle
 		})
 	}
 }
+
+// unavailableRetryAfter is the Retry-After, in seconds, of the 503 answered
+// when the provider fails and FailOpen is off: soon, since outages are
+// usually short, without inviting a tight retry loop.
+const unavailableRetryAfter = "1"
 
 // ceilSeconds rounds d up to whole seconds, at least 1 for a positive d.
 func ceilSeconds(d time.Duration) int64 {
