@@ -43,7 +43,7 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 	err := p.db.QueryRow(ctx, "SELECT "+p.rateFunc()+"($1, $2, $3, $4, $5, $6)",
 		r.Key, r.N, int64(r.MaxDelay/time.Microsecond), r.Refund, ids, args).Scan(&v)
 	if err != nil {
-		return lockprovider.RateResult{}, fmt.Errorf("postgres: rate limit %q: %w", r.Key, err)
+		return lockprovider.RateResult{}, opError("rate limit", r.Key, err)
 	}
 	return ratewire.Decode(v, len(r.Limits))
 }
