@@ -18,7 +18,7 @@ var (
 	ErrInvalid = lockprovider.ErrInvalid
 	// ErrExceedsCapacity means a cost above the capacity of a limit: it
 	// could never be admitted.
-	ErrExceedsCapacity = lockprovider.ErrCostExceedsCapacity
+	ErrExceedsCapacity = lockprovider.ErrExceedsCapacity
 	// ErrWouldExceedDeadline means Wait gave up at once, without
 	// consuming anything, because the context's deadline comes before the
 	// request could be admitted.
