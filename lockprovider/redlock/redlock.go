@@ -218,8 +218,9 @@ func (p *Provider) drift(d time.Duration) time.Duration {
 
 // reply is one master's answer in a round.
 type reply struct {
-	v   any
-	err error
+	v    any
+	err  error
+	sent time.Time // just before the request was handed to the client
 }
 
 // round runs f on the masters listed in idx (all when nil) in parallel,
@@ -238,8 +239,9 @@ func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f f
 	var wg sync.WaitGroup
 	for _, i := range idx {
 		wg.Go(func() {
+			sent := time.Now()
 			v, err := f(ctx, p.masters[i])
-			out[i] = reply{v, err}
+			out[i] = reply{v, err, sent}
 		})
 	}
 	wg.Wait()
@@ -417,6 +419,13 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	replies := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
 		return p.acquire.Run(ctx, c, keys, args...).Result()
 	})
+	// setFrom is the earliest instant the caller's lease keys can have been
+	// set: the first request of this attempt that took a master, or start
+	// for masters taken by an earlier attempt. Every key lives at least
+	// AtMostFor from it, so the grant is timed from it rather than from
+	// start, which can be earlier by the time the requests waited to be
+	// sent.
+	setFrom := time.Now().Add(time.Hour)
 	var granting []int          // masters where the caller holds the lease now
 	var counter int64           // largest counter seen
 	var same *state             // the grant the caller already holds
@@ -439,6 +448,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 			holders[fmt.Sprint(v[1])]++
 		case 1: // already the caller's
 			granting = append(granting, i)
+			setFrom = start
 			if len(v) > 2 {
 				if c, ok := toInt(v[2]); ok && c > counter {
 					counter = c
@@ -457,6 +467,9 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 			}
 		case 2:
 			granting = append(granting, i)
+			if r.sent.Before(setFrom) {
+				setFrom = r.sent
+			}
 			if c, ok := toInt(v[1]); ok && c > counter {
 				counter = c
 			}
@@ -491,14 +504,24 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		// Release and expiry remove.
 		return same.lease(ap.Name, ap.Owner), noSplit, nil
 	}
+	if setFrom.After(start) && (!checkValidity || !setFrom.After(validUntil)) {
+		granted = setFrom.UnixMilli()
+		st.granted, st.until, st.atLeastUntil = granted, granted+ap.AtMostFor.Milliseconds(), granted+ap.AtLeastFor.Milliseconds()
+		start = time.UnixMilli(granted) // whole ms, not after setFrom
+		validUntil = start.Add(ap.AtMostFor - p.drift(ap.AtMostFor))
+		if checkValidity {
+			deadline = validUntil
+		}
+	}
 	if checkValidity && !time.Now().Before(validUntil) {
 		p.undo(ctx, ap.Name, ap.Owner, granting)
 		return lockprovider.Lease{}, noSplit, p.late("acquire", start, validUntil.Sub(start))
 	}
 
 	st.token = counter + 1
+	times := []any{st.granted, st.until, st.atLeastUntil}
 	replies = p.round(ctx, deadline, granting, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.commit.Run(ctx, c, keys, ap.Owner, st.token, st.tick, p.recordTTL, commitPX).Result()
+		return p.commit.Run(ctx, c, keys, append([]any{ap.Owner, st.token, st.tick, p.recordTTL, commitPX}, times...)...).Result()
 	})
 	committed := 0
 	for _, r := range replies {
