@@ -432,7 +432,12 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	agree := 0                  // masters holding that grant
 	holders := map[string]int{} // other owners and their masters
 	stale := 0                  // masters refusing the tick
+	var unknown []int           // masters that did not answer: a late request may still take the lease there
 	for i, r := range replies {
+		if r.err != nil {
+			unknown = append(unknown, i)
+			continue
+		}
 		v, ok := r.v.([]any)
 		if !ok {
 			if n, isInt := r.v.(int64); isInt && n == -1 {
@@ -495,7 +500,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 			sp = splitDrop
 			err = lockprovider.ErrNotAcquired
 		}
-		p.undo(ctx, ap.Name, ap.Owner, granting)
+		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, sp, err
 	}
 	if same != nil && agree >= p.quorum {
@@ -514,7 +519,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		}
 	}
 	if checkValidity && !time.Now().Before(validUntil) {
-		p.undo(ctx, ap.Name, ap.Owner, granting)
+		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, noSplit, p.late("acquire", start, validUntil.Sub(start))
 	}
 
@@ -531,10 +536,10 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	}
 	switch {
 	case committed < p.quorum:
-		p.undo(ctx, ap.Name, ap.Owner, granting)
+		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, noSplit, failure(ctx, "acquire: commit token", replies, "the lease lapsed on a majority before the token was recorded")
 	case checkValidity && !time.Now().Before(validUntil):
-		p.undo(ctx, ap.Name, ap.Owner, granting)
+		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, noSplit, p.late("acquire", start, validUntil.Sub(start))
 	}
 	return st.lease(ap.Name, ap.Owner), noSplit, nil
