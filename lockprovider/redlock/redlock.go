@@ -236,14 +236,21 @@ func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f f
 	if idx == nil {
 		idx = p.all()
 	}
-	var wg sync.WaitGroup
-	for _, i := range idx {
-		wg.Go(func() {
-			sent := time.Now()
-			v, err := f(ctx, p.masters[i])
-			out[i] = reply{v, err, sent}
-		})
+	call := func(i int) {
+		sent := time.Now()
+		v, err := f(ctx, p.masters[i])
+		out[i] = reply{v, err, sent}
 	}
+	// The last master is asked from this goroutine: one goroutine fewer
+	// per round.
+	if len(idx) == 0 {
+		return out
+	}
+	var wg sync.WaitGroup
+	for _, i := range idx[:len(idx)-1] {
+		wg.Go(func() { call(i) })
+	}
+	call(idx[len(idx)-1])
 	wg.Wait()
 	return out
 }
