@@ -289,3 +289,58 @@ func TestPausedHolderIsFenced(t *testing.T) {
 		t.Fatalf("paused holder's late write: %v, want ErrStaleToken", err)
 	}
 }
+
+// With two of three members down there is no quorum: Acquire, Release and
+// NotifyRelease report unavailability, never a refusal; with the members
+// back, the holder's lease is still there and its release works.
+func TestQuorumLost(t *testing.T) {
+	c := testenv.StartEtcdCluster(t, 3)
+	p, err := etcd.New(client(t, c), &etcd.Config{Prefix: "q/", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := lockprovider.NewOwner()
+	l, err := p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "n", Owner: owner, AtMostFor: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Members[1].Kill()
+	c.Members[2].Kill()
+	_, err = acquire(t, p, "n", time.Minute)
+	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotAcquired) {
+		t.Errorf("Acquire without quorum: %v, want ErrUnavailable", err)
+	}
+	err = p.Release(t.Context(), lockprovider.ReleaseParams{Name: "n", Owner: owner})
+	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotHeld) {
+		t.Errorf("Release without quorum: %v, want ErrUnavailable", err)
+	}
+	if _, err := p.NotifyRelease(t.Context(), "n", make(chan struct{}, 1)); !errors.Is(err, lockprovider.ErrUnavailable) {
+		t.Errorf("NotifyRelease without quorum: %v, want ErrUnavailable", err)
+	}
+	for _, m := range c.Members[1:] {
+		if err := m.Restart(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := c.WaitLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		info, err := p.Inspect(ctx, "n")
+		if err == nil {
+			if !info.Held || info.Token != l.Token {
+				t.Errorf("after the outage: %+v, want held with token %d", info, l.Token)
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("Inspect after the outage: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "n", Owner: owner}); err != nil {
+		t.Errorf("Release after the outage: %v", err)
+	}
+}
