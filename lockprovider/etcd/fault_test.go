@@ -137,7 +137,16 @@ func TestLeaderKilledAndMemberRestarted(t *testing.T) {
 	}
 	wcancel()
 	phase.Store(2)
-	time.Sleep(3 * time.Second)
+	// Grants resume by themselves: wait for a few, bounded (a worker may
+	// first sit out a call to a member that was down, up to Timeout).
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		mu.Lock()
+		n := grants[2]
+		mu.Unlock()
+		if n >= 5 {
+			break
+		}
+	}
 	cancel()
 	wg.Wait()
 	mu.Lock()

@@ -566,8 +566,10 @@ func (p *Provider) all() []int {
 	return idx
 }
 
-// undo releases what an abandoned acquire took, best effort, on the
-// masters listed.
+// undo deletes what an abandoned acquire took, best effort, on the
+// masters listed. It ignores the at-least bound: the lease never counted,
+// and a later attempt with the same owner token must not find it lingering
+// as its own.
 func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
 	if len(idx) == 0 {
 		return
@@ -575,7 +577,7 @@ func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
 	ctx = context.WithoutCancel(ctx)
 	keys := p.keys(name)[:1]
 	p.round(ctx, time.Now().Add(p.timeout), idx, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.release.Run(ctx, c, keys, owner).Result()
+		return p.release.Run(ctx, c, keys, owner, 1).Result()
 	})
 }
 
@@ -643,7 +645,7 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 	}
 	keys := p.keys(rp.Name)[:1]
 	replies := p.round(ctx, time.Now().Add(p.timeout), nil, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.release.Run(ctx, c, keys, rp.Owner).Result()
+		return p.release.Run(ctx, c, keys, rp.Owner, 0).Result()
 	})
 	ok, refusedBy := 0, 0
 	for _, r := range replies {
