@@ -41,7 +41,9 @@
 // succeeds when a majority still held the lease and answered within the
 // new lease's validity; Release when a majority held it (ErrNotHeld when a
 // majority did not). A release inside AtLeastFor keeps each master's key
-// until the at-least bound on that master's clock.
+// until the at-least bound on that master's clock, owned by nobody: the
+// name stays taken, and the former owner can no longer extend or release
+// it.
 //
 // # Contention
 //
