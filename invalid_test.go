@@ -9,6 +9,8 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/fence/pgfence"
+	"github.com/baton-go/baton/fence/redisfence"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/ratelimit"
@@ -96,10 +98,10 @@ func TestEveryPackageReportsBadInputAlike(t *testing.T) {
 			_, err = r.Allow(ctx, huge+huge)
 			return err
 		},
-		"fence table":     func() error { _, err := fence.NewGuard(huge, "id", nil); return err },
-		"fence redis nil": func() error { _, err := fence.NewRedis(nil); return err },
+		"fence table":     func() error { _, err := pgfence.NewGuard(huge, "id", nil); return err },
+		"fence redis nil": func() error { _, err := redisfence.NewGuard(nil); return err },
 		"fence guard nil db": func() error {
-			g, err := fence.NewGuard("t", "id", nil)
+			g, err := pgfence.NewGuard("t", "id", nil)
 			if err != nil {
 				return err
 			}
