@@ -20,7 +20,11 @@ lint: ## gofmt and staticcheck
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
 .PHONY: bench
-bench: ## Benchmarks (providers, peers side by side, rate limiter, scheduler)
+bench: ## baton beside its peers (bench module, ~3 min); rewrites docs/benchmarks.md and docs/bench/*.svg
+	cd bench && $(GO) run ./cmd/benchrun -out ../docs
+
+.PHONY: bench-go
+bench-go: ## The in-tree Go benchmarks of baton itself
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 .PHONY: demo
