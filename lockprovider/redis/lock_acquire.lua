@@ -12,7 +12,10 @@
 -- TIME comes first: the lease then ends exactly at grant + atMostFor
 -- (PXAT), which the client computes from the reply without a PEXPIRETIME.
 local tm = redis.call('TIME')
-local u = tm[1] * 1000 + math.floor(tm[2] / 1000) + ARGV[2]
+-- Integers go to Redis as strings: a Lua number would be formatted as a
+-- double, which costs more.
+local un = tm[1] * 1000 + math.floor(tm[2] / 1000) + ARGV[2]
+local u = string.format('%d', un)
 local v = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PXAT', u, 'GET')
 if v then
   -- Held: by the same owner if the values' first lines match. The counter
@@ -25,12 +28,14 @@ end
 -- a counter lost or rolled back (failover to a lagging replica, restart
 -- without persistence) cannot repeat a token, and a clock stepped back
 -- cannot either.
-local f = tm[1] * 1000000 + tm[2]
+local n = tm[1] * 1000000 + tm[2]
+local f = string.format('%d', n)
 local c = redis.call('SET', KEYS[2], f, 'KEEPTTL', 'GET')
 if not c then
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
-elseif tonumber(c) >= f then
-  f = tonumber(c) + 1
+elseif tonumber(c) >= n then
+  n = tonumber(c) + 1
+  f = string.format('%d', n)
   redis.call('SET', KEYS[2], f, 'KEEPTTL')
 end
-return {f, u}
+return {n, un}

@@ -27,6 +27,9 @@ type comparison struct {
 	contenders      []contender
 	ratios          []ratio
 	concs           []int
+	// server, when set, reads the server's command statistics around
+	// each sample (for Redis comparisons with -server-cost).
+	server func(ctx context.Context) (map[string]cmdStat, error)
 }
 
 // cell is a comparison's result at one concurrency: samples[i][r] is
@@ -58,7 +61,16 @@ func (c comparison) run(ctx context.Context, log *slog.Logger, rounds int, d tim
 		for r := range rounds {
 			for i := range c.contenders {
 				k := (i + r) % len(c.contenders)
+				var before map[string]cmdStat
+				if c.server != nil {
+					before, _ = c.server(ctx)
+				}
 				s := measure(ctx, conc, d, c.contenders[k].op)
+				if c.server != nil && s.ops > 0 {
+					if after, err := c.server(ctx); err == nil && before != nil {
+						s.serverUS, s.calls = serverCost(before, after, s.ops)
+					}
+				}
 				if s.firstErr != nil {
 					log.Warn("errors during measurement", "comparison", c.id, "contender", c.contenders[k].name,
 						"conc", conc, "errors", s.errs, "first", s.firstErr)
@@ -102,12 +114,14 @@ func (cl cell) ratio(c comparison, r ratio) float64 {
 // stats are the medians over rounds of one contender's figures.
 type stats struct {
 	opsPerSec, allocs float64
+	serverUS          float64
+	calls             map[string]float64
 	p50, p99          time.Duration
 	errs              int
 }
 
 func (cl cell) stats(i int) stats {
-	var ops, allocs, p50, p99 []float64
+	var ops, allocs, p50, p99, srv []float64
 	st := stats{}
 	for _, s := range cl.samples[i] {
 		ops = append(ops, s.opsPerSec())
@@ -115,7 +129,12 @@ func (cl cell) stats(i int) stats {
 		p50 = append(p50, float64(quantile(s.lat, 0.50)))
 		p99 = append(p99, float64(quantile(s.lat, 0.99)))
 		st.errs += s.errs
+		if s.serverUS > 0 {
+			srv = append(srv, s.serverUS)
+			st.calls = s.calls
+		}
 	}
+	st.serverUS = median(srv)
 	st.opsPerSec, st.allocs = median(ops), median(allocs)
 	st.p50, st.p99 = time.Duration(median(p50)), time.Duration(median(p99))
 	return st

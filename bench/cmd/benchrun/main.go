@@ -47,6 +47,7 @@ func main() {
 		concs    = flag.String("conc", "1,16,64", "concurrencies")
 		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, handoff, rate-redis, rate-postgres, scheduler); empty: all")
 		jobs     = flag.String("jobs", "1000,10000", "scheduler job counts")
+		srvCost  = flag.Bool("server-cost", false, "report the Redis server's CPU and commands per operation (INFO cpu, commandstats); meaningful on a server of its own")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -54,7 +55,7 @@ func main() {
 	defer cancel()
 	if err := run(ctx, log, config{
 		redisURL: *redisURL, pgURL: *pgURL, out: *out, rounds: *rounds, d: *dur, handoff: *hdur,
-		concs: ints(*concs), jobs: ints(*jobs), only: *only,
+		concs: ints(*concs), jobs: ints(*jobs), only: *only, serverCost: *srvCost,
 	}); err != nil {
 		log.Error("benchrun failed", "err", err)
 		os.Exit(1)
@@ -66,6 +67,7 @@ type config struct {
 	rounds                     int
 	d, handoff                 time.Duration
 	concs, jobs                []int
+	serverCost                 bool
 }
 
 func (c config) wants(id string) bool {
@@ -143,6 +145,9 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		}
 		if !cfg.wants(c.id) {
 			return nil
+		}
+		if cfg.serverCost && strings.HasSuffix(c.id, "-redis") {
+			c.server = commandStats(rc)
 		}
 		r, err := c.run(ctx, log, cfg.rounds, cfg.d)
 		if err != nil {

@@ -16,6 +16,10 @@ type sample struct {
 	mallocs  uint64
 	errs     int
 	firstErr error
+	// serverUS is the Redis server's CPU time per operation and calls its
+	// commands per operation (scripts' commands included), when measured.
+	serverUS float64
+	calls    map[string]float64
 }
 
 func (s sample) opsPerSec() float64 {

@@ -112,8 +112,14 @@ func (r report) markdown(chartDir string) string {
 		if chartDir != "" && c.id != "handoff-redis" {
 			w("![%s](%s)\n\n", c.title, chartDir+c.id+".svg")
 		}
-		w("| concurrency | contender | ops/s | p50 | p99 | allocs/op |\n")
-		w("|---:|---|---:|---:|---:|---:|\n")
+		srv := c.server != nil
+		if srv {
+			w("| concurrency | contender | ops/s | p50 | p99 | allocs/op | server CPU µs/op | commands/op |\n")
+			w("|---:|---|---:|---:|---:|---:|---:|---|\n")
+		} else {
+			w("| concurrency | contender | ops/s | p50 | p99 | allocs/op |\n")
+			w("|---:|---|---:|---:|---:|---:|\n")
+		}
 		for _, cl := range res.cells {
 			for i, k := range c.contenders {
 				st := cl.stats(i)
@@ -125,7 +131,11 @@ func (r report) markdown(chartDir string) string {
 				if st.errs > 0 {
 					name += fmt.Sprintf(" (%d errors)", st.errs)
 				}
-				w("| %d | %s | %.0f | %s | %s | %s |\n", cl.conc, name, st.opsPerSec, fmtDur(st.p50), fmtDur(st.p99), allocs)
+				w("| %d | %s | %.0f | %s | %s | %s |", cl.conc, name, st.opsPerSec, fmtDur(st.p50), fmtDur(st.p99), allocs)
+				if srv {
+					w(" %.1f | %s |", st.serverUS, callsString(st.calls))
+				}
+				w("\n")
 			}
 		}
 		w("\n")
