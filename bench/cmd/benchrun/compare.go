@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -98,9 +99,15 @@ func (cl cell) index(c comparison, name string) int {
 
 // ratio is the median over rounds of num's ops/s over den's.
 func (cl cell) ratio(c comparison, r ratio) float64 {
+	m, _, _ := cl.ratioSpread(c, r)
+	return m
+}
+
+// ratioSpread is ratio with the least and greatest of the rounds.
+func (cl cell) ratioSpread(c comparison, r ratio) (med, lo, hi float64) {
 	a, b := cl.index(c, r.num), cl.index(c, r.den)
 	if a < 0 || b < 0 {
-		return 0
+		return 0, 0, 0
 	}
 	var xs []float64
 	for i := range cl.samples[a] {
@@ -108,20 +115,37 @@ func (cl cell) ratio(c comparison, r ratio) float64 {
 			xs = append(xs, cl.samples[a][i].opsPerSec()/d)
 		}
 	}
-	return median(xs)
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	return median(xs), slices.Min(xs), slices.Max(xs)
+}
+
+// cpuRatio is den's CPU time per operation (this process's plus, when
+// measured, the Redis server's) over num's: above 1 means num costs less.
+func (cl cell) cpuRatio(c comparison, r ratio) float64 {
+	a, b := cl.index(c, r.num), cl.index(c, r.den)
+	if a < 0 || b < 0 {
+		return 0
+	}
+	sa, sb := cl.stats(a), cl.stats(b)
+	if ca := sa.clientUS + sa.serverUS; ca > 0 {
+		return (sb.clientUS + sb.serverUS) / ca
+	}
+	return 0
 }
 
 // stats are the medians over rounds of one contender's figures.
 type stats struct {
-	opsPerSec, allocs float64
-	serverUS          float64
-	calls             map[string]float64
-	p50, p99          time.Duration
-	errs              int
+	opsPerSec, allocs  float64
+	serverUS, clientUS float64
+	calls              map[string]float64
+	p50, p99           time.Duration
+	errs               int
 }
 
 func (cl cell) stats(i int) stats {
-	var ops, allocs, p50, p99, srv []float64
+	var ops, allocs, p50, p99, srv, cli []float64
 	st := stats{}
 	for _, s := range cl.samples[i] {
 		ops = append(ops, s.opsPerSec())
@@ -129,12 +153,13 @@ func (cl cell) stats(i int) stats {
 		p50 = append(p50, float64(quantile(s.lat, 0.50)))
 		p99 = append(p99, float64(quantile(s.lat, 0.99)))
 		st.errs += s.errs
+		cli = append(cli, s.clientUS)
 		if s.serverUS > 0 {
 			srv = append(srv, s.serverUS)
 			st.calls = s.calls
 		}
 	}
-	st.serverUS = median(srv)
+	st.serverUS, st.clientUS = median(srv), median(cli)
 	st.opsPerSec, st.allocs = median(ops), median(allocs)
 	st.p50, st.p99 = time.Duration(median(p50)), time.Duration(median(p99))
 	return st

@@ -41,13 +41,14 @@ func main() {
 		redisURL = flag.String("redis", envOr("TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis URL")
 		pgURL    = flag.String("pg", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL")
 		out      = flag.String("out", "", "directory of benchmarks.md and its charts (empty: print the report)")
-		rounds   = flag.Int("rounds", 3, "rounds per comparison (the median is reported)")
-		dur      = flag.Duration("d", 400*time.Millisecond, "time per contender per round")
-		hdur     = flag.Duration("handoff", 2*time.Second, "time per hand-off contender per round")
+		rounds   = flag.Int("rounds", 7, "rounds per comparison (the median is reported)")
+		dur      = flag.Duration("d", 200*time.Millisecond, "time per contender per round")
+		hdur     = flag.Duration("handoff", 1500*time.Millisecond, "time per hand-off contender per round")
 		concs    = flag.String("conc", "1,16,64", "concurrencies")
 		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, handoff, rate-redis, rate-postgres, scheduler); empty: all")
 		jobs     = flag.String("jobs", "1000,10000", "scheduler job counts")
-		srvCost  = flag.Bool("server-cost", false, "report the Redis server's CPU and commands per operation (INFO cpu, commandstats); meaningful on a server of its own")
+		srvCost  = flag.Bool("server-cost", false, "report the Redis server's CPU and commands per operation (INFO cpu, commandstats); meaningful on a server of its own (always on with -redis-server)")
+		redisBin = flag.String("redis-server", "", "start a private Redis from this redis-server binary instead of using -redis")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -55,7 +56,7 @@ func main() {
 	defer cancel()
 	if err := run(ctx, log, config{
 		redisURL: *redisURL, pgURL: *pgURL, out: *out, rounds: *rounds, d: *dur, handoff: *hdur,
-		concs: ints(*concs), jobs: ints(*jobs), only: *only, serverCost: *srvCost,
+		concs: ints(*concs), jobs: ints(*jobs), only: *only, serverCost: *srvCost, redisBin: *redisBin,
 	}); err != nil {
 		log.Error("benchrun failed", "err", err)
 		os.Exit(1)
@@ -64,6 +65,7 @@ func main() {
 
 type config struct {
 	redisURL, pgURL, out, only string
+	redisBin                   string
 	rounds                     int
 	d, handoff                 time.Duration
 	concs, jobs                []int
@@ -86,6 +88,15 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 	if cfg.rounds < 1 || cfg.d <= 0 || len(cfg.concs) == 0 {
 		return fmt.Errorf("need rounds >= 1, d > 0 and a concurrency")
 	}
+	if cfg.redisBin != "" {
+		url, stop, err := privateRedis(ctx, cfg.redisBin)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		cfg.redisURL, cfg.serverCost = url, true
+		log.Info("private redis-server", "url", url)
+	}
 	opt, err := goredis.ParseURL(cfg.redisURL)
 	if err != nil {
 		return err
@@ -106,6 +117,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 	started := time.Now()
 	rep := report{started: started}
 	rep.machine = machineInfo(ctx, rc, nil)
+	rep.privateRedis = cfg.redisBin != ""
 
 	var pgProvider *postgres.Provider
 	if cfg.wants("lock-postgres") || cfg.wants("rate-postgres") {
@@ -137,6 +149,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		}
 		e.pool = pool
 		rep.machine = machineInfo(ctx, rc, pool)
+		rep.privateRedis = cfg.redisBin != ""
 	}
 
 	measureCmp := func(c comparison, err error) error {
@@ -167,7 +180,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		}
 	}
 	if cfg.wants("handoff") {
-		r, err := runHandoffs(ctx, log, e, cfg.rounds, cfg.handoff)
+		r, err := runHandoffs(ctx, log, e, min(cfg.rounds, 5), cfg.handoff)
 		if err != nil {
 			return err
 		}
@@ -188,7 +201,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		}
 	}
 	if cfg.wants("scheduler") {
-		s, err := runScheduler(ctx, log, e, cfg.rounds, cfg.jobs)
+		s, err := runScheduler(ctx, log, e, min(cfg.rounds, 3), cfg.jobs)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,9 @@ type sample struct {
 	// commands per operation (scripts' commands included), when measured.
 	serverUS float64
 	calls    map[string]float64
+	// clientUS is this process's CPU time per operation: unlike wall
+	// time, it does not grow when other processes take the CPUs.
+	clientUS float64
 }
 
 func (s sample) opsPerSec() float64 {
@@ -61,6 +64,7 @@ func measure(ctx context.Context, conc int, d time.Duration, op func(ctx context
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
 	start := time.Now()
 	stop := start.Add(d)
 	for w := range conc {
@@ -91,6 +95,7 @@ func measure(ctx context.Context, conc int, d time.Duration, op func(ctx context
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&m1)
 	s := sample{elapsed: elapsed, mallocs: m1.Mallocs - m0.Mallocs, firstErr: firstErr}
 	for w := range conc {
@@ -98,6 +103,9 @@ func measure(ctx context.Context, conc int, d time.Duration, op func(ctx context
 		s.errs += errs[w]
 	}
 	s.ops = len(s.lat)
+	if s.ops > 0 {
+		s.clientUS = float64(cpu.Microseconds()) / float64(s.ops)
+	}
 	slices.Sort(s.lat)
 	return s
 }
