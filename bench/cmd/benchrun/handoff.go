@@ -162,7 +162,7 @@ func runHandoffs(ctx context.Context, log *slog.Logger, e *env, rounds int, d ti
 		id:    "handoff-redis",
 		title: "Contended hand-off on Redis (one name, 16 waiters)",
 		note: "16 waiters, each with a client of its own, contend for one name; each holder keeps it 2 ms, releases, and waits for another waiter to take it before it tries again. " +
-			"Latency is from the start of one holder's release to the next grant. baton waiters are woken by " +
+			"Latency is from the start of one holder's release to the next grant; ops/s counts hand-offs. baton waiters are woken by " +
 			"the release announcement; redislock retries every 100 ms (its documented strategy), redsync " +
 			"after a random 50–250 ms (its default).",
 		concs: []int{waiters},

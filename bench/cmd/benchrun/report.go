@@ -138,7 +138,11 @@ func (r report) markdown(chartDir string) string {
 				if st.errs > 0 {
 					name += fmt.Sprintf(" (%d errors)", st.errs)
 				}
-				w("| %d | %s | %.0f | %s | %s | %s | %.1f |", cl.conc, name, st.opsPerSec, fmtDur(st.p50), fmtDur(st.p99), allocs, st.clientUS)
+				cpu := fmt.Sprintf("%.1f", st.clientUS)
+				if c.id == "handoff-redis" {
+					cpu = "–"
+				}
+				w("| %d | %s | %.0f | %s | %s | %s | %s |", cl.conc, name, st.opsPerSec, fmtDur(st.p50), fmtDur(st.p99), allocs, cpu)
 				if srv {
 					w(" %.1f | %s |", st.serverUS, callsString(st.calls))
 				}
@@ -165,7 +169,11 @@ func (r report) markdown(chartDir string) string {
 					m, lo, hi := cl.ratioSpread(c, rt)
 					w(" **%.2f** (%.2f–%.2f) |", m, lo, hi)
 				}
-				w(" %.2f |", res.budgetCell().cpuRatio(c, rt))
+				if cr := res.budgetCell().cpuRatio(c, rt); cr > 0 {
+					w(" %.2f |", cr)
+				} else {
+					w(" – |")
+				}
 				if rt.budget > 0 {
 					w(" ≥ %.2f |\n", rt.budget)
 				} else {
