@@ -51,7 +51,7 @@ func runConcurrent(b *testing.B, conc int, op func(ctx context.Context) error) {
 // limiters lives in the bench module (bench/cmd/benchrun), so that they
 // stay out of this module's dependencies.
 func BenchmarkRedis(b *testing.B) {
-	store := newRedisStore(b)
+	store := newRedisProvider(b)
 	for _, conc := range []int{1, 16} {
 		key := "bench-" + testenv.Unique()
 		for _, alg := range allAlgorithms {
@@ -75,7 +75,7 @@ func BenchmarkRedis(b *testing.B) {
 // BenchmarkPostgres measures decisions per second on one hot key (every
 // decision locks the same row) at concurrency 1 and 16.
 func BenchmarkPostgres(b *testing.B) {
-	store := newPostgresStore(b)
+	store := newPostgresProvider(b)
 	for _, conc := range []int{1, 16} {
 		key := "bench-" + testenv.Unique()
 		for _, alg := range allAlgorithms {
