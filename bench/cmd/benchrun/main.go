@@ -140,7 +140,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		if _, err := pool.Exec(ctx, fmt.Sprintf(rawShedLockTable, schema)); err != nil {
 			return err
 		}
-		pgProvider, err = postgres.New(pool, &postgres.Config{Schema: schema, LockedBy: "bench"})
+		pgProvider, err = postgres.New(pool, &postgres.Config{Schema: schema})
 		if err != nil {
 			return err
 		}
