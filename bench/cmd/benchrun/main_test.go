@@ -57,7 +57,7 @@ func TestMeasure(t *testing.T) {
 // A synthetic result renders into tables, budget lines and SVG charts.
 func TestReport(t *testing.T) {
 	mk := func(ops int, lat time.Duration) sample {
-		return sample{ops: ops, elapsed: time.Second, lat: []time.Duration{lat, lat, 2 * lat}, mallocs: uint64(ops) * 10}
+		return sample{ops: ops, elapsed: time.Second, lat: []time.Duration{lat, lat, 2 * lat}, mallocs: uint64(ops) * 10, clientUS: 10}
 	}
 	c := comparison{
 		id: "lock-test", title: "Test locks", concs: []int{1, 16},
@@ -90,9 +90,9 @@ func TestReport(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| 16 | baton provider | 1000 |",
-		"| Test locks: baton provider ÷ redislock | ≥ 1.05 | 1.00 | **missed** |",
+		"| Test locks: baton provider ÷ redislock | ≥ 1.05 | 1.00 | 1.00 | **missed** |",
 		"| 1000 | baton scheduler | 40.00 ms | 30.00 ms |",
-		"| Scheduler, 1000 jobs: tick → last claim, baton vs gocron | ahead | 40.00 ms vs 60.00 ms | met |",
+		"| Scheduler, 1000 jobs: tick → last claim, baton vs gocron | ahead | 40.00 ms vs 60.00 ms | – | met |",
 		"![hand-off latency distribution](bench/handoff-latency.svg)",
 	} {
 		if !strings.Contains(string(md), want) {
