@@ -106,6 +106,9 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		maxConc = max(maxConc, c)
 	}
 	opt.PoolSize = max(maxConc, waiters) + 16
+	// baton's provider requires it (calls must not outlive their context);
+	// every contender shares the client, so all run with it.
+	opt.ContextTimeoutEnabled = true
 	rc := goredis.NewClient(opt)
 	defer rc.Close()
 	if err := rc.Ping(ctx).Err(); err != nil {
