@@ -81,7 +81,6 @@ func TestAcquireBadInput(t *testing.T) {
 		{"negative TTL", "x", &baton.AcquireOptions{AtMostFor: -time.Second}, baton.ErrInvalidDuration},
 		{"negative AtLeastFor", "x", &baton.AcquireOptions{AtLeastFor: -time.Second}, baton.ErrInvalidDuration},
 		{"AtLeastFor above TTL", "x", &baton.AcquireOptions{AtMostFor: time.Second, AtLeastFor: 2 * time.Second}, baton.ErrInvalidDuration},
-		{"TTL below the safety margin", "x", &baton.AcquireOptions{AtMostFor: 2 * time.Millisecond}, baton.ErrInvalidDuration},
 		{"LockedBy too long", "x", &baton.AcquireOptions{LockedBy: strings.Repeat("h", 300)}, baton.ErrInvalid},
 	}
 	for _, c := range cases {
@@ -91,14 +90,33 @@ func TestAcquireBadInput(t *testing.T) {
 		mustValidation(t, "Acquire "+c.name, err, c.sentinel)
 	}
 
+	// The default margin is always below the lease; a configured one is
+	// not, and a lease it would swallow is refused.
+	if lock, err := l.TryAcquire(ctx, "short", &baton.AcquireOptions{AtMostFor: time.Millisecond}); err != nil {
+		t.Errorf("1ms lease with the default margin: %v", err)
+	} else {
+		_ = lock.Release(ctx)
+	}
+	lm := newLocker(t, memory.New(nil), &baton.Config{SafetyMargin: 10 * time.Millisecond})
+	_, err := lm.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 10 * time.Millisecond})
+	mustValidation(t, "TryAcquire TTL not above the safety margin", err, baton.ErrInvalidDuration)
+	_, err = lm.Acquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 10 * time.Millisecond})
+	mustValidation(t, "Acquire TTL not above the safety margin", err, baton.ErrInvalidDuration)
+
 	lock, err := l.TryAcquire(ctx, "x", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lock.Release(ctx)
-	for _, d := range []time.Duration{0, -time.Second, time.Millisecond, lockprovider.MaxDuration + 1} {
+	for _, d := range []time.Duration{0, -time.Second, lockprovider.MaxDuration + 1} {
 		mustValidation(t, "Extend "+d.String(), lock.Extend(ctx, d), baton.ErrInvalidDuration)
 	}
+	lockm, err := lm.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lockm.Release(ctx)
+	mustValidation(t, "Extend not above the safety margin", lockm.Extend(ctx, 10*time.Millisecond), baton.ErrInvalidDuration)
 }
 
 func TestTryAcquireRelease(t *testing.T) {
@@ -362,8 +380,9 @@ func TestExtend(t *testing.T) {
 		if err := a.Extend(ctx, 3*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		// The window restarts at the Extend: 3s minus the margin.
-		if want := time.Now().Add(3*time.Second - 32*time.Millisecond); !a.TrustedUntil().Equal(want) {
+		// The window restarts at the Extend: 3s minus the margin (1%
+		// plus 20ms).
+		if want := time.Now().Add(3*time.Second - 50*time.Millisecond); !a.TrustedUntil().Equal(want) {
 			t.Errorf("Until %v, want %v", a.TrustedUntil(), want)
 		}
 		time.Sleep(2 * time.Second) // past the original TTL

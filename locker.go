@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -31,7 +31,8 @@ type Config struct {
 	Logger *slog.Logger
 
 	// LockedBy identifies this process to operators (it is stored with
-	// each lease, informational only). Empty means "hostname/pid".
+	// each lease, informational only). Empty means "hostname/pid", the
+	// scheduler's default too.
 	LockedBy string
 
 	// AtMostFor is the lease length (lockAtMostFor) used when AcquireOptions.AtMostFor
@@ -40,8 +41,10 @@ type Config struct {
 
 	// SafetyMargin is subtracted from every lease when computing the local
 	// trust window (see the package documentation). Zero means 1% of the
-	// lease plus 2 ms, an allowance for the local clock running at a
-	// slightly different rate from the backend's.
+	// lease, an allowance for the local clock running at a slightly
+	// different rate from the backend's, plus 20 ms (a quarter of the
+	// lease if that is less), an allowance for timers that fire late
+	// under load.
 	SafetyMargin time.Duration
 
 	// MinBackoff and MaxBackoff bound the jittered exponential backoff
@@ -165,25 +168,11 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 		l.releaseTimeout = DefaultReleaseTimeout
 	}
 	if l.lockedBy == "" {
-		l.lockedBy = defaultLockedBy()
+		l.lockedBy = lease.LockedBy()
 	} else if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: l.lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
 		return nil, err
 	}
 	return l, nil
-}
-
-func defaultLockedBy() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown"
-	}
-	s := host + "/" + strconv.Itoa(os.Getpid())
-	if len(s) > lockprovider.MaxLockedByLen {
-		// Informational only; a long hostname must not make every
-		// acquire fail.
-		s = s[len(s)-lockprovider.MaxLockedByLen:]
-	}
-	return s
 }
 
 func invalid(field, value, reason string, sentinel error) error {
@@ -238,7 +227,7 @@ func (l *Locker) marginFor(d time.Duration) time.Duration {
 	if l.margin > 0 {
 		return l.margin
 	}
-	return d/100 + 2*time.Millisecond
+	return lease.Margin(d)
 }
 
 // TryAcquire makes one attempt to acquire name and returns ErrNotAcquired at
@@ -460,7 +449,7 @@ func (l *Locker) abandon(ctx context.Context, r request) {
 // request that may have produced the grant; the trust window starts there.
 func (l *Locker) attempt(ctx context.Context, r request, anchor time.Time) (*Lock, error) {
 	start := time.Now()
-	lease, err := l.p.Acquire(ctx, r.params)
+	grant, err := l.p.Acquire(ctx, r.params)
 	l.observe(time.Since(start))
 	if err != nil {
 		if definite(err) {
@@ -468,8 +457,8 @@ func (l *Locker) attempt(ctx context.Context, r request, anchor time.Time) (*Loc
 		}
 		return nil, fmt.Errorf("baton: acquire %q: %w", r.params.Name, err)
 	}
-	k := newLock(ctx, l, r, lease, anchor)
-	if k.ctx.Err() != nil || !time.Now().Before(k.TrustedUntil()) {
+	k := newLock(ctx, l, r, grant, anchor)
+	if k.Check() != nil {
 		// The grant came back after its trust window had ended (a very
 		// slow round trip or a pause): it cannot be trusted.
 		_ = k.Release(ctx)

@@ -14,6 +14,16 @@ import (
 // baton.ErrLockLost.
 var ErrLockLost = lockprovider.ErrLockLost
 
+// Reasons for a skipped tick (Event.Err of Hooks.Skipped), re-exported so
+// that hook code need not import lockprovider. They are the same values as
+// lockprovider's and baton's.
+var (
+	// ErrNotAcquired: another replica holds the job's lock.
+	ErrNotAcquired = lockprovider.ErrNotAcquired
+	// ErrStaleTick: the tick, or a newer one, was already claimed.
+	ErrStaleTick = lockprovider.ErrStaleTick
+)
+
 // ErrClosed is returned by methods of a Scheduler that was shut down, and is
 // the cause of a running job's context when Shutdown's deadline passed or
 // Close was called.
