@@ -1,9 +1,11 @@
 package fence
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -42,6 +44,18 @@ func invalid(field, value, reason string, sentinel error) error {
 func checkToken(token int64) error {
 	if token <= 0 {
 		return invalid("token", fmt.Sprint(token), "must be positive (a lock's fencing token)", ErrInvalidToken)
+	}
+	return nil
+}
+
+// checkLease refuses a write when ctx carries a lock (the Context of a
+// baton.Lock, a scheduled job's context) whose trust window has passed, so
+// that a holder that was paused learns it before its write reaches the
+// resource, even if the lock's timer has not run yet. A ctx without a lock
+// passes.
+func checkLease(ctx context.Context) error {
+	if err := lease.Check(ctx); err != nil {
+		return fmt.Errorf("fence: write refused: %w", err)
 	}
 	return nil
 }
