@@ -3,6 +3,7 @@ package baton_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -306,7 +307,8 @@ func TestAcquireBackoffIsNotAHotLoop(t *testing.T) {
 	})
 }
 
-// slowProvider delays every call: a slow network, for the deadline check.
+// slowProvider delays every acquire and extend before passing it on: a
+// slow network.
 type slowProvider struct {
 	lockprovider.Provider
 	delay time.Duration
@@ -315,6 +317,11 @@ type slowProvider struct {
 func (s *slowProvider) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
 	time.Sleep(s.delay)
 	return s.Provider.Acquire(ctx, p)
+}
+
+func (s *slowProvider) Extend(ctx context.Context, p lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	time.Sleep(s.delay)
+	return s.Provider.Extend(ctx, p)
 }
 
 func TestAcquireFailsEarlyOnShortDeadline(t *testing.T) {
@@ -621,4 +628,169 @@ func TestUnknownOutcome(t *testing.T) {
 		t.Errorf("grants %v, lock token %d: want one grant returned three times", fences, c.Token())
 	}
 	_ = c.Release(ctx)
+}
+
+// Auto-renew counts a third of the lease from each renewal's send, not its
+// reply, so round trips of up to a third of the lease never cost the lock.
+// A second Locker on the same provider, without the delay, checks that the
+// lease never lapsed on the backend either.
+func TestAutoRenewSlowRoundTrips(t *testing.T) {
+	const ttl = 1500 * time.Millisecond
+	for _, frac := range []int{27, 33, 40} {
+		t.Run(fmt.Sprintf("%d%%", frac), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				mem := memory.New(nil)
+				p := &slowProvider{Provider: mem, delay: ttl * time.Duration(frac) / 100}
+				l := newLocker(t, p, nil)
+				other := newLocker(t, mem, nil)
+				a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 60 { // 6s, four lease lengths
+					time.Sleep(100 * time.Millisecond)
+					if err := a.Context().Err(); err != nil {
+						t.Fatalf("lost with round trips of %d%% of the lease: %v", frac, context.Cause(a.Context()))
+					}
+					if b, err := other.TryAcquire(ctx, "x", nil); !errors.Is(err, baton.ErrNotAcquired) {
+						_ = b.Release(ctx)
+						t.Fatalf("the renewed lease lapsed on the backend: %v", err)
+					}
+				}
+				if err := a.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// lostReleaseReply passes the first n releases to the real provider, which
+// performs them, and then reports a transport error instead of the answer,
+// as when the reply is lost.
+type lostReleaseReply struct {
+	lockprovider.Provider
+	n atomic.Int64
+}
+
+func (p *lostReleaseReply) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
+	err := p.Provider.Release(ctx, rp)
+	if err == nil && p.n.Add(-1) >= 0 {
+		return errors.New("read tcp 127.0.0.1:6379: i/o timeout")
+	}
+	return err
+}
+
+// A second Release after one whose reply was lost tells "the first one
+// worked" from "the lease had lapsed" by the trust window.
+func TestReleaseAfterLostReply(t *testing.T) {
+	t.Run("retry inside the window", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			p := &lostReleaseReply{Provider: memory.New(nil)}
+			l := newLocker(t, p, nil)
+			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.n.Store(1)
+			if err := a.Release(ctx); err == nil || errors.Is(err, baton.ErrNotHeld) {
+				t.Fatalf("Release with a lost reply: %v, want an error of unknown outcome", err)
+			}
+			time.Sleep(500 * time.Millisecond)
+			if err := a.Release(ctx); err != nil {
+				t.Errorf("second Release inside the window: %v, want nil (the first one landed)", err)
+			}
+			if err := a.Release(ctx); err != nil {
+				t.Errorf("third Release: %v", err)
+			}
+		})
+	})
+	t.Run("retry after the window", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			p := &lostReleaseReply{Provider: memory.New(nil)}
+			l := newLocker(t, p, nil)
+			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.n.Store(1)
+			if err := a.Release(ctx); err == nil {
+				t.Fatal("Release with a lost reply returned nil")
+			}
+			time.Sleep(2 * time.Second)
+			err = a.Release(ctx)
+			if !errors.Is(err, baton.ErrLockLost) || !errors.Is(err, baton.ErrNotHeld) {
+				t.Errorf("second Release after the window: %v, want ErrLockLost and ErrNotHeld", err)
+			}
+		})
+	})
+	t.Run("lease lapsed before the first release", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			l := newLocker(t, memory.New(nil), nil)
+			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Second)
+			err = a.Release(ctx)
+			if !errors.Is(err, baton.ErrLockLost) || !errors.Is(err, baton.ErrNotHeld) {
+				t.Errorf("Release of a lapsed lease: %v, want ErrLockLost and ErrNotHeld", err)
+			}
+		})
+	})
+}
+
+// Check answers from the clock, and a zero Lock answers with an error
+// instead of a panic.
+func TestCheck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		l := newLocker(t, memory.New(nil), nil)
+		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Check(); err != nil {
+			t.Errorf("Check while held: %v", err)
+		}
+		time.Sleep(time.Second)
+		if err := a.Check(); !errors.Is(err, baton.ErrLockLost) {
+			t.Errorf("Check after the lease: %v, want ErrLockLost", err)
+		}
+		b, err := l.TryAcquire(ctx, "y", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = b.Release(ctx)
+		if err := b.Check(); !errors.Is(err, baton.ErrReleased) {
+			t.Errorf("Check after Release: %v, want ErrReleased", err)
+		}
+	})
+}
+
+func TestZeroLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var z baton.Lock
+	for what, err := range map[string]error{
+		"Release": z.Release(ctx), "Extend": z.Extend(ctx, time.Second), "Check": z.Check(),
+	} {
+		if !errors.Is(err, baton.ErrInvalid) {
+			t.Errorf("zero Lock %s: %v, want an error matching ErrInvalid", what, err)
+		}
+	}
+	if z.Context().Err() == nil || z.Name() != "" || z.Token() != 0 || !z.TrustedUntil().IsZero() {
+		t.Errorf("zero Lock: Context().Err() %v, Name %q, Token %d", z.Context().Err(), z.Name(), z.Token())
+	}
+	var n *baton.Lock
+	if err := n.Check(); !errors.Is(err, baton.ErrInvalid) {
+		t.Errorf("nil Lock Check: %v", err)
+	}
+	if err := n.Extend(ctx, time.Second); !errors.Is(err, baton.ErrInvalid) {
+		t.Errorf("nil Lock Extend: %v", err)
+	}
 }

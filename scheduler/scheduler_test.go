@@ -111,7 +111,7 @@ func TestAtLeastForSkipsLateReplica(t *testing.T) {
 	for _, c := range []struct {
 		atLeast time.Duration
 		want    error
-	}{{30 * time.Second, lockprovider.ErrNotAcquired}, {0, lockprovider.ErrStaleTick}} {
+	}{{30 * time.Second, scheduler.ErrNotAcquired}, {0, scheduler.ErrStaleTick}} {
 		t.Run(c.want.Error(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p := memory.New(nil)
