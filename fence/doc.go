@@ -28,6 +28,18 @@
 //   - Redis: values in Redis hashes, compare-and-set in one Lua script.
 //   - Resource and Value: in-process state, under a mutex.
 //
+// # The writer's own check
+//
+// Given the Context of a baton.Lock or a scheduled job's context (or a
+// context derived from them), Guard.Update, Guard.Mark, Guard.Exec,
+// Redis.Set, Resource.DoContext and Value.WriteContext first compare the
+// lock's trust window with the clock, and refuse the write without sending
+// it (an error matching baton.ErrLockLost) once the window has passed. This
+// catches a holder resumed after a pause before the lock's own timer runs.
+// It is no substitute for the token check: a pause between the check and
+// the write goes unnoticed by the writer, and the token stops that write.
+// A context that carries no lock skips the check.
+//
 // # What fencing needs from the store
 //
 // The check and the write must be one atomic step (they are, in each target
