@@ -685,75 +685,53 @@ func (p *lostReleaseReply) Release(ctx context.Context, rp lockprovider.ReleaseP
 // A second Release after one whose reply was lost tells "the first one
 // worked" from "the lease had lapsed" by the trust window.
 func TestReleaseAfterLostReply(t *testing.T) {
-	t.Run("retry inside the window", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			ctx := context.Background()
-			p := &lostReleaseReply{Provider: memory.New(nil)}
-			l := newLocker(t, p, nil)
-			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.n.Store(1)
-			if err := a.Release(ctx); err == nil || errors.Is(err, baton.ErrNotHeld) {
-				t.Fatalf("Release with a lost reply: %v, want an error of unknown outcome", err)
-			}
-			time.Sleep(500 * time.Millisecond)
-			if err := a.Release(ctx); err != nil {
-				t.Errorf("second Release inside the window: %v, want nil (the first one landed)", err)
-			}
-			if err := a.Release(ctx); err != nil {
-				t.Errorf("third Release: %v", err)
-			}
+	lapsed := func(err error) bool { return errors.Is(err, baton.ErrLockLost) && errors.Is(err, baton.ErrNotHeld) }
+	unknown := func(err error) bool { return err != nil && !errors.Is(err, baton.ErrNotHeld) }
+	isNil := func(err error) bool { return err == nil }
+	for _, c := range []struct {
+		name          string
+		lost          int64         // first releases whose reply is lost
+		before, after time.Duration // sleep before the first release, between the two
+		first, second func(error) bool
+	}{
+		{"retry inside the window", 1, 0, 500 * time.Millisecond, unknown, isNil},
+		{"retry after the window", 1, 0, 2 * time.Second, unknown, lapsed},
+		{"lease lapsed before the first release", 0, 2 * time.Second, 0, lapsed, isNil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				p := &lostReleaseReply{Provider: memory.New(nil)}
+				a := holdFor(t, newLocker(t, p, nil), "x", time.Second)
+				p.n.Store(c.lost)
+				time.Sleep(c.before)
+				if err := a.Release(ctx); !c.first(err) {
+					t.Errorf("first Release: %v", err)
+				}
+				time.Sleep(c.after)
+				if err := a.Release(ctx); !c.second(err) {
+					t.Errorf("second Release: %v", err)
+				}
+			})
 		})
-	})
-	t.Run("retry after the window", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			ctx := context.Background()
-			p := &lostReleaseReply{Provider: memory.New(nil)}
-			l := newLocker(t, p, nil)
-			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.n.Store(1)
-			if err := a.Release(ctx); err == nil {
-				t.Fatal("Release with a lost reply returned nil")
-			}
-			time.Sleep(2 * time.Second)
-			err = a.Release(ctx)
-			if !errors.Is(err, baton.ErrLockLost) || !errors.Is(err, baton.ErrNotHeld) {
-				t.Errorf("second Release after the window: %v, want ErrLockLost and ErrNotHeld", err)
-			}
-		})
-	})
-	t.Run("lease lapsed before the first release", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			ctx := context.Background()
-			l := newLocker(t, memory.New(nil), nil)
-			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(2 * time.Second)
-			err = a.Release(ctx)
-			if !errors.Is(err, baton.ErrLockLost) || !errors.Is(err, baton.ErrNotHeld) {
-				t.Errorf("Release of a lapsed lease: %v, want ErrLockLost and ErrNotHeld", err)
-			}
-		})
-	})
+	}
 }
 
-// Check answers from the clock, and a zero Lock answers with an error
-// instead of a panic.
+// holdFor acquires name for d through l.
+func holdFor(t *testing.T, l *baton.Locker, name string, d time.Duration) *baton.Lock {
+	t.Helper()
+	lock, err := l.TryAcquire(context.Background(), name, &baton.AcquireOptions{AtMostFor: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lock
+}
+
+// Check answers from the clock.
 func TestCheck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
 		l := newLocker(t, memory.New(nil), nil)
-		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := holdFor(t, l, "x", time.Second)
 		if err := a.Check(); err != nil {
 			t.Errorf("Check while held: %v", err)
 		}
@@ -761,17 +739,15 @@ func TestCheck(t *testing.T) {
 		if err := a.Check(); !errors.Is(err, baton.ErrLockLost) {
 			t.Errorf("Check after the lease: %v, want ErrLockLost", err)
 		}
-		b, err := l.TryAcquire(ctx, "y", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = b.Release(ctx)
+		b := holdFor(t, l, "y", time.Second)
+		_ = b.Release(context.Background())
 		if err := b.Check(); !errors.Is(err, baton.ErrReleased) {
 			t.Errorf("Check after Release: %v, want ErrReleased", err)
 		}
 	})
 }
 
+// A zero Lock answers with an error instead of a panic.
 func TestZeroLock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
