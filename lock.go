@@ -25,11 +25,7 @@ func newLock(ctx context.Context, l *Locker, r request, grant lockprovider.Lease
 	k := new(Lock)
 	// Values of the acquiring context (trace ids) carry over; its
 	// cancellation does not: the lock outlives the Acquire call.
-	parent := ctx
-	if ctx.Done() != nil {
-		parent = context.WithoutCancel(ctx)
-	}
-	k.ls.Start(parent, lease.Policy{
+	k.ls.Start(lease.Detach(ctx), lease.Policy{
 		Provider:       l.p,
 		Margin:         l.margin,
 		ReleaseTimeout: l.releaseTimeout,
