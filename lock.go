@@ -28,6 +28,7 @@ func newLock(ctx context.Context, l *Locker, r request, grant lockprovider.Lease
 	k.ls.Start(lease.Detach(ctx), lease.Policy{
 		Provider:       l.p,
 		Margin:         l.margin,
+		CallTimeout:    l.callTimeout,
 		ReleaseTimeout: l.releaseTimeout,
 		Released:       ErrReleased,
 		Observer:       (*rttObserver)(l),
@@ -121,10 +122,14 @@ func (k *Lock) Check() error {
 // It returns an error matching ErrLockLost and ErrNotHeld when the lease is
 // no longer held (and then cancels Context), ErrLockLost after the lock was
 // lost, ErrReleased after Release, and a *ValidationError for a bad d. Any
-// other error is of unknown outcome: the trust window stays as it was.
+// other error is of unknown outcome: the trust window stays as it was. The
+// provider call is bounded by Config.CallTimeout as well as by ctx.
 func (k *Lock) Extend(ctx context.Context, d time.Duration) error {
 	if k == nil {
 		return lease.ErrZero
+	}
+	if ctx == nil {
+		return ErrNilContext
 	}
 	return k.ls.Extend(ctx, d)
 }
@@ -145,7 +150,7 @@ func (k *Lock) Extend(ctx context.Context, d time.Duration) error {
 // earlier one landed and Release returns nil; otherwise the lease had
 // lapsed or passed to another owner before it was released, and the error
 // matches both ErrLockLost and ErrNotHeld. A nil *Lock's Release returns
-// nil.
+// nil; a nil ctx counts as context.Background.
 func (k *Lock) Release(ctx context.Context) error {
 	if k == nil {
 		return nil

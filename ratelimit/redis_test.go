@@ -13,7 +13,7 @@ import (
 	"github.com/baton-go/baton/ratelimit"
 )
 
-func newRedisStore(t testing.TB) *redisprovider.Provider {
+func newRedisProvider(t testing.TB) *redisprovider.Provider {
 	t.Helper()
 	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {

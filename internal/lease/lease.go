@@ -51,6 +51,10 @@ var ErrZero error = &lockprovider.ValidationError{
 	Field: "Lock", Value: `""`, Reason: "is the zero value; obtain a lock from a Locker", Err: lockprovider.ErrInvalid,
 }
 
+var errNilContext error = &lockprovider.ValidationError{
+	Field: "ctx", Value: "nil", Reason: "must not be nil (use context.Background)", Err: lockprovider.ErrInvalid,
+}
+
 // Observer receives the duration of every provider round trip a Lease makes.
 type Observer interface{ Observe(time.Duration) }
 
@@ -330,6 +334,9 @@ func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 	if l.ctx == nil {
 		return ErrZero
 	}
+	if ctx == nil {
+		return errNilContext
+	}
 	if err := lockprovider.ValidateDurations(d, 0); err != nil {
 		return err
 	}
@@ -470,10 +477,13 @@ func retryDelay(length time.Duration) time.Duration {
 // the lease. Otherwise the lease had lapsed or passed to another owner
 // before the release, and the error matches ErrLockLost and ErrNotHeld.
 // Other errors are of unknown outcome: the lease lapses at its expiry, and
-// calling Release again retries.
+// calling Release again retries. A nil ctx counts as context.Background.
 func (l *Lease) Release(ctx context.Context) error {
 	if l.ctx == nil {
 		return ErrZero
+	}
+	if ctx == nil {
+		ctx = context.Background() // releasing matters more than the mistake
 	}
 	l.relMu.Lock()
 	defer l.relMu.Unlock()

@@ -1,4 +1,4 @@
-package fence_test
+package pgfence_test
 
 import (
 	"bufio"
