@@ -156,16 +156,20 @@ func (l *Lease) Start(parent context.Context, pol Policy, p Params, grant lockpr
 	if granted := grant.Until.Sub(grant.GrantedAt); granted > 0 && granted < length {
 		length = granted
 	}
+	var renewCtx context.Context
+	if p.AutoRenew {
+		// Set before the timer exists: a window that has already ended
+		// makes it fire at once, and the loss stops the renewals.
+		renewCtx, l.renewStop = context.WithCancel(context.WithoutCancel(l.ctx))
+		l.renewDone = make(chan struct{})
+	}
 	l.mu.Lock()
 	l.grant, l.length, l.sent = grant, p.AtMostFor, sent
 	l.deadline = sent.Add(length - l.margin(length))
 	l.timer = time.AfterFunc(l.deadline.Sub(pol.Now()), l.windowEnded)
 	l.mu.Unlock()
-	if p.AutoRenew {
-		var ctx context.Context
-		ctx, l.renewStop = context.WithCancel(context.WithoutCancel(l.ctx))
-		l.renewDone = make(chan struct{})
-		go l.renew(ctx)
+	if renewCtx != nil {
+		go l.renew(renewCtx)
 	}
 }
 
@@ -543,12 +547,13 @@ func Abandon(ctx context.Context, p lockprovider.Provider, name, owner string, t
 }
 
 // Detach returns ctx without its cancellation (and deadline), keeping its
-// values; a ctx that cannot be cancelled is returned as it is, saving an
-// allocation.
+// values. context.Background and TODO are returned as they are, saving an
+// allocation (asking ctx.Done would allocate a channel in a cancelable
+// context, which costs more than it saves).
 func Detach(ctx context.Context) context.Context { return detach(ctx) }
 
 func detach(ctx context.Context) context.Context {
-	if ctx.Done() == nil {
+	if ctx == context.Background() || ctx == context.TODO() {
 		return ctx
 	}
 	return context.WithoutCancel(ctx)
