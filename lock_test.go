@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -786,5 +787,32 @@ func TestZeroLock(t *testing.T) {
 	}
 	if err := n.Extend(ctx, time.Second); !errors.Is(err, baton.ErrInvalid) {
 		t.Errorf("nil Lock Extend: %v", err)
+	}
+}
+
+// The same on Redis in real time: every call to a real Redis provider is
+// delayed by 40% of a 1.5s lease; the auto-renewed lock is held for 6s.
+func TestAutoRenewSlowRoundTripsRedis(t *testing.T) {
+	t.Parallel()
+	const ttl = 1500 * time.Millisecond
+	ctx := context.Background()
+	real := redisProvider(t, testenv.Redis(t))
+	l := newLocker(t, &slowProvider{Provider: real, delay: ttl * 40 / 100}, nil)
+	other := newLocker(t, real, nil)
+	a, err := l.TryAcquire(ctx, "renewed-slowly", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release(ctx)
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if err := a.Check(); err != nil {
+			t.Fatalf("lost with round trips of 40%% of the lease: %v", err)
+		}
+		if b, err := other.TryAcquire(ctx, "renewed-slowly", nil); !errors.Is(err, baton.ErrNotAcquired) {
+			if err == nil {
+				_ = b.Release(ctx)
+			}
+			t.Fatalf("the renewed lease lapsed on Redis: %v", err)
+		}
 	}
 }
