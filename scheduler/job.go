@@ -38,7 +38,7 @@ func (r Run) Extend(ctx context.Context, d time.Duration) error {
 		return ErrNotLocked
 	}
 	err := r.lease.Extend(ctx, d)
-	if errors.Is(err, lockprovider.ErrInvalid) {
+	if errors.Is(err, lockprovider.ErrInvalidDuration) {
 		return invalid(r.Job, "Extend", d.String(), "is not a valid lease length", ErrInvalidDuration, err)
 	}
 	return err
