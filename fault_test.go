@@ -48,7 +48,7 @@ func TestFaultRedisRestartMidHold(t *testing.T) {
 	// fast instead of retrying past the test's bounds.
 	newClient := func() *goredis.Client {
 		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond,
-			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond})
+			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
@@ -295,6 +295,54 @@ func TestFaultPostgresBlackholeAcquireDeadline(t *testing.T) {
 		if took[i] > deadline+releaseTimeout+faultBound {
 			t.Errorf("waiter %d: Acquire with a %v deadline returned after %v", i, deadline, took[i])
 		}
+	}
+	proxy.SetMode(testenv.Pass)
+}
+
+// TryAcquire and Release on Redis whose connection stops answering (a
+// blackholed proxy): TryAcquire returns within its deadline plus
+// ReleaseTimeout (the release of an attempt of unknown outcome), Release
+// within ReleaseTimeout, and neither reports the outage as "held".
+func TestFaultRedisBlackholeDeadlines(t *testing.T) {
+	t.Parallel()
+	const (
+		deadline       = 2 * time.Second
+		releaseTimeout = time.Second
+	)
+	ctx := context.Background()
+	srv := testenv.StartRedis(t)
+	proxy := testenv.NewProxy(t, srv.Addr())
+	c := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	l := newLocker(t, redisProvider(t, c), &baton.Config{ReleaseTimeout: releaseTimeout})
+	held, err := l.TryAcquire(ctx, "held", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.SetMode(testenv.Blackhole)
+
+	cctx, cancel := context.WithTimeout(ctx, deadline)
+	start := time.Now()
+	_, err = l.TryAcquire(cctx, "other", nil)
+	took := time.Since(start)
+	cancel()
+	t.Logf("TryAcquire with a %v deadline: %v after %v", deadline, err, took.Round(time.Millisecond))
+	if err == nil || errors.Is(err, baton.ErrNotAcquired) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("TryAcquire through a blackhole: %v; want an unavailability or deadline error", err)
+	}
+	if took > deadline+releaseTimeout+faultBound {
+		t.Errorf("TryAcquire with a %v deadline returned after %v", deadline, took)
+	}
+
+	start = time.Now()
+	err = held.Release(ctx)
+	took = time.Since(start)
+	t.Logf("Release: %v after %v", err, took.Round(time.Millisecond))
+	if err == nil {
+		t.Error("Release through a blackhole succeeded")
+	}
+	if took > releaseTimeout+faultBound {
+		t.Errorf("Release with ReleaseTimeout %v returned after %v", releaseTimeout, took)
 	}
 	proxy.SetMode(testenv.Pass)
 }

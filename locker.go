@@ -65,9 +65,13 @@ type Config struct {
 	// make, when their context has no earlier deadline: some clients wait
 	// on a connection that stopped answering for as long as the context
 	// allows, which for context.Background is forever. A call cut short
-	// by it reports an error matching ErrUnavailable. It also bounds the
-	// best-effort release after an acquire of unknown outcome (with
-	// ReleaseTimeout, whichever is shorter). Zero means DefaultCallTimeout.
+	// by it reports an error matching ErrUnavailable. Zero means
+	// DefaultCallTimeout.
+	//
+	// TryAcquire and Acquire therefore return by ctx's deadline, or
+	// CallTimeout after their last call when ctx has none, plus, after an
+	// attempt of unknown outcome, one best-effort release that waits at
+	// most four estimated round trips (at least 100 ms).
 	CallTimeout time.Duration
 
 	// DisableNotify makes Acquire poll only, even when the provider
@@ -280,8 +284,8 @@ func (l *Locker) marginFor(d time.Duration) time.Duration {
 // it, and one matching ErrUnavailable when the backend could not be reached
 // or did not answer within Config.CallTimeout (or ctx's earlier deadline).
 // On an error of unknown outcome it releases whatever the attempt may have
-// granted (best effort, bounded by Config.ReleaseTimeout and
-// Config.CallTimeout) and returns the error. A nil ctx is an error
+// granted (best effort, briefly: see Config.CallTimeout) and returns the
+// error. A nil ctx is an error
 // (ErrNilContext), not a panic.
 func (l *Locker) TryAcquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
 	if err := l.check(ctx); err != nil {
@@ -460,8 +464,12 @@ func (l *Locker) try(ctx context.Context, r request, anchor time.Time) (*Lock, e
 	return lock, err
 }
 
-// acquireErr gives err the one prefix of an acquire's error.
+// acquireErr gives err the one prefix of an acquire's error. A
+// *ValidationError has its own.
 func acquireErr(name string, err error) error {
+	if _, ok := err.(*ValidationError); ok {
+		return err
+	}
 	return fmt.Errorf("baton: acquire %q: %w", name, err)
 }
 
@@ -557,10 +565,22 @@ func (l *Locker) giveUp(ctx context.Context, r request, mayHold bool, last, reas
 	return acquireErr(r.params.Name, reason)
 }
 
+// The best-effort release after an acquire of unknown outcome waits for
+// at most abandonRoundTrips estimated round trips, and at least
+// minAbandonWait: enough for a release over a fresh connection to a
+// backend that only dropped a reply, without keeping a caller whose
+// deadline has passed waiting on a backend that stopped answering (the
+// lease then lapses at its expiry).
+const (
+	abandonRoundTrips = 4
+	minAbandonWait    = 100 * time.Millisecond
+)
+
 // abandon releases whatever an attempt of unknown outcome may have granted,
 // so that a failed acquire never leaves the caller holding a lock silently.
 func (l *Locker) abandon(ctx context.Context, r request) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(l.releaseTimeout, l.callTimeout))
+	wait := max(abandonRoundTrips*l.estimate(), minAbandonWait)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(wait, l.releaseTimeout, l.callTimeout))
 	defer cancel()
 	err := l.p.Release(ctx, lockprovider.ReleaseParams{Name: r.params.Name, Owner: r.params.Owner})
 	if err != nil && !errors.Is(err, lockprovider.ErrNotHeld) {

@@ -24,7 +24,7 @@ func TestFaultMiddlewareRedisRestart(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := testenv.StartRedis(t)
-			client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1,
+			client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true,
 				DialTimeout: 200 * time.Millisecond, ReadTimeout: 300 * time.Millisecond})
 			t.Cleanup(func() { _ = client.Close() })
 			p, err := redisprovider.New(client, nil)

@@ -27,7 +27,7 @@ func newRedisProvider(t testing.TB) *redisprovider.Provider {
 func TestMiddlewareRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
-	client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = client.Close() })
 	p, err := redisprovider.New(client, nil)
 	if err != nil {

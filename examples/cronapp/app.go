@@ -63,6 +63,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
+	ropt.ContextTimeoutEnabled = true // the provider requires deadlines to hold
 	rdb := goredis.NewClient(ropt)
 	defer rdb.Close()
 	if err := rdb.Ping(setupCtx).Err(); err != nil {

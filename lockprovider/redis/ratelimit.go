@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	_ "embed"
-	"fmt"
 	"strings"
 	"time"
 
@@ -69,7 +68,7 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 	script, keys, args := rateArgs(p.prefix, r)
 	v, err := script.Run(ctx, p.client, keys, args...).Int64Slice()
 	if err != nil {
-		return lockprovider.RateResult{}, fmt.Errorf("redis: rate limit %q: %w", r.Key, err)
+		return lockprovider.RateResult{}, opError("rate limit", r.Key, err)
 	}
 	return ratewire.Decode(v, len(r.Limits))
 }

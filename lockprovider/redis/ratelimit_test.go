@@ -223,7 +223,7 @@ func TestRateServerDown(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	client := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	client := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
 	defer client.Close()
 	p := newRateProvider(t, client)
 	_, err = p.RateLimit(context.Background(), lockprovider.RateRequest{Key: "k", N: 1, Limits: everyAlgorithm[:1]})
