@@ -88,7 +88,9 @@ type AcquireOptions struct {
 	// when it is released earlier (lockAtLeastFor). 0 <= AtLeastFor <= TTL.
 	AtLeastFor time.Duration
 	// AutoRenew starts a watchdog goroutine, owned by the Lock, that
-	// extends the lease by TTL every TTL/3 until Release or loss.
+	// extends the lease by AtMostFor a third of AtMostFor after each
+	// renewal was sent, until Release or loss (see the package
+	// documentation).
 	AutoRenew bool
 	// LockedBy overrides Config.LockedBy for this lock.
 	LockedBy string
