@@ -412,9 +412,10 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	// against: it is taken for long enough to finish both rounds, then
 	// set to AtMostFor by the second (tests use such leases; baton's
 	// Locker refuses them, its safety margin being the same allowance).
-	validUntil := start.Add(ap.AtMostFor - p.drift(ap.AtMostFor))
-	checkValidity := validUntil.After(start)
-	deadline, px, commitPX := validUntil, ap.AtMostFor.Milliseconds(), int64(0)
+	checkValidity := ap.AtMostFor > p.drift(ap.AtMostFor)
+	// The validity is decided after the second round; either round may
+	// take until the keys can end.
+	deadline, px, commitPX := start.Add(ap.AtMostFor), ap.AtMostFor.Milliseconds(), int64(0)
 	if !checkValidity {
 		deadline = start.Add(p.timeout)
 		px, commitPX = px+p.timeout.Milliseconds(), px
@@ -518,11 +519,10 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		return same.lease(ap.Name, ap.Owner), noSplit, nil
 	}
 	firstStart := start // when masters kept from earlier attempts were taken
-	if setFrom.After(start) && (!checkValidity || !setFrom.After(validUntil)) {
+	if setFrom.After(start) {
 		granted = setFrom.UnixMilli()
 		st.granted, st.until, st.atLeastUntil = granted, granted+ap.AtMostFor.Milliseconds(), granted+ap.AtLeastFor.Milliseconds()
 		start = time.UnixMilli(granted) // whole ms, not after setFrom
-		validUntil = start.Add(ap.AtMostFor - p.drift(ap.AtMostFor))
 	}
 	if checkValidity {
 		// The keys live at least AtMostFor from start; the second round
