@@ -316,10 +316,10 @@ func TestFaultPostgresBlackholeAcquireDeadline(t *testing.T) {
 	proxy.SetMode(testenv.Pass)
 }
 
-// TryAcquire and Release on Redis whose connection stops answering (a
-// blackholed proxy): TryAcquire returns within its deadline plus
-// ReleaseTimeout (the release of an attempt of unknown outcome), Release
-// within ReleaseTimeout, and neither reports the outage as "held".
+// TryAcquire, Acquire and Release on Redis whose connection stops answering
+// (a blackholed proxy): TryAcquire and Acquire return within their deadline
+// plus the bounded release of an attempt of unknown outcome, Release within
+// ReleaseTimeout, and none reports the outage as "held".
 func TestFaultRedisBlackholeDeadlines(t *testing.T) {
 	t.Parallel()
 	const (
@@ -350,6 +350,29 @@ func TestFaultRedisBlackholeDeadlines(t *testing.T) {
 	if took > deadline+releaseTimeout+faultBound {
 		t.Errorf("TryAcquire with a %v deadline returned after %v", deadline, took)
 	}
+	// Acquire also registers for release notifications, which opens a
+	// subscription connection through the blackhole: concurrent waiters
+	// each return by their own deadline.
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, deadline)
+			defer cancel()
+			start := time.Now()
+			_, err := l.Acquire(cctx, fmt.Sprint("waiter-", i), nil)
+			took := time.Since(start)
+			t.Logf("Acquire %d with a %v deadline: %v after %v", i, deadline, err, took.Round(time.Millisecond))
+			if err == nil {
+				t.Errorf("Acquire %d through a blackhole succeeded", i)
+			}
+			if took > deadline+releaseTimeout+faultBound {
+				t.Errorf("Acquire %d with a %v deadline returned after %v", i, deadline, took)
+			}
+		}()
+	}
+	wg.Wait()
 
 	start = time.Now()
 	err = held.Release(ctx)
