@@ -44,8 +44,16 @@ lint: ## gofmt and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
+# A private redis-server when one is installed: its CPU and command counts
+# per operation are then the contenders' alone.
+BENCHFLAGS ?= $(if $(shell command -v redis-server),-redis-server $(shell command -v redis-server))
+
 .PHONY: bench
-bench: ## Benchmarks (providers, peers side by side, rate limiter, scheduler)
+bench: ## baton beside its peers (bench module, ~4 min); rewrites docs/benchmarks.md and docs/bench/*.svg
+	cd bench && $(GO) run ./cmd/benchrun -out ../docs $(BENCHFLAGS)
+
+.PHONY: bench-go
+bench-go: ## The in-tree Go benchmarks of baton itself
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 .PHONY: demo

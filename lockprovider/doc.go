@@ -1,5 +1,6 @@
-// Package lockprovider is the contract between baton and the stores that hold
-// its leases: the service provider interface (SPI), in the manner of
+// Package lockprovider is the contract between baton and the providers that
+// hold its leases and rate-limit state (Redis, PostgreSQL, memory, or your
+// own): the service provider interface (SPI), in the manner of
 // database/sql/driver. Applications use package baton, scheduler, ratelimit
 // and fence; provider authors implement the interfaces here.
 //
@@ -55,4 +56,11 @@
 // A provider may implement ReleaseNotifier (wake waiters when a lease ends),
 // Inspector (read lease state for operators and catch-up) and RateLimiter
 // (server-side rate limiting). Consumers discover them by type assertion.
+//
+// # Conformance
+//
+// Package lockprovidertest holds the suites every provider runs, ours and
+// third parties' alike: Run for the lease contract (with the
+// ReleaseNotifier and Inspector groups when implemented) and RunRate for
+// RateLimiter.
 package lockprovider
