@@ -29,9 +29,9 @@ test: ## go vet, then every test of every module with the race detector (needs R
 		--raw-command -- sh -c 'rc=0; for m in $(MODULES); do (cd $$m && $(GO) test -json -race -count=1 -timeout 25m $$TESTFLAGS ./...) || rc=1; done; exit $$rc'
 
 .PHONY: lint
-lint: ## gofmt and staticcheck
+lint: ## gofmt, then staticcheck in every module
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+	@set -e; for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); done
 
 .PHONY: bench
 bench: ## Benchmarks (providers, peers side by side, rate limiter, scheduler)
