@@ -1,5 +1,5 @@
 // Package baton coordinates work across the replicas of a service: a
-// distributed lock with fencing tokens, on a pluggable lease store
+// distributed lock with fencing tokens, on a pluggable provider
 // (lockprovider: Redis, PostgreSQL, or in-process memory). Package scheduler
 // builds ShedLock-style scheduled jobs on the same providers, package
 // ratelimit distributed rate limits, and package fence makes a protected
