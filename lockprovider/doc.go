@@ -31,12 +31,20 @@
 //
 // # Errors
 //
-// ErrNotAcquired and ErrStaleTick are definite refusals; ErrNotHeld says the
-// presented owner no longer holds the lease; validation errors wrap
-// ErrInvalid. Any other error means the outcome is unknown: the operation may
-// or may not have taken effect, and a lease it may have granted lapses at its
-// expiry. Repeating an Acquire with the same owner token is safe: while the
-// owner holds the lease, it returns the same grant.
+// ErrNotAcquired and ErrStaleTick are definite refusals, returned only when
+// the backend said so; ErrNotHeld says the presented owner no longer holds
+// the lease; validation errors are *ValidationError values wrapping
+// ErrInvalid. A backend that could not be reached or did not answer in time
+// gives an *UnavailableError (matching ErrUnavailable, never
+// ErrNotAcquired); with NotSent set the request never left the client and
+// nothing changed. Any other error, and an unavailability without NotSent,
+// means the outcome is unknown: the operation may or may not have taken
+// effect, and a lease it may have granted lapses at its expiry. Definite
+// tells the two apart. Repeating an Acquire with the same owner token is
+// safe: while the owner holds the lease, it returns the same grant.
+//
+// The sentinels' texts carry no package prefix: the caller wraps them once
+// with its operation and the lock name.
 //
 // # Round trips and concurrency
 //

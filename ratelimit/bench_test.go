@@ -4,23 +4,16 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
-	"strconv"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
-
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
-	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/ratelimit"
 )
 
 // benchLimit admits everything the benchmark offers, so every decision
-// takes the writing path (as redis_rate's below does).
+// takes the writing path.
 func benchLimit(alg ratelimit.Algorithm) ratelimit.Limit {
 	l := ratelimit.Limit{Algorithm: alg, Rate: 1_000_000, Period: time.Second}
 	if alg == ratelimit.SlidingLog {
@@ -54,24 +47,13 @@ func runConcurrent(b *testing.B, conc int, op func(ctx context.Context) error) {
 }
 
 // BenchmarkRedis measures decisions per second on one hot key for every
-// algorithm beside github.com/go-redis/redis_rate/v10 (GCRA, one script),
-// on the same server and client, at concurrency 1 and 16.
+// algorithm at concurrency 1 and 16. The comparison with other Redis rate
+// limiters lives in the bench module (bench/cmd/benchrun), so that they
+// stay out of this module's dependencies.
 func BenchmarkRedis(b *testing.B) {
-	client := testenv.Redis(b)
 	store := newRedisProvider(b)
-	peer := redis_rate.NewLimiter(client)
-	peerLimit := redis_rate.Limit{Rate: 1_000_000, Burst: 1_000_000, Period: time.Second}
 	for _, conc := range []int{1, 16} {
 		key := "bench-" + testenv.Unique()
-		b.Run(fmt.Sprintf("redis_rate/c%d", conc), func(b *testing.B) {
-			runConcurrent(b, conc, func(ctx context.Context) error {
-				res, err := peer.Allow(ctx, key, peerLimit)
-				if err == nil && res.Allowed == 0 {
-					err = fmt.Errorf("refused: %+v", res)
-				}
-				return err
-			})
-		})
 		for _, alg := range allAlgorithms {
 			l, err := ratelimit.New(store, benchLimit(alg))
 			if err != nil {
@@ -110,6 +92,7 @@ func BenchmarkPostgres(b *testing.B) {
 		}
 	}
 }
+<<<<<<< HEAD
 
 // BenchmarkRedisServerTime measures the Redis server's own time per
 // decision, the script's cost, which bounds a shard's throughput: on a
@@ -284,3 +267,5 @@ func BenchmarkRedisPaired(b *testing.B) {
 		}
 	}
 }
+=======
+>>>>>>> origin/main

@@ -111,7 +111,9 @@ func AddColumn(ctx context.Context, db DB, table string) error {
 //
 // It returns nil when the write was applied, an error matching fence.ErrStaleToken
 // when the row has seen a larger token, fence.ErrNotFound when no row has the key,
-// and a *fence.ValidationError for bad input. One round trip.
+// and a *fence.ValidationError for bad input. When ctx is a lock's context (or
+// derived from one) whose trust window has passed, it sends nothing and
+// returns an error matching baton.ErrLockLost. One round trip.
 func (g *Guard) Update(ctx context.Context, db DB, token int64, key any, set map[string]any) error {
 	cols := make([]string, 0, len(set))
 	for c := range set {
@@ -179,6 +181,9 @@ func (g *Guard) exec(ctx context.Context, db DB, token int64, key any, set strin
 	}
 	if db == nil {
 		return invalid("db", "<nil>", "must not be nil", fence.ErrInvalid)
+	}
+	if err := checkLease(ctx); err != nil {
+		return err
 	}
 	tok := "$" + strconv.Itoa(len(args)+1)
 	k := "$" + strconv.Itoa(len(args)+2)

@@ -1,21 +1,13 @@
 package redis_test
 
 import (
-	"runtime"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/bsm/redislock"
-	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
-	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
 
+<<<<<<< HEAD
 // concurrency is the number of goroutines of the parallel benchmarks.
 const concurrency = 16
 
@@ -153,6 +145,11 @@ func run(b *testing.B, mode string, op func(name string) error) {
 		}
 	})
 }
+=======
+// The comparisons with other Redis lock libraries live in the bench module
+// (bench/cmd/benchrun), so that they stay out of this module's
+// dependencies.
+>>>>>>> origin/main
 
 // BenchmarkProvider is the shared provider benchmark (lockprovidertest.Bench).
 func BenchmarkProvider(b *testing.B) {
