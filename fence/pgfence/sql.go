@@ -229,6 +229,10 @@ func (g *Guard) exec(ctx context.Context, db DB, token int64, key any, set strin
 	return fmt.Errorf("%w: %s.%s = %v", fence.ErrConflict, g.table, g.key, key)
 }
 
+// maxIdentLen is PostgreSQL's identifier length limit (NAMEDATALEN - 1);
+// a longer name would be truncated silently.
+const maxIdentLen = 63
+
 func quote(ident string) string { return `"` + ident + `"` }
 
 func quoteTable(table string) (string, error) {
@@ -250,8 +254,8 @@ func checkIdent(field, s string) error {
 	switch {
 	case s == "":
 		return invalid(field, s, "must not be empty", ErrInvalidIdentifier)
-	case len(s) > 63:
-		return invalid(field, s, "is longer than 63 bytes", ErrInvalidIdentifier)
+	case len(s) > maxIdentLen:
+		return invalid(field, s, fmt.Sprintf("is longer than %d bytes", maxIdentLen), ErrInvalidIdentifier)
 	case s[0] >= '0' && s[0] <= '9':
 		return invalid(field, s, "must not start with a digit", ErrInvalidIdentifier)
 	}
