@@ -116,6 +116,8 @@ type Locker struct {
 
 	mu    sync.Mutex
 	gates map[string]*gate // waiters per name, see enter
+
+	leases atomic.Pointer[lease.Policy] // shared by the locks; see leasePolicy
 }
 
 // gate lets one Acquire per name and Locker talk to the provider at a time;
