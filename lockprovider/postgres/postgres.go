@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"reflect"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -90,9 +90,6 @@ const (
 	waitersSuffix = "_waiters"
 	maxTableLen   = 63 - len(waitersSuffix)
 )
-
-// identRE is a plain PostgreSQL identifier of at most 63 bytes (NAMEDATALEN-1).
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // Provider is a lockprovider.Provider on a PostgreSQL table. It also
 // implements lockprovider.ReleaseNotifier and lockprovider.Inspector. It is
@@ -201,7 +198,7 @@ func resolveNames(c *Config) (names, error) {
 		rates = DefaultRateTable
 	}
 	for _, f := range []struct{ field, v string }{{"Table", table}, {"RateTable", rates}} {
-		if err := validateIdent(f.field, f.v); err != nil {
+		if err := pgident.Check(f.field, f.v); err != nil {
 			return names{}, err
 		}
 	}
@@ -212,38 +209,16 @@ func resolveNames(c *Config) (names, error) {
 			Err:    lockprovider.ErrInvalid,
 		}
 	}
-	qualify := func(t string) string {
-		if c.Schema == "" {
-			return pgx.Identifier{t}.Sanitize()
-		}
-		return pgx.Identifier{c.Schema, t}.Sanitize()
-	}
 	if c.Schema != "" {
-		if err := validateIdent("Schema", c.Schema); err != nil {
+		if err := pgident.Check("Schema", c.Schema); err != nil {
 			return names{}, err
 		}
 	}
 	n := names{RateLogged: c.RateLogged}
-	n.Locks = qualify(table)
-	n.Waiters = qualify(table + waitersSuffix)
-	n.Rates = qualify(rates)
+	n.Locks = pgident.Qualify(c.Schema, table)
+	n.Waiters = pgident.Qualify(c.Schema, table+waitersSuffix)
+	n.Rates = pgident.Qualify(c.Schema, rates)
 	return n, nil
-}
-
-func validateIdent(field, v string) error {
-	if identRE.MatchString(v) {
-		return nil
-	}
-	q := strconv.Quote(v)
-	if len(q) > 60 {
-		q = q[:60] + "…"
-	}
-	return &lockprovider.ValidationError{
-		Field:  field,
-		Value:  q,
-		Reason: "must be a letter or underscore followed by up to 62 letters, digits or underscores",
-		Err:    lockprovider.ErrInvalid,
-	}
 }
 
 func render(name, text string, n names) (string, error) {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -19,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
@@ -94,9 +93,6 @@ type queries struct {
 //go:embed sql/*.sql
 var sqlFS embed.FS
 
-// identRE is a plain PostgreSQL identifier of at most 63 bytes.
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
-
 // ErrNotReady is returned by the operations of a Postgres provider whose
 // column type is still unknown: call Migrate or Check first.
 var ErrNotReady = errors.New("shedlock: column type not known yet (call Migrate or Check before use)")
@@ -155,23 +151,15 @@ func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
 }
 
 func qualify(schema, table string) (string, error) {
-	check := func(field, v string) error {
-		if identRE.MatchString(v) {
-			return nil
+	if err := pgident.Check("Table", table); err != nil {
+		return "", err
+	}
+	if schema != "" {
+		if err := pgident.Check("Schema", schema); err != nil {
+			return "", err
 		}
-		return &lockprovider.ValidationError{Field: field, Value: strconv.Quote(v),
-			Reason: "must be a letter or underscore followed by up to 62 letters, digits or underscores", Err: lockprovider.ErrInvalid}
 	}
-	if err := check("Table", table); err != nil {
-		return "", err
-	}
-	if schema == "" {
-		return pgx.Identifier{table}.Sanitize(), nil
-	}
-	if err := check("Schema", schema); err != nil {
-		return "", err
-	}
-	return pgx.Identifier{schema, table}.Sanitize(), nil
+	return pgident.Qualify(schema, table), nil
 }
 
 type tmplData struct {
