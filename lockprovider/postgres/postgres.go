@@ -5,10 +5,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"reflect"
 	"sort"
 	"strconv"
@@ -20,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -337,10 +336,8 @@ func acquireError(name string, err error) error {
 }
 
 // opError wraps a failed statement once, with one prefix. A server that
-// could not be reached or did not answer in time gives an
-// *lockprovider.UnavailableError: NotSent when pgx guarantees nothing was
-// sent (a failed connection attempt, a closed pool, a context that ended
-// before the statement went out), otherwise of unknown outcome.
+// could not be reached or did not answer in time (as backenderr.Postgres
+// tells) gives an *lockprovider.UnavailableError.
 func opError(op, name string, err error) error {
 	var wrapped error
 	if name == "" {
@@ -348,36 +345,10 @@ func opError(op, name string, err error) error {
 	} else {
 		wrapped = fmt.Errorf("postgres: %s %q: %w", op, name, err)
 	}
-	var (
-		pgErr   *pgconn.PgError
-		connErr *pgconn.ConnectError
-	)
-	switch {
-	case errors.As(err, &connErr), pgconn.SafeToRetry(err), err.Error() == "closed pool":
-		// "closed pool" is pgxpool's (puddle's) error for a closed pool,
-		// before any connection is used.
-		return &lockprovider.UnavailableError{NotSent: true, Err: wrapped}
-	case errors.As(err, &pgErr):
-		// The server answered. Connection exceptions (class 08) and
-		// operator intervention (57P01 admin shutdown, 57P02 crash
-		// shutdown, 57P03 cannot connect now) mean the session ended
-		// under the statement: outcome unknown.
-		if strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" {
-			return &lockprovider.UnavailableError{Err: wrapped}
-		}
-		return wrapped
-	case errors.Is(err, context.Canceled):
-		return wrapped // the caller gave up; not the backend's doing
-	case pgconn.Timeout(err), errors.Is(err, context.DeadlineExceeded), errors.Is(err, pgconn.ErrConnClosed),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), isNetError(err):
-		return &lockprovider.UnavailableError{Err: wrapped}
+	if unavailable, notSent := backenderr.Postgres(err); unavailable {
+		return &lockprovider.UnavailableError{NotSent: notSent, Err: wrapped}
 	}
 	return wrapped
-}
-
-func isNetError(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne)
 }
 
 // Extend implements lockprovider.Provider in one UPDATE. The returned

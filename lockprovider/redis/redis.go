@@ -3,17 +3,13 @@ package redis
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"strings"
-	"syscall"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -179,12 +175,8 @@ func checkClient(client Client) error {
 }
 
 // opError wraps a failed call once, with one prefix. A server that could
-// not be reached or did not answer in time gives an
-// *lockprovider.UnavailableError: NotSent when the command cannot have been
-// sent (a refused dial, a closed client, no pooled connection free in
-// time), otherwise of unknown outcome. A server that answered but cannot
-// serve (loading its data set, no master, cluster down, busy with a
-// script) is unavailable too, of unknown outcome.
+// not be reached, did not answer in time or cannot serve (as
+// backenderr.Redis tells) gives an *lockprovider.UnavailableError.
 func opError(op, name string, err error) error {
 	var wrapped error
 	if name == "" {
@@ -192,26 +184,8 @@ func opError(op, name string, err error) error {
 	} else {
 		wrapped = fmt.Errorf("redis: %s %q: %w", op, name, err)
 	}
-	var (
-		opErr *net.OpError
-		rerr  goredis.Error
-		nerr  net.Error
-	)
-	switch {
-	case errors.Is(err, goredis.ErrClosed), errors.Is(err, goredis.ErrPoolTimeout),
-		errors.As(err, &opErr) && opErr.Op == "dial":
-		return &lockprovider.UnavailableError{NotSent: true, Err: wrapped}
-	case errors.As(err, &rerr):
-		switch code, _, _ := strings.Cut(rerr.Error(), " "); code {
-		case "LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY":
-			return &lockprovider.UnavailableError{Err: wrapped}
-		}
-		return wrapped
-	case errors.Is(err, context.Canceled):
-		return wrapped // the caller gave up; not the backend's doing
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.As(err, &nerr):
-		return &lockprovider.UnavailableError{Err: wrapped}
+	if unavailable, notSent := backenderr.Redis(err); unavailable {
+		return &lockprovider.UnavailableError{NotSent: notSent, Err: wrapped}
 	}
 	return wrapped
 }

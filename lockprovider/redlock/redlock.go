@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -239,7 +238,7 @@ func failure(ctx context.Context, what string, replies []reply, why string) erro
 	for _, r := range replies {
 		if r.err != nil {
 			errs = append(errs, r.err)
-			if !refused(r.err) {
+			if !backenderr.RedisNotSent(r.err) {
 				notSent = false
 			}
 		}
@@ -248,12 +247,6 @@ func failure(ctx context.Context, what string, replies []reply, why string) erro
 		return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{Err: errors.New(why)})
 	}
 	return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{NotSent: notSent, Err: fmt.Errorf("%s: %w", why, errors.Join(errs...))})
-}
-
-// refused reports whether err says the request never reached the server.
-func refused(err error) bool {
-	var oe *net.OpError
-	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &oe) && oe.Op == "dial")
 }
 
 // value fields after the owner: token atLeastAt granted until atLeastUntil

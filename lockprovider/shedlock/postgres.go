@@ -366,7 +366,7 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		if contended(err) {
 			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
 		}
-		return lockprovider.Lease{}, backendError("acquire", a.Name, err)
+		return lockprovider.Lease{}, pgError("acquire", a.Name, err)
 	}
 	switch {
 	case granted, held.Bool && mine:
@@ -411,7 +411,7 @@ func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 		return lockprovider.Lease{}, lockprovider.ErrNotHeld
 	}
 	if err != nil {
-		return lockprovider.Lease{}, backendError("extend", e.Name, err)
+		return lockprovider.Lease{}, pgError("extend", e.Name, err)
 	}
 	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Token: fence, GrantedAt: at, Until: until, AtLeastUntil: atLeast}
 	if lastTick.Valid {
@@ -431,7 +431,7 @@ func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 	}
 	tag, err := p.db.Exec(ctx, q.release, r.Name, r.Owner)
 	if err != nil {
-		return backendError("release", r.Name, err)
+		return pgError("release", r.Name, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return lockprovider.ErrNotHeld
@@ -448,7 +448,7 @@ func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.Lease
 	}
 	infos, err := p.read(ctx, []string{name})
 	if err != nil {
-		return lockprovider.LeaseInfo{}, backendError("inspect", name, err)
+		return lockprovider.LeaseInfo{}, pgError("inspect", name, err)
 	}
 	if len(infos) == 0 {
 		return lockprovider.LeaseInfo{Name: name}, nil
@@ -460,7 +460,7 @@ func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.Lease
 func (p *Postgres) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 	infos, err := p.read(ctx, nil)
 	if err != nil {
-		return nil, backendError("list", p.table, err)
+		return nil, pgError("list", p.table, err)
 	}
 	return infos, nil
 }
@@ -506,7 +506,7 @@ func (p *Postgres) NotifyRelease(ctx context.Context, name string, ch chan<- str
 func (p *Postgres) states(ctx context.Context, names []string) (map[string]nameState, error) {
 	infos, err := p.read(ctx, names)
 	if err != nil {
-		return nil, backendError("poll", p.table, err)
+		return nil, pgError("poll", p.table, err)
 	}
 	m := make(map[string]nameState, len(infos))
 	for _, i := range infos {
@@ -541,7 +541,7 @@ func (p *Postgres) ExportTokens(ctx context.Context, nativeSchema, nativeTable s
 	}
 	tag, err := p.db.Exec(ctx, s)
 	if err != nil {
-		return 0, backendError("export tokens from", p.table, err)
+		return 0, pgError("export tokens from", p.table, err)
 	}
 	return tag.RowsAffected(), nil
 }

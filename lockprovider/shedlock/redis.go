@@ -233,7 +233,7 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 	v, err := r.acquire.Run(ctx, r.client, []string{key, meta}, a.Owner, info,
 		a.AtMostFor.Milliseconds(), a.AtLeastFor.Milliseconds(), tick, r.recordTTL).Int64Slice()
 	if err != nil {
-		return lockprovider.Lease{}, backendError("acquire", a.Name, err)
+		return lockprovider.Lease{}, redisError("acquire", a.Name, err)
 	}
 	switch {
 	case len(v) == 1 && v[0] == 0:
@@ -262,7 +262,7 @@ func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockpr
 	res, err := r.extend.Run(ctx, r.client, []string{key, meta}, e.Owner,
 		e.AtMostFor.Milliseconds(), e.AtLeastFor.Milliseconds()).Result()
 	if err != nil {
-		return lockprovider.Lease{}, backendError("extend", e.Name, err)
+		return lockprovider.Lease{}, redisError("extend", e.Name, err)
 	}
 	vs, ok := res.([]any)
 	if !ok {
@@ -290,7 +290,7 @@ func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error
 	key, meta := r.keys(p.Name)
 	n, err := r.release.Run(ctx, r.client, []string{key, meta}, p.Owner).Int64()
 	if err != nil {
-		return backendError("release", p.Name, err)
+		return redisError("release", p.Name, err)
 	}
 	if n == 0 {
 		return lockprovider.ErrNotHeld
@@ -307,7 +307,7 @@ func (r *Redis) Inspect(ctx context.Context, name string) (lockprovider.LeaseInf
 	}
 	info, err := r.read(ctx, name)
 	if err != nil {
-		return lockprovider.LeaseInfo{}, backendError("inspect", name, err)
+		return lockprovider.LeaseInfo{}, redisError("inspect", name, err)
 	}
 	return info, nil
 }
@@ -395,13 +395,13 @@ func (r *Redis) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 		err = scan(ctx, r.client)
 	}
 	if err != nil {
-		return nil, backendError("list", r.base+"*", err)
+		return nil, redisError("list", r.base+"*", err)
 	}
 	var infos []lockprovider.LeaseInfo
 	for _, name := range names {
 		info, err := r.read(ctx, name)
 		if err != nil {
-			return nil, backendError("list", name, err)
+			return nil, redisError("list", name, err)
 		}
 		if info.Held { // baton's hashes, and keys expired since the scan, are not
 			infos = append(infos, info)
@@ -441,7 +441,7 @@ func (r *Redis) states(ctx context.Context, names []string) (map[string]nameStat
 	for _, n := range names {
 		info, err := r.read(ctx, n)
 		if err != nil {
-			return nil, backendError("poll", n, err)
+			return nil, redisError("poll", n, err)
 		}
 		// The token changes with every Go grant, even one released (and
 		// its key deleted) between two reads.
