@@ -243,8 +243,12 @@ func (a *app) inventory(ctx context.Context, run scheduler.Run) error {
 	// Whether the write lands is the fence's decision, not the context's:
 	// a write already under way when the lease was lost cannot be recalled
 	// (cancelling a statement leaves its outcome unknown), so it runs to a
-	// definite answer under its own deadline.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	// definite answer under its own deadline. Its context does not carry
+	// the lock on purpose: given the lock's context, the guard would refuse
+	// the write before sending it (the trust window ended during the
+	// freeze), and the demo shows the case no local check can catch, a
+	// pause that falls after the check, where only the guard stands.
+	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = a.guard.Exec(wctx, a.pool, run.Token, widgetID, "stock = stock - $1", 1)
 	switch {
