@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -141,7 +141,7 @@ func New(db DB, cfg *Config) (*Provider, error) {
 	if db == nil {
 		return nil, &lockprovider.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
 	}
-	if v := reflect.ValueOf(db); v.Kind() == reflect.Pointer && v.IsNil() {
+	if isnil.IsNil(db) {
 		// A typed nil (e.g. a *pgxpool.Pool never assigned) would panic at
 		// first use, far from the cause.
 		return nil, &lockprovider.ValidationError{Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: lockprovider.ErrInvalid}
