@@ -10,11 +10,18 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
+// success is a job's newest successful run, kept apart from the count
+// retention like the other providers do, until the age retention drops it.
+type success struct {
+	run   lockprovider.RunRecord
+	until time.Time
+}
+
 // opsState holds the run ledger and the job registry. Guarded by
 // Provider.mu.
 type opsState struct {
 	runs      map[string][]lockprovider.RunRecord // per job, oldest first
-	successes map[string]lockprovider.RunRecord   // newest success per job
+	successes map[string]success                  // newest success per job
 	instances map[string]lockprovider.Instance
 }
 
@@ -162,7 +169,7 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 	}
 	o.runs[rec.Job] = trimRuns(runs, end.Retention, now)
 	if rec.Outcome == lockprovider.OutcomeSucceeded {
-		o.successes[rec.Job] = rec
+		o.successes[rec.Job] = success{run: rec, until: rec.Started.Add(end.Retention.WithDefaults().MaxAge)}
 	}
 	return relErr
 }
@@ -216,7 +223,10 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 	if runs := o.runs[job]; len(runs) > 0 {
 		last = runs[len(runs)-1]
 	}
-	return last, o.successes[job], nil
+	if s, ok := o.successes[job]; ok && s.until.After(p.now()) {
+		lastSuccess = s.run
+	}
+	return last, lastSuccess, nil
 }
 
 // Register implements lockprovider.Registry.
@@ -302,7 +312,7 @@ func (p *Provider) opsLocked() *opsState {
 	o := &p.ops
 	if o.runs == nil {
 		o.runs = make(map[string][]lockprovider.RunRecord)
-		o.successes = make(map[string]lockprovider.RunRecord)
+		o.successes = make(map[string]success)
 		o.instances = make(map[string]lockprovider.Instance)
 	}
 	return o

@@ -109,6 +109,7 @@ type Provider struct {
 	migrations                                                                      []migration
 
 	listen *listener
+	ops    opsQueries // see ops.go
 }
 
 // Compile-time checks of the capabilities.
@@ -131,6 +132,8 @@ type names struct {
 	Waiters    string // Locks with the suffix _waiters
 	Rates      string
 	RateLogged bool
+	Runs       string // Locks with the suffix _runs: the run ledger
+	Registry   string // Locks with the suffix _reg: the job registry
 }
 
 type migration struct {
@@ -193,6 +196,9 @@ func New(db DB, cfg *Config) (*Provider, error) {
 		}
 	}
 	p.listen = newListener(p, db, c.Listen)
+	if err := p.ops.render(p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -232,6 +238,8 @@ func resolveNames(c *Config) (names, error) {
 	n.Locks = qualify(table)
 	n.Waiters = qualify(table + waitersSuffix)
 	n.Rates = qualify(rates)
+	n.Runs = qualify(table + runsSuffix)
+	n.Registry = qualify(table + registrySuffix)
 	return n, nil
 }
 
@@ -317,6 +325,12 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 // acquireTick is Acquire with a tick, which must tell a stale tick from a
 // lease held by another owner.
 func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams, lockedBy string) (lockprovider.Lease, error) {
+	return p.acquireWith(ctx, p.acquireTickSQL, a, lockedBy, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor, a.Tick)
+}
+
+// acquireWith runs acquire.sql, or a statement that extends it (the
+// ledger's), with args, and decodes its answer.
+func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.AcquireParams, lockedBy string, args ...any) (lockprovider.Lease, error) {
 	var (
 		granted            bool
 		now                time.Time
@@ -325,7 +339,7 @@ func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams
 		fence              pgtype.Int8
 		lastTick           pgtype.Timestamptz
 	)
-	err := p.db.QueryRow(ctx, p.acquireTickSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor, a.Tick).
+	err := p.db.QueryRow(ctx, sql, args...).
 		Scan(&granted, &now, &curOwner, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		return lockprovider.Lease{}, acquireError(a.Name, err)
