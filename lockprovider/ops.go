@@ -23,9 +23,12 @@ type Admin interface {
 	// token, grant and expiry. The next grant's token is larger than the
 	// freed one, so fenced resources reject the old holder's writes once
 	// the next holder has written; the old holder learns of the loss at
-	// its next Extend (ErrNotHeld) or when its trust window ends. It
-	// returns ErrNotHeld when no lease is in force.
-	ForceRelease(ctx context.Context, name string) (LeaseInfo, error)
+	// its next Extend (ErrNotHeld) or when its trust window ends. A
+	// non-zero token makes the release conditional: only the lease with
+	// that token is freed, so an operator who confirmed a holder never
+	// frees its successor. It returns ErrNotHeld when no lease (or not
+	// the one with token) is in force.
+	ForceRelease(ctx context.Context, name string, token int64) (LeaseInfo, error)
 
 	// ResetRate removes every limit's state of a rate-limit key, so the
 	// key starts again with full capacity. Resetting a key without state

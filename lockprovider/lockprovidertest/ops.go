@@ -84,7 +84,10 @@ func testForceRelease(e *env) {
 	if err != nil {
 		e.t.Fatalf("Acquire: %v", err)
 	}
-	info, err := a.ForceRelease(e.ctx, name)
+	_, err = a.ForceRelease(e.ctx, name, l.Token+1)
+	e.wantErr(err, lockprovider.ErrNotHeld, "ForceRelease with another lease's token")
+	e.wantHeld(name, "after a ForceRelease for another token")
+	info, err := a.ForceRelease(e.ctx, name, l.Token)
 	if err != nil {
 		e.t.Fatalf("ForceRelease: %v", err)
 	}
@@ -114,7 +117,7 @@ func testForceReleaseWakes(e *env) {
 	e.mustAcquire(name, lockprovider.NewOwner(), long, 0)
 	ch := make(chan struct{}, 1)
 	e.register(rn, name, ch)
-	if _, err := a.ForceRelease(e.ctx, name); err != nil {
+	if _, err := a.ForceRelease(e.ctx, name, 0); err != nil {
 		e.t.Fatalf("ForceRelease: %v", err)
 	}
 	e.wantSignal(ch, "forced release")
@@ -124,12 +127,12 @@ func testForceReleaseWakes(e *env) {
 func testForceReleaseNothing(e *env) {
 	a := e.p.(lockprovider.Admin)
 	name := e.name()
-	_, err := a.ForceRelease(e.ctx, name)
+	_, err := a.ForceRelease(e.ctx, name, 0)
 	e.wantErr(err, lockprovider.ErrNotHeld, "ForceRelease of a name never acquired")
 	e.cycle(name)
-	_, err = a.ForceRelease(e.ctx, name)
+	_, err = a.ForceRelease(e.ctx, name, 0)
 	e.wantErr(err, lockprovider.ErrNotHeld, "ForceRelease of a released name")
-	_, err = a.ForceRelease(e.ctx, "")
+	_, err = a.ForceRelease(e.ctx, "", 0)
 	e.wantErr(err, lockprovider.ErrInvalid, "ForceRelease of an empty name")
 }
 

@@ -33,7 +33,7 @@ var (
 )
 
 // ForceRelease implements lockprovider.Admin.
-func (p *Provider) ForceRelease(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -44,7 +44,7 @@ func (p *Provider) ForceRelease(ctx context.Context, name string) (lockprovider.
 	defer p.mu.Unlock()
 	now := p.now()
 	r := p.names[name]
-	if r == nil || !r.held(now) {
+	if r == nil || !r.held(now) || (token != 0 && r.fence != token) {
 		return lockprovider.LeaseInfo{}, lockprovider.ErrNotHeld
 	}
 	info := r.info(name, now)

@@ -80,7 +80,7 @@ func (o *opsQueries) render(p *Provider) error {
 }
 
 // ForceRelease implements lockprovider.Admin in one statement.
-func (p *Provider) ForceRelease(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -89,7 +89,7 @@ func (p *Provider) ForceRelease(ctx context.Context, name string) (lockprovider.
 		lastTick pgtype.Timestamptz
 		ignored  bool
 	)
-	err := p.db.QueryRow(ctx, p.ops.forceRelease, name).
+	err := p.db.QueryRow(ctx, p.ops.forceRelease, name, token).
 		Scan(&info.LockedBy, &info.GrantedAt, &info.Until, &info.Token, &lastTick, &ignored)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

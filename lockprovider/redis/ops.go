@@ -59,12 +59,12 @@ var (
 )
 
 // ForceRelease implements lockprovider.Admin in one script call.
-func (p *Provider) ForceRelease(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	lease, fence := p.keys(name)
-	v, err := adminScript.Run(ctx, p.client, []string{lease, fence}, "force").Result()
+	v, err := adminScript.Run(ctx, p.client, []string{lease, fence}, "force", token).Result()
 	if err != nil {
 		return lockprovider.LeaseInfo{}, unknown("force-release", name, err)
 	}
