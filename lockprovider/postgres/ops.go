@@ -23,8 +23,8 @@ const (
 // opsQueries are the rendered statements of the operator capabilities.
 type opsQueries struct {
 	acquireRun, releaseRun, forceRelease, runs, lastRuns string
-	register, heartbeat, deregister, instances          string
-	listRates, resetRate                                string
+	register, heartbeat, deregister, instances           string
+	listRates, resetRate                                 string
 }
 
 var (
