@@ -213,7 +213,9 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 		return nil, nil
 	}
 	oldest := ticks[len(ticks)-1]
-	runs, err := led.Runs(ctx, lockprovider.RunQuery{Job: js.Spec.Name, Since: oldest, Limit: lockprovider.MaxRuns})
+	// A replica whose clock runs ahead may start a run a little before
+	// its tick (on the backend's clock): look a minute further back.
+	runs, err := led.Runs(ctx, lockprovider.RunQuery{Job: js.Spec.Name, Since: oldest.Add(-time.Minute), Limit: lockprovider.MaxRuns})
 	if err != nil {
 		return nil, err
 	}

@@ -35,14 +35,14 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	owner := lockprovider.NewOwner()
 	sent := s.now()
 	actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
-	lease, err := s.provider.Acquire(actx, lockprovider.AcquireParams{
+	lease, err := s.claim(actx, lockprovider.AcquireParams{
 		Name:       j.name,
 		Owner:      owner,
 		LockedBy:   s.cfg.LockedBy,
 		AtMostFor:  j.opts.atMostFor,
 		AtLeastFor: j.opts.atLeastFor,
 		Tick:       tick,
-	})
+	}, catchUp)
 	cancel()
 	switch {
 	case err == nil:
@@ -93,7 +93,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		// The acquire took longer than the lease: it may already be
 		// someone else's. Do not start the job.
 		rl.lose(nil)
-		s.release(j, owner, lease.Token, tick, true)
+		s.release(j, owner, runResult{lease: lease, catchUp: catchUp, lost: true})
 		return
 	}
 
@@ -104,7 +104,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		go rl.keepAlive(ctx, stopKeepAlive, keepAliveDone)
 	}
 
-	s.call(ctx, j, Run{Job: j.name, Tick: tick, Token: lease.Token, CatchUp: catchUp, lease: rl}, ev)
+	jobErr := s.call(ctx, j, Run{Job: j.name, Tick: tick, Token: lease.Token, CatchUp: catchUp, lease: rl}, ev)
 
 	if stopKeepAlive != nil {
 		close(stopKeepAlive)
@@ -116,16 +116,17 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	rl.lost = true // a Run.Extend after the job returned must not touch the lease
 	rl.mu.Unlock()
 
-	s.release(j, owner, lease.Token, tick, lost)
+	s.release(j, owner, runResult{lease: lease, catchUp: catchUp, err: jobErr, lost: lost})
 }
 
 // release ends a run's lease (the provider keeps it until its AtLeastFor
 // bound). It works even when closing: WithoutCancel keeps the call alive
 // after Close cancelled runCtx.
-func (s *Scheduler) release(j *Job, owner string, token int64, tick time.Time, lost bool) {
+func (s *Scheduler) release(j *Job, owner string, r runResult) {
+	token, tick, lost := r.lease.Token, r.lease.Tick, r.lost
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.runCtx), s.cfg.CallTimeout)
 	defer cancel()
-	err := s.provider.Release(ctx, lockprovider.ReleaseParams{Name: j.name, Owner: owner})
+	err := s.releaseLease(ctx, owner, r)
 	switch {
 	case err == nil:
 	case errors.Is(err, lockprovider.ErrNotHeld):
@@ -138,7 +139,7 @@ func (s *Scheduler) release(j *Job, owner string, token int64, tick time.Time, l
 }
 
 // call runs the job function, recovering a panic, and reports the outcome.
-func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) {
+func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) error {
 	j.runs.Add(1)
 	s.hook(s.cfg.Hooks.Started, ev)
 	start := s.now()
@@ -149,9 +150,10 @@ func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) {
 		j.failures.Add(1)
 		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", "job", j.name, "tick", run.Tick, "token", run.Token, "err", err)
 		s.hook(s.cfg.Hooks.Failed, ev)
-		return
+		return err
 	}
 	s.hook(s.cfg.Hooks.Succeeded, ev)
+	return nil
 }
 
 func protect(ctx context.Context, fn Func, run Run) (err error) {
