@@ -2,13 +2,20 @@ package scheduler_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
@@ -306,5 +313,124 @@ func TestParseSchedule(t *testing.T) {
 	}
 	if _, err := scheduler.ParseSchedule("@hourly", "Mars/Base"); !errors.Is(err, scheduler.ErrInvalid) {
 		t.Errorf("unknown zone: %v, want ErrInvalid", err)
+	}
+}
+
+// envOpsChild carries a killedSpec (JSON) to TestOpsHelperProcess.
+const envOpsChild = "BATON_OPS_CHILD"
+
+type killedSpec struct{ Backend, URL, Prefix string }
+
+func killedProvider(ctx context.Context, spec killedSpec) (lockprovider.Provider, func(), error) {
+	if spec.Backend == "redis" {
+		opt, err := goredis.ParseURL(spec.URL)
+		if err != nil {
+			return nil, nil, err
+		}
+		c := goredis.NewClient(opt)
+		p, err := redisprovider.New(c, &redisprovider.Config{Prefix: spec.Prefix})
+		return p, func() { _ = c.Close() }, err
+	}
+	pool, err := pgxpool.New(ctx, spec.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := pgprovider.New(pool, nil)
+	return p, pool.Close, err
+}
+
+// TestOpsHelperProcess is the child of TestLedgerKilledReplica: a scheduler
+// whose job never returns, until the parent kills the process.
+func TestOpsHelperProcess(t *testing.T) {
+	raw := os.Getenv(envOpsChild)
+	if raw == "" {
+		t.Skip("helper process for TestLedgerKilledReplica")
+	}
+	var spec killedSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		t.Fatal(err)
+	}
+	p, closeP, err := killedProvider(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeP()
+	s := newSched(t, p, &scheduler.Config{LockedBy: "doomed", Ledger: true, RegistryTTL: time.Minute})
+	if _, err := s.Every(200*time.Millisecond).Locked("stuck", scheduler.AtMostFor(500*time.Millisecond)).Do(
+		func(context.Context, scheduler.Run) error { time.Sleep(time.Hour); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("READY")
+	time.Sleep(time.Minute) // killed long before
+}
+
+// TestLedgerKilledReplica kills (SIGKILL) a process in the middle of a
+// run: the ledger keeps the run as started and not finished, and Check
+// reports it unfinished once its lease ran out.
+func TestLedgerKilledReplica(t *testing.T) {
+	for _, backend := range []string{"redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			spec := killedSpec{Backend: backend}
+			if backend == "redis" {
+				spec.URL, spec.Prefix = testenv.RedisURL(t), testenv.Prefix(t)
+			} else {
+				pg := testenv.Postgres(t)
+				spec.URL = pg.URL
+				if err := must(pgprovider.New(pg.Pool, nil)).Migrate(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, closeP, err := killedProvider(t.Context(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeP()
+			raw, _ := json.Marshal(spec)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestOpsHelperProcess$", "-test.count=1")
+			cmd.Env = append(os.Environ(), envOpsChild+"="+string(raw))
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			led := p.(lockprovider.Ledger)
+			var run lockprovider.RunRecord
+			for deadline := time.Now().Add(30 * time.Second); run.Token == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the child recorded no run within 30s")
+				}
+				if run, _, err = led.LastRuns(t.Context(), "stuck"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			last, _, err := led.LastRuns(t.Context(), "stuck")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last.Token != run.Token || last.LockedBy != "doomed" || last.Outcome != lockprovider.OutcomeRunning || !last.Finished.IsZero() {
+				t.Fatalf("killed run reads %+v, want started by doomed, not finished", last)
+			}
+			time.Sleep(time.Until(last.Started.Add(600 * time.Millisecond))) // the lease ran out
+			rep, err := scheduler.Check(t.Context(), p, scheduler.CheckOptions{Grace: time.Millisecond, Since: last.Tick.Add(-time.Millisecond), Jobs: []string{"stuck"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var found bool
+			for _, pr := range rep.Problems {
+				if pr.Tick.Equal(last.Tick) {
+					found = pr.Kind == "unfinished" && pr.Run != nil && pr.Run.LockedBy == "doomed"
+				}
+			}
+			if !found {
+				t.Errorf("Check does not report the killed run unfinished: %+v", rep.Problems)
+			}
+		})
 	}
 }
