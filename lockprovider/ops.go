@@ -248,11 +248,11 @@ func (q RunQuery) Lim() int {
 // backend's.
 type RunRecord struct {
 	Job      string    `json:"job"`
-	Tick     time.Time `json:"tick"`      // the tick claimed (zero for a run without one)
-	LockedBy string    `json:"locked_by"` // the replica that ran it
-	Token    int64     `json:"token"`     // the fencing token of its lease
-	Started  time.Time `json:"started"`   // the lease's grant
-	Finished time.Time `json:"finished"`  // zero while running, or if the process died
+	Tick     time.Time `json:"tick,omitzero"`     // the tick claimed (zero for a run without one)
+	LockedBy string    `json:"locked_by"`         // the replica that ran it
+	Token    int64     `json:"token"`             // the fencing token of its lease
+	Started  time.Time `json:"started"`           // the lease's grant
+	Finished time.Time `json:"finished,omitzero"` // zero while running, or if the process died
 	Outcome  Outcome   `json:"outcome"`
 	Error    string    `json:"error,omitempty"`
 	CatchUp  bool      `json:"catch_up,omitempty"`
