@@ -1,29 +1,49 @@
 -- Ledger tail of a release: appended after lock_release.lua, wrapped as the
--- function release (see ledger.go). Whatever the release answered (a lost
--- lease still gets its outcome), the run's "started" entry is replaced by
--- a complete one: one entry per run, so MAXLEN bounds the runs kept, and
--- entries older than the age (by their last write) are trimmed. A
--- success is also kept apart as the job's last success.
+-- function release (see ops.go). Whatever the release answered (a lost
+-- lease still gets its outcome), the run's "started" record is replaced by
+-- the complete one, so there is one record per run and the claim's LTRIM
+-- bounds the runs kept. The run is almost always the newest record; if a
+-- later run started first, the newest eight are searched, and a run not
+-- found (trimmed) is pushed anew. Records older than the age are dropped
+-- from the tail, a few per call. A success is also kept apart as the job's
+-- last success.
 --
--- KEYS[1] lease, KEYS[2] run stream, KEYS[3] last success
+-- KEYS[1] lease, KEYS[2] run list, KEYS[3] last success
 -- ARGV[1] owner, ARGV[2] token, ARGV[3] started ms, ARGV[4] tick ms or 0,
 -- ARGV[5] lockedBy, ARGV[6] flags, ARGV[7] outcome, ARGV[8] error text,
 -- ARGV[9] max runs, ARGV[10] max age ms
 local r = release()
 local tm = redis.call('TIME')
 local now = tm[1] * 1000 + math.floor(tm[2] / 1000)
--- The started entry's ID is at or after the grant.
-for _, e in ipairs(redis.call('XRANGE', KEYS[2], ARGV[3], '+', 'COUNT', 8)) do
-  if e[2][2] == ARGV[2] then
-    redis.call('XDEL', KEYS[2], e[1])
-    break
+local s = KEYS[2]
+local rec = string.format('%s\n%s\n%s\n%s\n%s\n%d\n%s\n%s', ARGV[2], ARGV[4], ARGV[5], ARGV[3], ARGV[6], now, ARGV[7], ARGV[8])
+local p = ARGV[2] .. '\n'
+local head = redis.call('LINDEX', s, 0)
+if head and string.sub(head, 1, #p) == p then
+  redis.call('LSET', s, 0, rec)
+else
+  local at = -1
+  for i, e in ipairs(redis.call('LRANGE', s, 1, 7)) do
+    if string.sub(e, 1, #p) == p then
+      at = i
+      break
+    end
+  end
+  if at > 0 then
+    redis.call('LSET', s, at, rec)
+  else
+    redis.call('LPUSH', s, rec)
+    redis.call('LTRIM', s, 0, ARGV[9] - 1)
   end
 end
-redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[9], '*', 'f', ARGV[2], 't', ARGV[4], 'b', ARGV[5],
-  'g', ARGV[3], 'm', ARGV[6], 'e', now, 'o', ARGV[7], 'x', ARGV[8])
-redis.call('XTRIM', KEYS[2], 'MINID', now - ARGV[10])
-redis.call('PEXPIRE', KEYS[2], ARGV[10])
+local cut = now - ARGV[10]
+for _ = 1, 4 do
+  local tail = redis.call('LINDEX', s, -1)
+  if not tail or tonumber(string.match(tail, '^[^\n]*\n[^\n]*\n[^\n]*\n([^\n]*)')) >= cut then break end
+  redis.call('RPOP', s)
+end
+redis.call('PEXPIRE', s, ARGV[10])
 if ARGV[7] == 'succeeded' then
-  redis.call('SET', KEYS[3], table.concat({ARGV[2], ARGV[4], ARGV[5], ARGV[3], ARGV[6], now}, '\n'), 'PX', ARGV[10])
+  redis.call('SET', KEYS[3], rec, 'PX', ARGV[10])
 end
 return r

@@ -1,4 +1,3 @@
--- Read a job's runs: the stream from ARGV[1] (ms, or '-') on, newest first,
--- and the last success.
--- KEYS[1] run stream, KEYS[2] last success
-return {redis.call('XREVRANGE', KEYS[1], '+', ARGV[1]), redis.call('GET', KEYS[2])}
+-- Read a job's run records, newest claim first, and its last success.
+-- KEYS[1] run list, KEYS[2] last success (see ledger_release.lua)
+return {redis.call('LRANGE', KEYS[1], 0, -1), redis.call('GET', KEYS[2])}

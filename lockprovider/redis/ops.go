@@ -45,7 +45,7 @@ func wrap(fn, body, tail string) string {
 }
 
 // Key suffixes of the ledger, next to the lease key in the name's slot:
-// the run stream and the last success.
+// the run list and the last success.
 const (
 	runsSuffix    = ":r"
 	successSuffix = ":s"
@@ -218,7 +218,7 @@ func flags(catchUp, manual bool) string {
 }
 
 // AcquireRun implements lockprovider.Ledger: Acquire's own script with the
-// run's "started" entry appended to the job's run stream, in one call.
+// run's "started" record pushed onto the job's run list, in one call.
 func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
 	if err := ap.Validate(); err != nil {
 		return lockprovider.Lease{}, err
@@ -310,50 +310,32 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 	return nil
 }
 
-// readRuns reads a job's run stream from since (zero: all) and its last
-// success in one script call.
-func (p *Provider) readRuns(ctx context.Context, job string, since time.Time) ([]lockprovider.RunRecord, lockprovider.RunRecord, error) {
+// readRuns reads a job's run records and its last success in one script
+// call.
+func (p *Provider) readRuns(ctx context.Context, job string) ([]lockprovider.RunRecord, lockprovider.RunRecord, error) {
 	lease := p.key(job)
-	from := "-"
-	if !since.IsZero() {
-		from = strconv.FormatInt(since.UnixMilli(), 10)
-	}
-	v, err := ledgerRunsScript.Run(ctx, p.client, []string{lease + runsSuffix, lease + successSuffix}, from).Slice()
+	v, err := ledgerRunsScript.Run(ctx, p.client, []string{lease + runsSuffix, lease + successSuffix}).Slice()
 	if err != nil {
 		return nil, lockprovider.RunRecord{}, fmt.Errorf("redis: runs of %q: %w", job, err)
 	}
 	if len(v) != 2 {
 		return nil, lockprovider.RunRecord{}, fmt.Errorf("redis: runs of %q: %w", job, unexpected(v))
 	}
-	entries, _ := v[0].([]any)
-	byToken := make(map[int64]int)
-	var runs []lockprovider.RunRecord
-	for _, e := range entries {
-		rec, ok := parseEntry(job, e)
+	recs, _ := v[0].([]any)
+	runs := make([]lockprovider.RunRecord, 0, len(recs))
+	for _, e := range recs {
+		s, _ := e.(string)
+		rec, ok := parseRecord(job, s)
 		if !ok {
 			return nil, lockprovider.RunRecord{}, fmt.Errorf("redis: runs of %q: %w", job, unexpected(e))
 		}
-		if i, dup := byToken[rec.Token]; dup {
-			// A started entry the release did not find: keep the end.
-			if runs[i].Finished.IsZero() {
-				runs[i] = rec
-			}
-			continue
-		}
-		byToken[rec.Token] = len(runs)
 		runs = append(runs, rec)
 	}
-	slices.SortFunc(runs, func(a, b lockprovider.RunRecord) int { return b.Started.Compare(a.Started) })
+	slices.SortStableFunc(runs, func(a, b lockprovider.RunRecord) int { return b.Started.Compare(a.Started) })
 	var succ lockprovider.RunRecord
 	if s, ok := v[1].(string); ok {
-		f := strings.Split(s, "\n")
-		if len(f) == 6 {
-			succ = lockprovider.RunRecord{Job: job, LockedBy: f[2], Outcome: lockprovider.OutcomeSucceeded}
-			succ.Token, _ = strconv.ParseInt(f[0], 10, 64)
-			succ.Tick = msTime(f[1])
-			succ.Started = msTime(f[3])
-			succ.CatchUp, succ.Manual = strings.Contains(f[4], "c"), strings.Contains(f[4], "m")
-			succ.Finished = msTime(f[5])
+		if rec, ok := parseRecord(job, s); ok {
+			succ = rec
 		}
 	}
 	return runs, succ, nil
@@ -367,49 +349,32 @@ func msTime(s string) time.Time {
 	return time.UnixMilli(n)
 }
 
-// parseEntry decodes one stream entry {id, {field, value, ...}}.
-func parseEntry(job string, e any) (lockprovider.RunRecord, bool) {
-	pair, ok := e.([]any)
-	if !ok || len(pair) != 2 {
+// parseRecord decodes a run record (see ledger_acquire.lua):
+// token, tick, lockedBy, started, flags[, finished, outcome, error].
+func parseRecord(job, s string) (lockprovider.RunRecord, bool) {
+	f := strings.SplitN(s, "\n", 8)
+	if len(f) != 5 && len(f) != 8 {
 		return lockprovider.RunRecord{}, false
 	}
-	fields, ok := pair[1].([]any)
-	if !ok || len(fields)%2 != 0 {
+	rec := lockprovider.RunRecord{Job: job, Tick: msTime(f[1]), LockedBy: f[2], Started: msTime(f[3]),
+		CatchUp: strings.Contains(f[4], "c"), Manual: strings.Contains(f[4], "m")}
+	var err error
+	if rec.Token, err = strconv.ParseInt(f[0], 10, 64); err != nil {
 		return lockprovider.RunRecord{}, false
 	}
-	rec := lockprovider.RunRecord{Job: job}
-	for i := 0; i < len(fields); i += 2 {
-		k, _ := fields[i].(string)
-		v, _ := fields[i+1].(string)
-		switch k {
-		case "f":
-			rec.Token, _ = strconv.ParseInt(v, 10, 64)
-		case "t":
-			rec.Tick = msTime(v)
-		case "b":
-			rec.LockedBy = v
-		case "g":
-			rec.Started = msTime(v)
-		case "m":
-			rec.CatchUp, rec.Manual = strings.Contains(v, "c"), strings.Contains(v, "m")
-		case "e":
-			rec.Finished = msTime(v)
-		case "o":
-			rec.Outcome = lockprovider.Outcome(v)
-		case "x":
-			rec.Error = v
-		}
+	if len(f) == 8 {
+		rec.Finished, rec.Outcome, rec.Error = msTime(f[5]), lockprovider.Outcome(f[6]), f[7]
 	}
-	return rec, rec.Token != 0
+	return rec, true
 }
 
-// Runs implements lockprovider.Ledger in one script call. The stream holds
-// at most the retention's MaxRuns entries, which bounds the work.
+// Runs implements lockprovider.Ledger in one script call. The list holds
+// at most the retention's MaxRuns records, which bounds the work.
 func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	runs, _, err := p.readRuns(ctx, q.Job, q.Since)
+	runs, _, err := p.readRuns(ctx, q.Job)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +395,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 	if err := lockprovider.ValidateName(job); err != nil {
 		return last, lastSuccess, err
 	}
-	runs, succ, err := p.readRuns(ctx, job, time.Time{})
+	runs, succ, err := p.readRuns(ctx, job)
 	if err != nil {
 		return last, lastSuccess, err
 	}

@@ -27,7 +27,10 @@ func (c *counter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error { c.n.Add(1); return next(ctx, cmd) }
 }
 func (c *counter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error { c.n.Add(int64(len(cmds))); return next(ctx, cmds) }
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
 }
 
 // The ledger's claim and release are one command each, as the plain ones.
