@@ -4,14 +4,14 @@
 -- the complete one, so there is one record per run and the claim's LTRIM
 -- bounds the runs kept. The run is almost always the newest record; if a
 -- later run started first, the newest eight are searched, and a run not
--- found (trimmed) is pushed anew. Records older than the age are dropped
--- from the tail, a few per call. A success is also kept apart as the job's
--- last success.
+-- found (trimmed) is pushed anew. A success is also kept apart as the
+-- job's last success. Trimming by age and the list's expiry are the
+-- claim's work (ledger_acquire.lua), which keeps the release lean.
 --
 -- KEYS[1] lease, KEYS[2] run list, KEYS[3] last success
 -- ARGV[1] owner, ARGV[2] token, ARGV[3] started ms, ARGV[4] tick ms or 0,
 -- ARGV[5] lockedBy, ARGV[6] flags, ARGV[7] outcome, ARGV[8] error text,
--- ARGV[9] max runs, ARGV[10] max age ms
+-- ARGV[9] max runs, ARGV[10] max age ms (the last success's lifetime)
 local r = release()
 local tm = redis.call('TIME')
 local now = tm[1] * 1000 + math.floor(tm[2] / 1000)
@@ -36,13 +36,6 @@ else
     redis.call('LTRIM', s, 0, ARGV[9] - 1)
   end
 end
-local cut = now - ARGV[10]
-for _ = 1, 4 do
-  local tail = redis.call('LINDEX', s, -1)
-  if not tail or tonumber(string.match(tail, '^[^\n]*\n[^\n]*\n[^\n]*\n([^\n]*)')) >= cut then break end
-  redis.call('RPOP', s)
-end
-redis.call('PEXPIRE', s, ARGV[10])
 if ARGV[7] == 'succeeded' then
   redis.call('SET', KEYS[3], rec, 'PX', ARGV[10])
 end
