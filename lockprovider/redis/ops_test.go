@@ -21,3 +21,19 @@ func TestOps(t *testing.T) {
 		tr.checkTTLs(t)
 	}
 }
+
+// The operator capabilities on a three-master Redis Cluster: every script
+// touches one slot (a CROSSSLOT error would fail the suites), and
+// ResetRate and ListRates scan every master.
+func TestOpsCluster(t *testing.T) {
+	t.Parallel()
+	cluster := testenv.StartRedisCluster(t, 3)
+	tr := &tracked{c: cluster.Client(t)}
+	newP := func(t *testing.T) lockprovider.Provider { return tr.provider(t) }
+	t.Run("Admin", func(t *testing.T) { lockprovidertest.RunAdmin(t, newP) })
+	t.Run("Ledger", func(t *testing.T) { lockprovidertest.RunLedger(t, newP) })
+	t.Run("Registry", func(t *testing.T) { lockprovidertest.RunRegistry(t, newP) })
+	if !t.Failed() {
+		tr.checkTTLs(t)
+	}
+}
