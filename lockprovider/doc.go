@@ -45,6 +45,12 @@
 // # Optional capabilities
 //
 // A provider may implement ReleaseNotifier (wake waiters when a lease ends),
-// Inspector (read lease state for operators and catch-up) and RateLimiter
-// (server-side rate limiting). Consumers discover them by type assertion.
+// Inspector (read lease state for operators and catch-up), RateLimiter
+// (server-side rate limiting), Admin (force-release, rate-limit reset,
+// ping), RateLister (list rate-limit state), Ledger (a record of every
+// scheduled run, written by the claim and the release themselves) and
+// Registry (scheduler instances publish their jobs and a heartbeat).
+// Consumers discover them by type assertion; each has a conformance suite
+// in lockprovidertest (RunAdmin, RunLedger, RunRegistry for the operator
+// capabilities).
 package lockprovider

@@ -40,11 +40,10 @@ func TestLedgerOneRoundTrip(t *testing.T) {
 	cnt := &counter{}
 	c.AddHook(cnt)
 	ctx := t.Context()
-	owner := lockprovider.NewOwner()
 	tick := time.Now().Truncate(time.Second)
 	// Warm the script cache so EVALSHA does not fall back to EVAL.
 	for i := range 2 {
-		owner = lockprovider.NewOwner()
+		owner := lockprovider.NewOwner()
 		before := cnt.n.Load()
 		l, err := p.AcquireRun(ctx, lockprovider.AcquireParams{Name: "one-rt", Owner: owner, AtMostFor: time.Minute, Tick: tick.Add(time.Duration(i) * time.Second)}, lockprovider.RunStart{})
 		if err != nil {
