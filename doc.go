@@ -20,10 +20,13 @@
 // release notifications when it has them (Redis pub/sub, PostgreSQL
 // LISTEN/NOTIFY, the memory provider's channels) and otherwise polls with
 // jittered exponential backoff; it polls in any case, because expiry is not
-// announced. It fails at once with ErrDeadlineTooSoon when the context's
+// announced. It always makes its first attempt, however close the deadline;
+// after the backend answered "held", it gives up early with
+// ErrDeadlineTooSoon (which matches context.DeadlineExceeded) when the
 // deadline leaves less than one round trip to the provider; it cannot know
 // when the current holder will let go, so otherwise it waits until the
-// deadline.
+// deadline. Each provider call is bounded by Config.CallTimeout when the
+// context has no earlier deadline.
 //
 // # Leases, trust window and loss
 //
@@ -74,11 +77,16 @@
 //
 // # Errors
 //
-// ErrNotAcquired, ErrNotHeld, ErrLockLost, ErrReleased and
-// ErrDeadlineTooSoon are sentinels; bad input (a nil provider, an empty or
-// over-long name, a negative TTL, AtLeastFor above the TTL) returns a
-// *ValidationError matching ErrInvalid. Other errors come from the backend
-// and mean the outcome is unknown; baton then releases whatever the failed
-// attempt may have granted, so a failed acquire never leaves a lock held
-// silently.
+// ErrNotAcquired, ErrNotHeld, ErrLockLost, ErrReleased, ErrUnavailable and
+// ErrDeadlineTooSoon are sentinels. An error matches ErrNotAcquired only
+// when the backend answered that another owner holds the name; an
+// unreachable or silent backend gives ErrUnavailable instead, so code that
+// skips on ErrNotAcquired does not skip silently through an outage. Bad
+// input (a nil or typed-nil provider, a nil context, an empty or over-long
+// name, a negative AtMostFor, AtLeastFor above AtMostFor) returns a
+// *ValidationError matching ErrInvalid, in this package and every other
+// one of the module. Other errors come from the backend and mean the
+// outcome is unknown; baton then releases whatever the failed attempt may
+// have granted, so a failed acquire never leaves a lock held silently. Each
+// error names its operation once: baton: acquire "name": ....
 package baton

@@ -1,6 +1,7 @@
 package baton
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -32,10 +33,13 @@ var (
 	// ErrReleased is the cause of a Lock's Context after Release, and what
 	// Extend returns on a released lock.
 	ErrReleased = errors.New("baton: lock released")
-	// ErrDeadlineTooSoon is returned by Acquire, together with
-	// ErrNotAcquired, when the context's deadline leaves less time than one
-	// round trip to the provider, so waiting could not succeed.
-	ErrDeadlineTooSoon = errors.New("baton: context deadline too soon to acquire")
+	// ErrDeadlineTooSoon is returned by Acquire when, after the backend
+	// answered that another owner holds the lock, ctx's deadline leaves
+	// less time than one round trip to the provider, so waiting longer
+	// could not succeed. It matches context.DeadlineExceeded. The error
+	// Acquire returns then also matches ErrNotAcquired, because the
+	// backend said so; ErrDeadlineTooSoon alone does not.
+	ErrDeadlineTooSoon = fmt.Errorf("%w: too soon for another attempt", context.DeadlineExceeded)
 )
 
 // errLateGrant: a grant arrived after its trust window had ended.
@@ -47,8 +51,13 @@ var (
 	ErrInvalid         = lockprovider.ErrInvalid
 	ErrInvalidName     = lockprovider.ErrInvalidName
 	ErrInvalidDuration = lockprovider.ErrInvalidDuration
-	// ErrNilProvider is returned by NewLocker for a nil provider.
-	ErrNilProvider = fmt.Errorf("%w: nil provider", lockprovider.ErrInvalid)
+	// ErrNilProvider is returned by NewLocker for a nil provider (also a
+	// typed nil, such as a nil *memory.Provider), and by the methods of a
+	// nil or zero Locker. It is a *ValidationError.
+	ErrNilProvider error = &ValidationError{Field: "provider", Value: "nil", Reason: "must not be nil", Err: ErrInvalid}
+	// ErrNilContext is returned by TryAcquire and Acquire for a nil
+	// context. It is a *ValidationError.
+	ErrNilContext error = &ValidationError{Field: "ctx", Value: "nil", Reason: "must not be nil (use context.Background)", Err: ErrInvalid}
 )
 
 // ValidationError reports which input was rejected and why.

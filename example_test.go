@@ -11,7 +11,7 @@ import (
 	"github.com/baton-go/baton/ratelimit"
 )
 
-// The seeds' pattern: a per-customer lock that skips the sync when another
+// A common pattern: a per-customer lock that skips the sync when another
 // replica is already running it, and a rate limit on the third-party API the
 // sync calls. One provider serves both.
 func Example() {

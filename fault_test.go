@@ -3,13 +3,17 @@ package baton_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
 )
 
@@ -28,7 +32,7 @@ func TestFaultRedisRestartMidHold(t *testing.T) {
 	if _, err := pg.Pool.Exec(ctx, `CREATE TABLE account (id text PRIMARY KEY, balance int NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	guard, err := fence.NewGuard(pg.Schema+".account", "id", nil)
+	guard, err := pgfence.NewGuard(pg.Schema+".account", "id", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +48,7 @@ func TestFaultRedisRestartMidHold(t *testing.T) {
 	// fast instead of retrying past the test's bounds.
 	newClient := func() *goredis.Client {
 		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond,
-			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond})
+			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
@@ -227,4 +231,118 @@ func TestFaultPostgresPauseMidHold(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// faultBound is what the fault tests allow a call beyond its deadline and
+// its documented per-call bounds: scheduling on a loaded machine.
+const faultBound = 500 * time.Millisecond
+
+// Acquire with a deadline on PostgreSQL whose connections stop answering
+// (a blackholed proxy): every caller returns within its deadline plus
+// ReleaseTimeout (the release of an attempt of unknown outcome), though registering for release notifications opens a
+// connection that hangs, and pgx's clean-up of such a connection (a cancel
+// request down the dead path) can take 15 s. Several waiters at once must
+// not queue behind each other.
+func TestFaultPostgresBlackholeAcquireDeadline(t *testing.T) {
+	t.Parallel()
+	const deadline = 3 * time.Second
+	const releaseTimeout = 500 * time.Millisecond
+	ctx := context.Background()
+	pg := testenv.Postgres(t)
+	proxy, u := testenv.ProxyURL(t, pg.URL)
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	p := postgresProvider(t, pool)
+	l := newLocker(t, p, &baton.Config{ReleaseTimeout: releaseTimeout})
+	// Warm the pool (its connections are fresh, so pgxpool does not ping
+	// them), then cut the path.
+	for i := range 3 {
+		lk, err := l.TryAcquire(ctx, fmt.Sprint("warm-", i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = lk.Release(ctx)
+	}
+	proxy.SetMode(testenv.Blackhole)
+
+	const waiters = 3
+	var wg sync.WaitGroup
+	took := make([]time.Duration, waiters)
+	errs := make([]error, waiters)
+	for i := range waiters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, deadline)
+			defer cancel()
+			start := time.Now()
+			lk, err := l.Acquire(cctx, fmt.Sprint("blackholed-", i), nil)
+			took[i], errs[i] = time.Since(start), err
+			if lk != nil {
+				_ = lk.Release(ctx)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range waiters {
+		t.Logf("waiter %d: returned after %v: %v", i, took[i].Round(time.Millisecond), errs[i])
+		if errs[i] == nil {
+			t.Errorf("waiter %d: acquired through a blackhole", i)
+		}
+		if took[i] > deadline+releaseTimeout+faultBound {
+			t.Errorf("waiter %d: Acquire with a %v deadline returned after %v", i, deadline, took[i])
+		}
+	}
+	proxy.SetMode(testenv.Pass)
+}
+
+// TryAcquire and Release on Redis whose connection stops answering (a
+// blackholed proxy): TryAcquire returns within its deadline plus
+// ReleaseTimeout (the release of an attempt of unknown outcome), Release
+// within ReleaseTimeout, and neither reports the outage as "held".
+func TestFaultRedisBlackholeDeadlines(t *testing.T) {
+	t.Parallel()
+	const (
+		deadline       = 2 * time.Second
+		releaseTimeout = time.Second
+	)
+	ctx := context.Background()
+	srv := testenv.StartRedis(t)
+	proxy := testenv.NewProxy(t, srv.Addr())
+	c := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	l := newLocker(t, redisProvider(t, c), &baton.Config{ReleaseTimeout: releaseTimeout})
+	held, err := l.TryAcquire(ctx, "held", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.SetMode(testenv.Blackhole)
+
+	cctx, cancel := context.WithTimeout(ctx, deadline)
+	start := time.Now()
+	_, err = l.TryAcquire(cctx, "other", nil)
+	took := time.Since(start)
+	cancel()
+	t.Logf("TryAcquire with a %v deadline: %v after %v", deadline, err, took.Round(time.Millisecond))
+	if err == nil || errors.Is(err, baton.ErrNotAcquired) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("TryAcquire through a blackhole: %v; want an unavailability or deadline error", err)
+	}
+	if took > deadline+releaseTimeout+faultBound {
+		t.Errorf("TryAcquire with a %v deadline returned after %v", deadline, took)
+	}
+
+	start = time.Now()
+	err = held.Release(ctx)
+	took = time.Since(start)
+	t.Logf("Release: %v after %v", err, took.Round(time.Millisecond))
+	if err == nil {
+		t.Error("Release through a blackhole succeeded")
+	}
+	if took > releaseTimeout+faultBound {
+		t.Errorf("Release with ReleaseTimeout %v returned after %v", releaseTimeout, took)
+	}
+	proxy.SetMode(testenv.Pass)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -26,7 +27,7 @@ func TestForceRelease(t *testing.T) {
 	if _, err := pg.Pool.Exec(ctx, `CREATE TABLE report (id int PRIMARY KEY, body text, last_fence bigint); INSERT INTO report VALUES (1, '', NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	guard, err := fence.NewGuard("report", "id", nil)
+	guard, err := pgfence.NewGuard("report", "id", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

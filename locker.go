@@ -1,12 +1,15 @@
 package baton
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,6 +24,7 @@ const (
 	DefaultMinBackoff     = 5 * time.Millisecond
 	DefaultMaxBackoff     = 500 * time.Millisecond
 	DefaultReleaseTimeout = 5 * time.Second
+	DefaultCallTimeout    = 5 * time.Second
 )
 
 // Config configures a Locker. The zero value (or a nil *Config) means the
@@ -35,7 +39,7 @@ type Config struct {
 	LockedBy string
 
 	// AtMostFor is the lease length (lockAtMostFor) used when AcquireOptions.AtMostFor
-	// is zero. Zero means DefaultTTL.
+	// is zero. Zero means DefaultAtMostFor.
 	AtMostFor time.Duration
 
 	// SafetyMargin is subtracted from every lease when computing the local
@@ -53,6 +57,19 @@ type Config struct {
 	// context it is given so that it works during shutdown. Zero means
 	// DefaultReleaseTimeout.
 	ReleaseTimeout time.Duration
+
+	// CallTimeout bounds each provider call that TryAcquire and Acquire
+	// make, when their context has no earlier deadline: some clients wait
+	// on a connection that stopped answering for as long as the context
+	// allows, which for context.Background is forever. A call cut short
+	// by it reports an error matching ErrUnavailable. Zero means
+	// DefaultCallTimeout.
+	//
+	// TryAcquire and Acquire therefore return by ctx's deadline, or
+	// CallTimeout after their last call when ctx has none, plus, after an
+	// attempt of unknown outcome, one best-effort release that waits at
+	// most four estimated round trips (at least 100 ms).
+	CallTimeout time.Duration
 
 	// DisableNotify makes Acquire poll only, even when the provider
 	// implements lockprovider.ReleaseNotifier.
@@ -87,8 +104,9 @@ type Locker struct {
 	minBackoff     time.Duration
 	maxBackoff     time.Duration
 	releaseTimeout time.Duration
+	callTimeout    time.Duration
 
-	rtt          atomic.Int64 // moving average of provider round trips, ns
+	rtt          atomic.Int64 // estimate of provider round trips, ns; see observe
 	notifyWarned atomic.Bool
 
 	mu    sync.Mutex
@@ -106,12 +124,14 @@ type gate struct {
 	n    int           // waiters, active or queued
 	wake chan struct{} // release notifications for name, or nil
 	stop func()        // ends the registration; called by the last waiter
+	held bool          // the latest attempt was answered "held by another owner"
 }
 
 // NewLocker returns a Locker on p. A nil cfg means the defaults. It returns
-// ErrNilProvider for a nil p and a *ValidationError for a bad cfg.
+// ErrNilProvider for a nil p (a typed nil pointer included) and a
+// *ValidationError for a bad cfg.
 func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
-	if p == nil {
+	if isNil(p) {
 		return nil, ErrNilProvider
 	}
 	var c Config
@@ -127,6 +147,7 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 		minBackoff:     c.MinBackoff,
 		maxBackoff:     c.MaxBackoff,
 		releaseTimeout: c.ReleaseTimeout,
+		callTimeout:    c.CallTimeout,
 		gates:          make(map[string]*gate),
 	}
 	if l.log == nil {
@@ -139,8 +160,8 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 		field string
 		v     time.Duration
 	}{
-		{"TTL", c.AtMostFor}, {"SafetyMargin", c.SafetyMargin}, {"MinBackoff", c.MinBackoff},
-		{"MaxBackoff", c.MaxBackoff}, {"ReleaseTimeout", c.ReleaseTimeout},
+		{"AtMostFor", c.AtMostFor}, {"SafetyMargin", c.SafetyMargin}, {"MinBackoff", c.MinBackoff},
+		{"MaxBackoff", c.MaxBackoff}, {"ReleaseTimeout", c.ReleaseTimeout}, {"CallTimeout", c.CallTimeout},
 	} {
 		if d.v < 0 {
 			return nil, invalid("Config."+d.field, d.v.String(), "must not be negative", ErrInvalidDuration)
@@ -164,12 +185,40 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 	if l.releaseTimeout == 0 {
 		l.releaseTimeout = DefaultReleaseTimeout
 	}
+	if l.callTimeout == 0 {
+		l.callTimeout = DefaultCallTimeout
+	}
 	if l.lockedBy == "" {
 		l.lockedBy = defaultLockedBy()
 	} else if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: l.lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// isNil reports whether p is nil or a typed nil (a nil pointer, map, func
+// or the like in a non-nil interface), which would panic on first use far
+// from the mistake.
+func isNil(p any) bool {
+	if p == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(p); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// check rejects a nil or zero Locker and a nil ctx.
+func (l *Locker) check(ctx context.Context) error {
+	if l == nil || l.p == nil {
+		return ErrNilProvider
+	}
+	if ctx == nil {
+		return ErrNilContext
+	}
+	return nil
 }
 
 func defaultLockedBy() string {
@@ -203,7 +252,7 @@ func (l *Locker) request(name string, o *AcquireOptions) (request, error) {
 		opts = *o
 	}
 	if opts.AtMostFor < 0 {
-		return request{}, invalid("TTL", opts.AtMostFor.String(), "must not be negative (zero means the default)", ErrInvalidDuration)
+		return request{}, invalid("AtMostFor", opts.AtMostFor.String(), "must not be negative (zero means the default)", ErrInvalidDuration)
 	}
 	ttl := opts.AtMostFor
 	if ttl == 0 {
@@ -228,7 +277,7 @@ func (l *Locker) request(name string, o *AcquireOptions) (request, error) {
 	}
 	r.margin = l.marginFor(ttl)
 	if r.margin >= ttl {
-		return request{}, invalid("TTL", ttl.String(), "must exceed the trust window's safety margin "+r.margin.String(), ErrInvalidDuration)
+		return request{}, invalid("AtMostFor", ttl.String(), "must exceed the trust window's safety margin "+r.margin.String(), ErrInvalidDuration)
 	}
 	return r, nil
 }
@@ -241,23 +290,33 @@ func (l *Locker) marginFor(d time.Duration) time.Duration {
 	return d/100 + 2*time.Millisecond
 }
 
-// TryAcquire makes one attempt to acquire name and returns ErrNotAcquired at
-// once if another owner holds it. On an error of unknown outcome it releases
-// whatever the attempt may have granted (best effort, bounded by
-// Config.ReleaseTimeout) and returns the error.
+// TryAcquire makes one attempt to acquire name. It returns an error
+// matching ErrNotAcquired when the backend answered that another owner holds
+// it, and one matching ErrUnavailable when the backend could not be reached
+// or did not answer within Config.CallTimeout (or ctx's earlier deadline).
+// On an error of unknown outcome it releases whatever the attempt may have
+// granted (best effort, briefly: see Config.CallTimeout) and returns the
+// error. A nil ctx is an error
+// (ErrNilContext), not a panic.
 func (l *Locker) TryAcquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
-	if l == nil || l.p == nil {
-		return nil, ErrNilProvider
+	if err := l.check(ctx); err != nil {
+		return nil, err
 	}
 	r, err := l.request(name, opts)
 	if err != nil {
 		return nil, err
 	}
-	lock, err := l.attempt(ctx, r, time.Now())
-	if err != nil && !definite(err) {
-		l.abandon(ctx, r)
+	if ctx.Err() != nil { // nothing sent, nothing to release
+		return nil, acquireErr(name, ctxErr(ctx))
 	}
-	return lock, err
+	lock, err := l.try(ctx, r, time.Now())
+	if err != nil {
+		if !definite(err) {
+			l.abandon(ctx, r)
+		}
+		return nil, acquireErr(name, err)
+	}
+	return lock, nil
 }
 
 // Acquire waits until it acquires name or ctx is done. It tries at once,
@@ -265,42 +324,49 @@ func (l *Locker) TryAcquire(ctx context.Context, name string, opts *AcquireOptio
 // implements lockprovider.ReleaseNotifier and Config.DisableNotify is
 // false) and otherwise after a jittered exponential backoff between
 // Config.MinBackoff and Config.MaxBackoff, since expiry is not announced.
+// It always makes its first attempt, however close ctx's deadline.
 //
 // Goroutines waiting through one Locker for the same name queue in this
 // process, in arrival order as far as Go's channels keep it: only the first
 // polls and tries, so a release costs the backend one attempt per process,
 // not one per waiting goroutine. Waiters in other processes compete freely.
 //
-// Acquire fails early with ErrDeadlineTooSoon (which also matches
-// ErrNotAcquired) when ctx's deadline leaves less time than one round trip
-// to the provider, as measured on this Locker. It does not know when the
-// current holder will release, so it otherwise waits until the deadline.
-// When ctx is done it returns an error matching ErrNotAcquired and ctx's
-// error. Errors of unknown outcome are retried with the same owner token,
-// which is idempotent; if Acquire gives up after one, it releases what the
-// attempt may have granted.
+// When ctx is done it returns an error matching ctx's error and cause.
+// When the next attempt would come too late for ctx's deadline (less than
+// one round trip to the provider left, as measured on this Locker), it
+// gives up early with ErrDeadlineTooSoon, which matches
+// context.DeadlineExceeded. Either error also matches the result of the
+// latest attempt: ErrNotAcquired only if the backend answered that another
+// owner holds the lock, ErrUnavailable if it could not be reached. It
+// never matches ErrNotAcquired unless a backend said so.
+//
+// Unavailability and errors of unknown outcome are retried (with the same
+// owner token, which is idempotent) until ctx is done; if Acquire gives up
+// after one of unknown outcome, it releases what the attempt may have
+// granted.
 func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
-	if l == nil || l.p == nil {
-		return nil, ErrNilProvider
+	if err := l.check(ctx); err != nil {
+		return nil, err
 	}
 	r, err := l.request(name, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.deadlineOK(ctx, 0); err != nil {
-		return nil, fmt.Errorf("baton: acquire %q: %w", name, err)
+	if ctx.Err() != nil {
+		return nil, acquireErr(name, ctxErr(ctx))
 	}
-	wake, leave, err := l.enter(ctx, name)
+	g, wake, leave, err := l.enter(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("baton: acquire %q: %w", name, err)
+		return nil, err
 	}
 	defer leave()
 
 	var (
 		backoff = l.minBackoff
 		anchor  time.Time // first send since the last definite answer
-		unknown error     // the last error of unknown outcome
-		last    bool      // the attempt just made was the last before the deadline
+		last    error     // the latest attempt's error
+		mayHold bool      // an attempt of unknown outcome may have granted r
+		final   bool      // the attempt just made was the last before the deadline
 		timer   *time.Timer
 	)
 	defer func() {
@@ -309,40 +375,63 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions)
 		}
 	}()
 	for {
-		now := time.Now()
 		if anchor.IsZero() {
-			anchor = now
+			anchor = time.Now()
 		}
-		lock, err := l.attempt(ctx, r, anchor)
+		lock, err := l.try(ctx, r, anchor)
 		switch {
 		case err == nil:
 			return lock, nil
 		case errors.Is(err, lockprovider.ErrNotAcquired):
-			unknown, anchor = nil, time.Time{}
+			// A repeat of an earlier request with this owner would have
+			// returned its grant: none of them holds the lock.
+			mayHold, anchor = false, time.Time{}
 		case errors.Is(err, errLateGrant):
 			// Released already; a fresh owner token keeps a grant that
 			// the release may have missed from being returned again
 			// with a trust window anchored too late.
 			r.params.Owner = lockprovider.NewOwner()
-			unknown, anchor = err, time.Time{}
+			mayHold, anchor = false, time.Time{}
+		case lockprovider.NotSent(err):
+			// Nothing reached the backend; an outage may be brief.
+			l.log.DebugContext(ctx, "baton: backend unavailable; retrying", "lock_name", name, "err", err)
 		case definite(err):
-			return nil, err
+			return nil, acquireErr(name, err)
 		default:
-			unknown = err
+			mayHold = true
 			l.log.DebugContext(ctx, "baton: acquire failed; retrying", "lock_name", name, "err", err)
+		}
+		if ctx.Err() == nil || last == nil || definite(err) {
+			// An attempt cut short by ctx says less than the one before.
+			last = err
+		}
+		l.mu.Lock()
+		g.held = errors.Is(err, lockprovider.ErrNotAcquired)
+		l.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil, l.giveUp(ctx, r, mayHold, last, ctxErr(ctx))
 		}
 
 		sleep := backoff/2 + rand.N(backoff/2+1)
 		backoff = min(2*backoff, l.maxBackoff)
-		if err := l.deadlineOK(ctx, sleep); err != nil {
-			// The deadline falls before the next poll: try once more
-			// just before it, or give up if even that is too late.
-			dl, _ := ctx.Deadline()
-			sleep = time.Until(dl) - time.Duration(l.rtt.Load())
-			if last || sleep <= 0 || ctx.Err() != nil {
-				return nil, l.giveUp(ctx, r, unknown, err)
+		if dl, ok := ctx.Deadline(); ok {
+			left, rtt := time.Until(dl), l.estimate()
+			if left-sleep < rtt {
+				// The deadline falls before the next poll could be
+				// answered: try once more just before it, or give up
+				// if that was the try or even it is too late.
+				sleep = left - rtt
+				if left <= 0 {
+					// Passed already; ctx may not have noticed yet.
+					return nil, l.giveUp(ctx, r, mayHold, last, context.DeadlineExceeded)
+				}
+				if final || sleep <= 0 {
+					reason := fmt.Errorf("%w (%v left, round trip about %v)", ErrDeadlineTooSoon,
+						left.Round(time.Microsecond), rtt.Round(time.Microsecond))
+					return nil, l.giveUp(ctx, r, mayHold, last, reason)
+				}
+				final = true
 			}
-			last = true
 		}
 		if timer == nil {
 			timer = time.NewTimer(sleep)
@@ -351,18 +440,63 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions)
 		}
 		select {
 		case <-wake:
-			last = false // woken early: the final try is still ahead
+			final = false // woken early: the final try is still ahead
 		case <-timer.C:
 		case <-ctx.Done():
-			return nil, l.giveUp(ctx, r, unknown, fmt.Errorf("%w: %w", ErrNotAcquired, context.Cause(ctx)))
+			return nil, l.giveUp(ctx, r, mayHold, last, ctxErr(ctx))
 		}
 	}
 }
 
+// try makes one acquire call bounded by the call timeout.
+//
+// Providers report unavailability themselves, and only they can tell a
+// request that was never sent. For one that does not, try labels what is
+// plainly an outage as an unavailability of unknown outcome (never "not
+// sent", since a client may have sent the request before failing): a call
+// that a deadline (the call timeout's or ctx's) cut short, and a network
+// error. A call that ctx's cancellation cut short stays as it is.
+func (l *Locker) try(ctx context.Context, r request, anchor time.Time) (*Lock, error) {
+	cctx, cancel := context.WithTimeout(ctx, l.callTimeout)
+	defer cancel()
+	lock, err := l.attempt(cctx, r, anchor)
+	if err == nil || definite(err) || errors.Is(err, ErrUnavailable) {
+		return lock, err
+	}
+	var netErr net.Error
+	switch {
+	case ctx.Err() == nil && cctx.Err() != nil:
+		err = &lockprovider.UnavailableError{Err: fmt.Errorf("no answer within CallTimeout %v: %w", l.callTimeout, err)}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		err = &lockprovider.UnavailableError{Err: fmt.Errorf("no answer before the deadline: %w", err)}
+	case ctx.Err() == nil && errors.As(err, &netErr):
+		err = &lockprovider.UnavailableError{Err: err}
+	}
+	return lock, err
+}
+
+// acquireErr gives err the one prefix of an acquire's error. A
+// *ValidationError has its own.
+func acquireErr(name string, err error) error {
+	if _, ok := err.(*ValidationError); ok {
+		return err
+	}
+	return fmt.Errorf("baton: acquire %q: %w", name, err)
+}
+
+// ctxErr is ctx's error, with its cause when that says more.
+func ctxErr(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || errors.Is(cause, err) {
+		return cmp.Or(cause, err)
+	}
+	return fmt.Errorf("%w: %w", err, cause)
+}
+
 // enter waits for this goroutine's turn to acquire name through l.
-func (l *Locker) enter(ctx context.Context, name string) (wake <-chan struct{}, leave func(), err error) {
+func (l *Locker) enter(ctx context.Context, name string) (g *gate, wake <-chan struct{}, leave func(), err error) {
 	l.mu.Lock()
-	g := l.gates[name]
+	g = l.gates[name]
 	if g == nil {
 		g = &gate{turn: make(chan struct{}, 1)}
 		l.gates[name] = g
@@ -385,12 +519,20 @@ func (l *Locker) enter(ctx context.Context, name string) (wake <-chan struct{}, 
 	select {
 	case g.turn <- struct{}{}:
 	case <-ctx.Done():
+		// Claim "held" only if the backend said so to the waiter ahead.
+		l.mu.Lock()
+		held := g.held
+		l.mu.Unlock()
 		done()
-		return nil, nil, fmt.Errorf("%w: %w", ErrNotAcquired, context.Cause(ctx))
+		reason := ctxErr(ctx)
+		if held {
+			reason = fmt.Errorf("%w (last attempt: %w)", reason, ErrNotAcquired)
+		}
+		return nil, nil, nil, acquireErr(name, reason)
 	}
 	leave = func() { <-g.turn; done() }
 	if l.notifier == nil {
-		return nil, leave, nil
+		return g, nil, leave, nil
 	}
 	// Register before the first attempt: a release between a failed
 	// attempt and the registration would go unseen. The registration
@@ -399,10 +541,12 @@ func (l *Locker) enter(ctx context.Context, name string) (wake <-chan struct{}, 
 	wake = g.wake
 	l.mu.Unlock()
 	if wake != nil {
-		return wake, leave, nil
+		return g, wake, leave, nil
 	}
 	ch := make(chan struct{}, 1)
-	stop, err := l.notifier.NotifyRelease(ctx, name, ch)
+	nctx, cancel := context.WithTimeout(ctx, l.callTimeout)
+	stop, err := l.notifier.NotifyRelease(nctx, name, ch)
+	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
 			// A configuration problem repeats on every wait: say it once.
@@ -412,43 +556,42 @@ func (l *Locker) enter(ctx context.Context, name string) (wake <-chan struct{}, 
 			}
 			l.log.Log(ctx, level, "baton: release notifications unavailable; polling", "lock_name", name, "err", err)
 		}
-		return nil, leave, nil
+		return g, nil, leave, nil
 	}
 	l.mu.Lock()
 	g.wake, g.stop = ch, stop
 	l.mu.Unlock()
-	return ch, leave, nil
+	return g, ch, leave, nil
 }
 
-// deadlineOK reports whether ctx leaves time for one round trip after
-// waiting for wait.
-func (l *Locker) deadlineOK(ctx context.Context, wait time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrNotAcquired, context.Cause(ctx))
-	}
-	dl, ok := ctx.Deadline()
-	if !ok {
-		return nil
-	}
-	if left := time.Until(dl) - wait; left <= 0 || left < time.Duration(l.rtt.Load()) {
-		return fmt.Errorf("%w: %w: %v left, round trip about %v", ErrDeadlineTooSoon, ErrNotAcquired,
-			time.Until(dl).Round(time.Microsecond), time.Duration(l.rtt.Load()).Round(time.Microsecond))
-	}
-	return nil
-}
-
-func (l *Locker) giveUp(ctx context.Context, r request, unknown, err error) error {
-	if unknown != nil {
+// giveUp ends a wait: it releases what an attempt of unknown outcome may
+// have granted and returns reason with the latest attempt's error.
+func (l *Locker) giveUp(ctx context.Context, r request, mayHold bool, last, reason error) error {
+	if mayHold {
 		l.abandon(ctx, r)
-		err = fmt.Errorf("%w (last provider error: %w)", err, unknown)
 	}
-	return fmt.Errorf("baton: acquire %q: %w", r.params.Name, err)
+	if last != nil {
+		reason = fmt.Errorf("%w (last attempt: %w)", reason, last)
+	}
+	return acquireErr(r.params.Name, reason)
 }
+
+// The best-effort release after an acquire of unknown outcome waits for
+// at most abandonRoundTrips estimated round trips, and at least
+// minAbandonWait: enough for a release over a fresh connection to a
+// backend that only dropped a reply, without keeping a caller whose
+// deadline has passed waiting on a backend that stopped answering (the
+// lease then lapses at its expiry).
+const (
+	abandonRoundTrips = 4
+	minAbandonWait    = 100 * time.Millisecond
+)
 
 // abandon releases whatever an attempt of unknown outcome may have granted,
 // so that a failed acquire never leaves the caller holding a lock silently.
 func (l *Locker) abandon(ctx context.Context, r request) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout)
+	wait := max(abandonRoundTrips*l.estimate(), minAbandonWait)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(wait, l.releaseTimeout, l.callTimeout))
 	defer cancel()
 	err := l.p.Release(ctx, lockprovider.ReleaseParams{Name: r.params.Name, Owner: r.params.Owner})
 	if err != nil && !errors.Is(err, lockprovider.ErrNotHeld) {
@@ -461,33 +604,50 @@ func (l *Locker) abandon(ctx context.Context, r request) {
 func (l *Locker) attempt(ctx context.Context, r request, anchor time.Time) (*Lock, error) {
 	start := time.Now()
 	lease, err := l.p.Acquire(ctx, r.params)
-	l.observe(time.Since(start))
+	if answered(err) {
+		l.observe(time.Since(start))
+	}
 	if err != nil {
-		if definite(err) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("baton: acquire %q: %w", r.params.Name, err)
+		return nil, err
 	}
 	k := newLock(ctx, l, r, lease, anchor)
 	if k.ctx.Err() != nil || !time.Now().Before(k.TrustedUntil()) {
 		// The grant came back after its trust window had ended (a very
 		// slow round trip or a pause): it cannot be trusted.
 		_ = k.Release(ctx)
-		return nil, fmt.Errorf("baton: acquire %q: %w", r.params.Name, errLateGrant)
+		return nil, errLateGrant
 	}
 	return k, nil
 }
 
-// observe folds one round trip into the moving average (weight 1/8).
+// observe folds one round trip into the estimate. A faster sample pulls
+// the estimate half-way down at once, a slower one moves it up by an
+// eighth: the estimate decides when Acquire stops waiting, and one slow
+// round trip (a cold connection, a blip) must not make short deadlines
+// fail long after the backend is fast again.
 func (l *Locker) observe(d time.Duration) {
 	for {
 		old := l.rtt.Load()
 		nv := int64(d)
-		if old != 0 {
-			nv = old + (int64(d)-old)/8
+		switch {
+		case old == 0:
+		case nv < old:
+			nv = old - (old-nv)/2
+		default:
+			nv = old + (nv-old)/8
 		}
 		if l.rtt.CompareAndSwap(old, nv) {
 			return
 		}
 	}
+}
+
+// estimate is the current round-trip estimate.
+func (l *Locker) estimate() time.Duration { return time.Duration(l.rtt.Load()) }
+
+// answered reports whether err means the backend answered a request, so
+// that its duration is a round trip worth observing.
+func answered(err error) bool {
+	return err == nil || errors.Is(err, lockprovider.ErrNotAcquired) ||
+		errors.Is(err, lockprovider.ErrNotHeld) || errors.Is(err, lockprovider.ErrStaleTick)
 }

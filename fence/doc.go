@@ -19,24 +19,29 @@
 //
 // # Targets
 //
-//   - Guard: PostgreSQL rows through pgx. The table gets a bigint fence
-//     column (AddColumn adds it); Guard.Update and Guard.Exec run
-//     "UPDATE … SET …, last_fence = token WHERE key = … AND
-//     COALESCE(last_fence, 0) <= token" as one statement that also tells a
-//     stale token (ErrStaleToken) from a missing row (ErrNotFound). They take
-//     a pool, a connection or the caller's pgx.Tx.
-//   - Redis: values in Redis hashes, compare-and-set in one Lua script.
-//   - Resource and Value: in-process state, under a mutex.
+// Each backend has its own package, so that using one does not compile the
+// other's driver:
 //
-// # What fencing needs from the store
+//   - package pgfence: PostgreSQL rows through pgx. The table gets a bigint
+//     fence column; pgfence.Guard.Update and Exec run "UPDATE … SET …,
+//     last_fence = token WHERE key = … AND COALESCE(last_fence, 0) <=
+//     token" as one statement that also tells a stale token (ErrStaleToken)
+//     from a missing row (ErrNotFound). They take a pool, a connection or
+//     the caller's pgx.Tx.
+//   - package redisfence: values in Redis hashes, compare-and-set in one Lua
+//     script.
+//   - this package: Resource and Value for in-process state, under a mutex,
+//     and the errors every target returns. It imports no driver.
+//
+// # What fencing needs from the resource
 //
 // The check and the write must be one atomic step (they are, in each target
 // here). A value the write depends on must be fenced too: compute it in the
-// SET clause ("stock = stock - $1"), or call Guard.Mark before reading it, so
-// that an older holder cannot write between your read and your write (its
-// write would be accepted, then overwritten by yours: a lost update; the
-// lost-update witness test shows Mark closing that gap). And the store must
-// keep the largest token as durably as the data: a Redis that restarts
-// without persistence, or a failover to a replica that lagged, forgets
-// fences and re-admits stale writers.
+// SET clause ("stock = stock - $1"), or call pgfence.Guard.Mark before
+// reading it, so that an older holder cannot write between your read and
+// your write (its write would be accepted, then overwritten by yours: a lost
+// update; TestLostUpdateWitness in package pgfence shows Mark closing that
+// gap). And the resource must keep the largest token as durably as the data: a
+// Redis that restarts without persistence, or a failover to a replica that
+// lagged, forgets fences and re-admits stale writers.
 package fence

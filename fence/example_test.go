@@ -1,12 +1,10 @@
 package fence_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/baton-go/baton/fence"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // A holder paused past its lease comes back with an older token than the
@@ -42,32 +40,4 @@ func ExampleResource() {
 	// sending to ops@example.com with token 7
 	// sending to dev@example.com with token 7
 	// fence: stale fencing token: token 6, resource has seen 7
-}
-
-// The seeds' inventory update, fenced: one statement applies the decrement
-// only for a token not older than the row's last_fence.
-func ExampleGuard_Exec() {
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, "postgres://localhost/shop")
-	if err != nil {
-		return
-	}
-	defer pool.Close()
-	guard, err := fence.NewGuard("inventory", "product_id", nil)
-	if err != nil {
-		return
-	}
-	// Once, at migration time: ALTER TABLE inventory ADD COLUMN IF NOT
-	// EXISTS last_fence bigint.
-	if err := guard.AddColumn(ctx, pool); err != nil {
-		return
-	}
-	var token int64 = 42 // lock.Token() of the lock named after product 42
-	err = guard.Exec(ctx, pool, token, 42, "stock = stock - $1", 1)
-	switch {
-	case errors.Is(err, fence.ErrStaleToken):
-		// The lock passed to another holder while we were paused.
-	case errors.Is(err, fence.ErrNotFound):
-		// No such product.
-	}
 }

@@ -3,54 +3,108 @@ package lockprovider
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
+
+// The texts of the sentinels below carry no package prefix: callers wrap
+// them once with their own operation and name ("baton: acquire "x": lock
+// held by another owner"), the way fs.ErrNotExist is wrapped by a
+// *fs.PathError.
 
 // Definite outcomes of lease operations.
 var (
-	// ErrNotAcquired means the name is held by another owner.
-	ErrNotAcquired = errors.New("lockprovider: lock held by another owner")
+	// ErrNotAcquired means the name is held by another owner. It is only
+	// ever reported after the backend said so.
+	ErrNotAcquired = errors.New("lock held by another owner")
 	// ErrNotHeld means the presented owner token does not hold the lease:
 	// it expired, was released, or passed to another owner.
-	ErrNotHeld = errors.New("lockprovider: lock not held by this owner")
+	ErrNotHeld = errors.New("lock not held by this owner")
 	// ErrStaleTick means the name was already granted for this tick or a
 	// newer one.
-	ErrStaleTick = errors.New("lockprovider: tick not newer than the last granted tick")
+	ErrStaleTick = errors.New("tick not newer than the last granted tick")
 )
 
 // ErrLockLost is what consumers (package baton's Lock.Context, the
 // scheduler's job context) report as the cause when a holder can no longer
 // trust its lease. It is defined here, not in each consumer, so that one
-// errors.Is check covers locks and scheduled jobs alike.
+// errors.Is check covers locks and scheduled jobs alike. It is often read
+// alone, as a context's cause, so its text names the module.
 var ErrLockLost = errors.New("baton: lock lost")
 
 // Validation errors. Each is wrapped by a *ValidationError that names the
-// offending field; all of them match ErrInvalid with errors.Is.
+// offending field; all of them match ErrInvalid with errors.Is. Every
+// package of the module reports bad input this way, so one errors.Is(err,
+// ErrInvalid) check covers them all.
 var (
-	ErrInvalid         = errors.New("lockprovider: invalid argument")
+	ErrInvalid         = errors.New("invalid argument")
 	ErrInvalidName     = fmt.Errorf("%w: name", ErrInvalid)
 	ErrInvalidOwner    = fmt.Errorf("%w: owner token", ErrInvalid)
 	ErrInvalidDuration = fmt.Errorf("%w: duration", ErrInvalid)
 )
 
-// ValidationError reports which input was rejected and why.
+// ValidationError reports which input was rejected and why. It is the one
+// validation error type of the module: package baton, scheduler, ratelimit
+// and fence return it too.
 type ValidationError struct {
+	Job    string // the scheduled job the input belongs to, if any
 	Field  string // the parameter, e.g. "Name" or "AtLeastFor"
-	Value  string // the rejected value, quoted and shortened for logs
+	Value  string // the rejected value, quoted; Error shortens it
 	Reason string
-	Err    error // one of the ErrInvalid* sentinels
+	Err    error // one of the ErrInvalid* sentinels, or a sentinel wrapping ErrInvalid
+	Cause  error // an underlying error (e.g. a nested *ValidationError), or nil
 }
+
+// Limits on what Error echoes: a rejected value may be as long as the
+// caller made it, and an error message must stay short enough for a log.
+const (
+	maxEcho   = 64  // bytes of Job, Field and Value
+	maxReason = 256 // bytes of Reason
+)
 
 func (e *ValidationError) Error() string {
-	return fmt.Sprintf("lockprovider: invalid %s %s: %s", e.Field, e.Value, e.Reason)
+	var b strings.Builder
+	b.WriteString("baton: invalid ")
+	b.WriteString(Shorten(e.Field, maxEcho))
+	if e.Job != "" && fmt.Sprintf("%q", e.Job) != e.Value { // not twice
+		b.WriteString(" of job ")
+		b.WriteString(Shorten(fmt.Sprintf("%q", e.Job), maxEcho))
+	}
+	if e.Value != "" {
+		b.WriteByte(' ')
+		b.WriteString(Shorten(e.Value, maxEcho))
+	}
+	b.WriteString(": ")
+	b.WriteString(Shorten(e.Reason, maxReason))
+	return b.String()
 }
 
-func (e *ValidationError) Unwrap() error { return e.Err }
+// Unwrap returns the sentinel and the underlying cause, if any.
+func (e *ValidationError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Err, e.Cause}
+	}
+	return []error{e.Err}
+}
+
+// Shorten returns s cut to at most max bytes on a rune boundary, with "…"
+// appended when it was cut. Error messages use it for echoed input.
+func Shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
 
 // ErrUnavailable means the backend could not be reached or did not answer
 // in time. It never matches ErrNotAcquired: an outage is not a "no". Errors
 // matching it are *UnavailableError values, which say whether the request
 // may have reached the backend.
-var ErrUnavailable = errors.New("lockprovider: backend unavailable")
+var ErrUnavailable = errors.New("backend unavailable")
 
 // UnavailableError reports that the backend could not be reached or did not
 // answer in time. It matches ErrUnavailable and unwraps to the cause.
@@ -64,9 +118,9 @@ type UnavailableError struct {
 
 func (e *UnavailableError) Error() string {
 	if e.NotSent {
-		return "lockprovider: backend unavailable (request not sent): " + e.Err.Error()
+		return "backend unavailable (request not sent): " + e.Err.Error()
 	}
-	return "lockprovider: backend unavailable: " + e.Err.Error()
+	return "backend unavailable: " + e.Err.Error()
 }
 
 // Is makes errors.Is(err, ErrUnavailable) true.
@@ -84,6 +138,12 @@ func Definite(err error) bool {
 		errors.Is(err, ErrStaleTick) || errors.Is(err, ErrInvalid) {
 		return true
 	}
+	return NotSent(err)
+}
+
+// NotSent reports whether err is an unavailability known not to have
+// reached the backend (a *UnavailableError with NotSent set).
+func NotSent(err error) bool {
 	var u *UnavailableError
 	return errors.As(err, &u) && u.NotSent
 }

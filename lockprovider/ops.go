@@ -60,24 +60,6 @@ type RateInfo struct {
 	ResetAt time.Time
 }
 
-// ParseLimitID inverts RateLimit.ID.
-func ParseLimitID(id string) (Algorithm, time.Duration, bool) {
-	if id == "" {
-		return 0, 0, false
-	}
-	var a Algorithm
-	for i, c := range algCodes {
-		if i > 0 && c == id[0] {
-			a = Algorithm(i)
-		}
-	}
-	us, err := strconv.ParseInt(id[1:], 10, 64)
-	if a == 0 || err != nil || us <= 0 {
-		return 0, 0, false
-	}
-	return a, time.Duration(us) * time.Microsecond, true
-}
-
 // Outcome is how a recorded run ended.
 type Outcome string
 

@@ -2,10 +2,11 @@ package lockprovider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/baton-go/baton/internal/ratemath"
 )
 
 // RateLimiter is implemented by providers that make rate-limit decisions on
@@ -21,6 +22,8 @@ import (
 //
 // Errors: validation errors wrap ErrInvalid; any other error means the
 // outcome is unknown (the cost may or may not have been charged).
+//
+// lockprovidertest.RunRate is the conformance suite for implementations.
 type RateLimiter interface {
 	RateLimit(ctx context.Context, r RateRequest) (RateResult, error)
 }
@@ -32,22 +35,22 @@ type Algorithm uint8
 // microseconds. See package ratelimit for a comparison.
 const (
 	// FixedWindow counts per window of Period aligned to the Unix epoch on
-	// the server's clock: at most Limit per window, so up to 2×Limit can
+	// the server's clock: at most Rate per window, so up to 2×Rate can
 	// pass in a short span around a window boundary.
 	FixedWindow Algorithm = iota + 1
-	// SlidingLog records every admitted unit and admits at most Limit in
-	// any window of length Period. Exact; state grows with Limit.
+	// SlidingLog records every admitted unit and admits at most Rate in
+	// any window of length Period. Exact; state grows with Rate.
 	SlidingLog
 	// SlidingWindow (the sliding window counter) weights the previous
 	// fixed window's count by how much of it still overlaps the sliding
-	// window: prev·(Period−elapsed)/Period + cur ≤ Limit. Two counters.
+	// window: prev·(Period−elapsed)/Period + cur ≤ Rate. Two counters.
 	SlidingWindow
-	// TokenBucket holds up to Burst tokens, refilled at Limit per Period;
+	// TokenBucket holds up to Burst tokens, refilled at Rate per Period;
 	// a request takes n tokens.
 	TokenBucket
 	// GCRA (generic cell rate algorithm, the leaky bucket as a meter)
 	// stores one theoretical arrival time; it admits the same traffic as
-	// a TokenBucket with the same Limit, Period and Burst.
+	// a TokenBucket with the same Rate, Period and Burst.
 	GCRA
 )
 
@@ -71,70 +74,34 @@ func (a Algorithm) Reservable() bool { return a == TokenBucket || a == GCRA }
 const (
 	// MaxRateLimits is the most limits one request may carry.
 	MaxRateLimits = 8
-	// MaxLogLimit is the largest Limit of a SlidingLog, which stores one
+	// MaxLogLimit is the largest Rate of a SlidingLog, which stores one
 	// entry per admitted unit.
 	MaxLogLimit = 100_000
-	// MaxRateProduct bounds Burst × Period/gcd(Period, Limit) (Period in
-	// microseconds) for TokenBucket and GCRA, and Limit × Period for
-	// SlidingWindow, so that every backend computes exactly in integers
-	// (Redis Lua numbers are IEEE doubles, exact to 2^53).
-	MaxRateProduct = 1 << 50
 )
 
 // RateLimit is one limit of a request.
 type RateLimit struct {
 	Algorithm Algorithm
-	// Limit is the number of units per Period: the window's quota for the
+	// Rate is the number of units per Period: the window's quota for the
 	// window algorithms, the refill rate for TokenBucket and GCRA. At most
 	// one unit per microsecond.
-	Limit int64
+	Rate int64
 	// Period is the window length or refill period: a whole number of
 	// microseconds, at least MinDuration, at most MaxDuration.
 	Period time.Duration
 	// Burst is the capacity of a TokenBucket or GCRA: how many units may
-	// pass at once after a quiet spell. Zero means Limit. It must be zero
-	// for the window algorithms, whose capacity is Limit.
+	// pass at once after a quiet spell. Zero means Rate. It must be zero
+	// for the window algorithms, whose capacity is Rate.
 	Burst int64
 }
 
 // Capacity is the most units the limit can ever admit at once: Burst for
-// TokenBucket and GCRA (Limit when Burst is zero), Limit otherwise.
+// TokenBucket and GCRA (Rate when Burst is zero), Rate otherwise.
 func (l RateLimit) Capacity() int64 {
 	if l.Burst > 0 && l.Algorithm.Reservable() {
 		return l.Burst
 	}
-	return l.Limit
-}
-
-// ID names the limit's state within a key: two limits of one request must
-// have different IDs. It is the algorithm and the period, so changing a
-// limit's Limit or Burst keeps its state.
-func (l RateLimit) ID() string { return string(l.AppendID(nil)) }
-
-// AppendID appends the limit's ID to b, for building keys without
-// allocating.
-func (l RateLimit) AppendID(b []byte) []byte {
-	if int(l.Algorithm) < len(algCodes) {
-		b = append(b, algCodes[l.Algorithm])
-	}
-	return strconv.AppendInt(b, int64(l.Period/time.Microsecond), 10)
-}
-
-var algCodes = [...]byte{'?', 'f', 'l', 's', 't', 'g'}
-
-// Reduced returns Period/g and Limit/g in microseconds, where g is their
-// greatest common divisor: the exact emission interval of TokenBucket and
-// GCRA is p/l microseconds. Providers use it to compute in integers.
-func (l RateLimit) Reduced() (p, q int64) {
-	p, q = int64(l.Period/time.Microsecond), l.Limit
-	a, b := p, q
-	for b != 0 {
-		a, b = b, a%b
-	}
-	if a == 0 {
-		return p, q
-	}
-	return p / a, q / a
+	return l.Rate
 }
 
 // Validate checks one limit on its own.
@@ -143,14 +110,14 @@ func (l RateLimit) Validate() error {
 	switch {
 	case l.Algorithm < FixedWindow || l.Algorithm > GCRA:
 		return invalid("Algorithm", l.Algorithm.String(), "is not a known algorithm", ErrInvalidLimit)
-	case l.Limit <= 0:
-		return invalid("Limit", strconv.FormatInt(l.Limit, 10), "must be positive", ErrInvalidLimit)
+	case l.Rate <= 0:
+		return invalid("Rate", strconv.FormatInt(l.Rate, 10), "must be positive", ErrInvalidLimit)
 	case l.Period < MinDuration || l.Period > MaxDuration:
 		return invalid("Period", l.Period.String(), "must be between "+MinDuration.String()+" and "+MaxDuration.String(), ErrInvalidLimit)
 	case l.Period%time.Microsecond != 0:
 		return invalid("Period", l.Period.String(), "must be a whole number of microseconds", ErrInvalidLimit)
-	case l.Limit > us:
-		return invalid("Limit", strconv.FormatInt(l.Limit, 10), "exceeds one per microsecond of Period "+l.Period.String(), ErrInvalidLimit)
+	case l.Rate > us:
+		return invalid("Rate", strconv.FormatInt(l.Rate, 10), "exceeds one per microsecond of Period "+l.Period.String(), ErrInvalidLimit)
 	case l.Burst < 0:
 		return invalid("Burst", strconv.FormatInt(l.Burst, 10), "must not be negative", ErrInvalidLimit)
 	case l.Burst != 0 && !l.Algorithm.Reservable():
@@ -158,17 +125,17 @@ func (l RateLimit) Validate() error {
 	}
 	switch l.Algorithm {
 	case SlidingLog:
-		if l.Limit > MaxLogLimit {
-			return invalid("Limit", strconv.FormatInt(l.Limit, 10), fmt.Sprintf("exceeds %d for sliding_log (one stored entry per unit)", MaxLogLimit), ErrInvalidLimit)
+		if l.Rate > MaxLogLimit {
+			return invalid("Rate", strconv.FormatInt(l.Rate, 10), fmt.Sprintf("exceeds %d for sliding_log (one stored entry per unit)", MaxLogLimit), ErrInvalidLimit)
 		}
 	case SlidingWindow:
-		if l.Limit > MaxRateProduct/us {
-			return invalid("Limit", strconv.FormatInt(l.Limit, 10), "× Period in microseconds exceeds 2^50; use a shorter Period", ErrInvalidLimit)
+		if l.Rate > ratemath.MaxProduct/us {
+			return invalid("Rate", strconv.FormatInt(l.Rate, 10), "× Period in microseconds exceeds 2^50; use a shorter Period", ErrInvalidLimit)
 		}
 	case TokenBucket, GCRA:
-		p, _ := l.Reduced()
-		if l.Capacity() > MaxRateProduct/p {
-			return invalid("Burst", strconv.FormatInt(l.Capacity(), 10), fmt.Sprintf("× %dµs (Period/gcd(Period, Limit)) exceeds 2^50; use a shorter Period or a Limit that divides it", p), ErrInvalidLimit)
+		p, _ := ratemath.Reduced(us, l.Rate)
+		if l.Capacity() > ratemath.MaxProduct/p {
+			return invalid("Burst", strconv.FormatInt(l.Capacity(), 10), fmt.Sprintf("× %dµs (Period/gcd(Period, Rate)) exceeds 2^50; use a shorter Period or a Rate that divides it", p), ErrInvalidLimit)
 		}
 	}
 	return nil
@@ -182,8 +149,10 @@ type RateRequest struct {
 	// N is the cost, at most the capacity of every limit. Zero peeks:
 	// the result reports the state without charging anything.
 	N int64
-	// Limits are checked and charged together; 1 to MaxRateLimits, with
-	// distinct IDs.
+	// Limits are checked and charged together; 1 to MaxRateLimits, no two
+	// with the same Algorithm and Period. A limit's state is identified by
+	// Key, Algorithm and Period, so a limit whose Rate or Burst changes
+	// keeps its state.
 	Limits []RateLimit
 	// MaxDelay, when positive, reserves: the request is admitted if every
 	// limit can admit it within MaxDelay, and RateResult.Delay says how
@@ -215,14 +184,14 @@ func (r RateRequest) Validate() error {
 			return err
 		}
 		if r.N > l.Capacity() {
-			return invalid("N", strconv.FormatInt(r.N, 10), fmt.Sprintf("exceeds the capacity %d of %s limit %d/%v", l.Capacity(), l.Algorithm, l.Limit, l.Period), ErrCostExceedsCapacity)
+			return invalid("N", strconv.FormatInt(r.N, 10), fmt.Sprintf("exceeds the capacity %d of %s limit %d/%v", l.Capacity(), l.Algorithm, l.Rate, l.Period), ErrCostExceedsCapacity)
 		}
 		if (r.MaxDelay > 0 || r.Refund) && !l.Algorithm.Reservable() {
 			return invalid("Limits", l.Algorithm.String(), "cannot reserve or refund (only token_bucket and gcra can)", ErrNotReservable)
 		}
 		for _, o := range r.Limits[:i] {
 			if o.Algorithm == l.Algorithm && o.Period == l.Period {
-				return invalid("Limits", l.ID(), "two limits with the same algorithm and period", ErrInvalidLimit)
+				return invalid("Limits", l.Algorithm.String()+" per "+l.Period.String(), "two limits with the same algorithm and period (they would share state)", ErrInvalidLimit)
 			}
 		}
 	}
@@ -272,35 +241,3 @@ var (
 	// algorithm.
 	ErrNotReservable = fmt.Errorf("%w: algorithm cannot reserve", ErrInvalid)
 )
-
-// errRateReply is returned by DecodeRateReply for a malformed reply.
-var errRateReply = errors.New("lockprovider: malformed rate-limit reply")
-
-// DecodeRateReply turns the flat integer reply shared by the scripted
-// providers into a RateResult: allowed (0/1), server time (µs since the
-// Unix epoch), delay-or-retry (µs), then per limit remaining, retry (µs)
-// and reset (µs).
-func DecodeRateReply(v []int64, limits int) (RateResult, error) {
-	if len(v) != 3+3*limits {
-		return RateResult{}, fmt.Errorf("%w: %d values for %d limits", errRateReply, len(v), limits)
-	}
-	res := RateResult{
-		Allowed: v[0] == 1,
-		Now:     time.UnixMicro(v[1]),
-		Limits:  make([]RateState, limits),
-	}
-	if res.Allowed {
-		res.Delay = time.Duration(v[2]) * time.Microsecond
-	} else {
-		res.RetryAfter = time.Duration(v[2]) * time.Microsecond
-	}
-	for i := range res.Limits {
-		w := v[3+3*i:]
-		res.Limits[i] = RateState{
-			Remaining:  w[0],
-			RetryAfter: time.Duration(w[1]) * time.Microsecond,
-			ResetAfter: time.Duration(w[2]) * time.Microsecond,
-		}
-	}
-	return res, nil
-}

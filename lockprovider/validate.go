@@ -104,8 +104,5 @@ func (p ReleaseParams) Validate() error {
 }
 
 func invalid(field, value, reason string, sentinel error) error {
-	if len(value) > 40 {
-		value = value[:40] + "…"
-	}
-	return &ValidationError{Field: field, Value: strconv.Quote(value), Reason: reason, Err: sentinel}
+	return &ValidationError{Field: field, Value: strconv.Quote(Shorten(value, 40)), Reason: reason, Err: sentinel}
 }

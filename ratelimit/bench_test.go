@@ -58,7 +58,7 @@ func runConcurrent(b *testing.B, conc int, op func(ctx context.Context) error) {
 // on the same server and client, at concurrency 1 and 16.
 func BenchmarkRedis(b *testing.B) {
 	client := testenv.Redis(b)
-	store := newRedisStore(b)
+	store := newRedisProvider(b)
 	peer := redis_rate.NewLimiter(client)
 	peerLimit := redis_rate.Limit{Rate: 1_000_000, Burst: 1_000_000, Period: time.Second}
 	for _, conc := range []int{1, 16} {
@@ -93,7 +93,7 @@ func BenchmarkRedis(b *testing.B) {
 // BenchmarkPostgres measures decisions per second on one hot key (every
 // decision locks the same row) at concurrency 1 and 16.
 func BenchmarkPostgres(b *testing.B) {
-	store := newPostgresStore(b)
+	store := newPostgresProvider(b)
 	for _, conc := range []int{1, 16} {
 		key := "bench-" + testenv.Unique()
 		for _, alg := range allAlgorithms {
@@ -240,7 +240,7 @@ func iqMean(xs []float64) float64 {
 // both calls.
 func BenchmarkRedisPaired(b *testing.B) {
 	client := testenv.Redis(b)
-	store := newRedisStore(b)
+	store := newRedisProvider(b)
 	peer := redis_rate.NewLimiter(client)
 	peerLimit := redis_rate.Limit{Rate: 1_000_000, Burst: 1_000_000, Period: time.Second}
 	for _, conc := range []int{1, 16} {

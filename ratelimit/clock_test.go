@@ -7,7 +7,7 @@ import (
 	"github.com/baton-go/baton/lockprovider/memory"
 )
 
-// fakeClock is the memory store's server clock in tests that need exact
+// fakeClock is the memory provider's server clock in tests that need exact
 // times.
 type fakeClock struct {
 	mu sync.Mutex
@@ -28,7 +28,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// memoryAt returns a memory store whose server clock is c.
+// memoryAt returns a memory provider whose server clock is c.
 func memoryAt(c *fakeClock) *memory.Provider { return memory.New(&memory.Config{Now: c.Now}) }
 
 // epoch is a window-aligned instant for deterministic tests.

@@ -1,15 +1,15 @@
 // Package ratelimit limits how often a key (a user, a client address, a
 // downstream API) may do something, across every replica of a service,
-// with the state and the arithmetic on a shared store: Redis, PostgreSQL,
-// or in process memory (any lockprovider.RateLimiter).
+// with the state and the arithmetic on a shared provider: Redis,
+// PostgreSQL, or in process memory (any lockprovider.RateLimiter).
 //
 // A Limiter holds one or more Limits. Each decision is one round trip to the
-// store, atomic on the server and computed on the server's clock in integer
+// provider, atomic on the server and computed on the server's clock in integer
 // microseconds, so replicas whose clocks disagree still share one budget:
 // the application clock plays no part in any decision. Several limits on
 // one key (say 50 per second and 1000 per hour) are checked and charged
 // together: a request is admitted only if every limit admits it, and a
-// refused request is charged nothing. State expires on the store once it
+// refused request is charged nothing. State expires on the provider once it
 // no longer matters (Redis key TTLs; PostgreSQL expired rows swept; memory
 // entries swept), so keys seen once cost nothing forever.
 //
@@ -26,7 +26,7 @@
 //	SlidingWindow   prev·(W−e)/W + cur ≤ L at each admission;   approximate      2 counters       no (retries)
 //	                ≤ L per aligned window, < 2L in any span W
 //	TokenBucket     ≤ B + L·t/W in any span t                   exact (integer)  2 integers       yes, refundable
-//	GCRA            ≤ B + L·t/W in any span t                   exact (integer)  2 integers       yes, refundable
+//	GCRA            ≤ B + L·t/W in any span t                   exact (integer)  1 timestamp      yes, refundable
 //
 // Every algorithm costs one round trip per decision. On Redis that is one
 // EVALSHA of one script (a second, EVAL, only after the server lost its
@@ -56,7 +56,7 @@
 // no rounding accumulates; this requires Burst × Period/gcd(Period, Rate)
 // (in µs) ≤ 2^50, checked by New.
 //
-// # Stores
+// # Providers
 //
 // Redis (lockprovider/redis): one key per key and limit,
 // <prefix>rl:{<key>}:<limit id>, holding a short string (a sorted set for
@@ -83,7 +83,7 @@
 // sleeps until it, so waiters are served in order. It fails at once,
 // without reserving, when the slot lies beyond the context's deadline, and
 // gives the slot back if the context ends while sleeping. The window
-// algorithms cannot reserve: Wait retries after the RetryAfter the store
+// algorithms cannot reserve: Wait retries after the RetryAfter the provider
 // reports, also failing early when that lies past the deadline.
 //
 // # Bad input
@@ -99,6 +99,6 @@
 // [Middleware] limits an http.Handler per key ([RemoteIP], [HeaderKey] or
 // your own [KeyFunc]), answers 429 with Retry-After rounded up to whole
 // seconds, sets the IETF RateLimit-Policy and RateLimit fields on every
-// decided response, and fails open or closed (the default) when the store
-// is down, logging and reporting each failure.
+// decided response, and fails open or closed (the default) when the
+// provider is down, logging and reporting each failure.
 package ratelimit

@@ -12,11 +12,11 @@ import (
 	"github.com/baton-go/baton/ratelimit"
 )
 
-// Three requests per hour on a fixed window. The memory store stands in for
+// Three requests per hour on a fixed window. The memory provider stands in for
 // Redis or PostgreSQL (its clock is pinned here so the output is stable).
 func Example() {
-	store := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
-	limiter, err := ratelimit.New(store, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 3, Period: time.Hour})
+	provider := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
+	limiter, err := ratelimit.New(provider, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 3, Period: time.Hour})
 	if err != nil {
 		panic(err)
 	}
@@ -37,8 +37,8 @@ func Example() {
 // A burst limit and a long-term quota, charged together: a refusal by either
 // charges neither.
 func Example_multipleLimits() {
-	store := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
-	limiter, err := ratelimit.New(store,
+	provider := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
+	limiter, err := ratelimit.New(provider,
 		ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 50, Period: time.Second, Burst: 5, Name: "burst"},
 		ratelimit.Limit{Algorithm: ratelimit.SlidingWindow, Rate: 1000, Period: time.Hour, Name: "hourly"},
 	)
@@ -65,8 +65,8 @@ func ExampleLimiter_AllowN_exceedsCapacity() {
 
 // The HTTP middleware keyed by an API key header.
 func ExampleMiddleware() {
-	store := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
-	limiter, _ := ratelimit.New(store, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 2, Period: time.Minute, Name: "default"})
+	provider := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
+	limiter, _ := ratelimit.New(provider, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 2, Period: time.Minute, Name: "default"})
 	h := ratelimit.Middleware(limiter, ratelimit.MiddlewareConfig{Key: ratelimit.HeaderKey("X-Api-Key")})(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
 	for range 3 {

@@ -24,7 +24,7 @@ func TestFaultMiddlewareRedisRestart(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := testenv.StartRedis(t)
-			client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1,
+			client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true,
 				DialTimeout: 200 * time.Millisecond, ReadTimeout: 300 * time.Millisecond})
 			t.Cleanup(func() { _ = client.Close() })
 			p, err := redisprovider.New(client, nil)
@@ -56,7 +56,7 @@ func TestFaultMiddlewareRedisRestart(t *testing.T) {
 
 			decided("server up", 3)
 			if n := failures.Load(); n != 0 {
-				t.Fatalf("%d store failures with the server up", n)
+				t.Fatalf("%d provider failures with the server up", n)
 			}
 
 			srv.Kill()
@@ -96,7 +96,7 @@ func TestFaultMiddlewareRedisRestart(t *testing.T) {
 			recovering := failures.Load() - downFailures
 			decided("after the restart", 2)
 			if n := failures.Load() - downFailures - recovering; n != 0 {
-				t.Errorf("%d store failures after the first decision following the restart", n)
+				t.Errorf("%d provider failures after the first decision following the restart", n)
 			}
 			t.Logf("%d failures while down, %d before the first decision after the restart", downFailures, recovering)
 		})

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
@@ -35,8 +36,9 @@ type Limit struct {
 	// window algorithms.
 	Burst int64
 	// Name names the policy in the RateLimit and RateLimit-Policy header
-	// fields. Empty means "<rate>-per-<period>", e.g. "100-per-1s".
-	// Printable ASCII only.
+	// fields. Empty means "<rate>-per-<period>" with the period's zero
+	// units left out: "100-per-1s", "100-per-1m", "10000-per-1h",
+	// "5-per-1h30m", "20-per-500ms". Printable ASCII only.
 	Name string
 }
 
@@ -54,7 +56,7 @@ func PerHour(n int64) Limit { return Limit{Algorithm: GCRA, Rate: n, Period: tim
 func (l Limit) Capacity() int64 { return l.spi().Capacity() }
 
 func (l Limit) spi() lockprovider.RateLimit {
-	return lockprovider.RateLimit{Algorithm: l.Algorithm, Limit: l.Rate, Period: l.Period, Burst: l.Burst}
+	return lockprovider.RateLimit{Algorithm: l.Algorithm, Rate: l.Rate, Period: l.Period, Burst: l.Burst}
 }
 
 // policyName is the name used in header fields.
@@ -62,7 +64,20 @@ func (l Limit) policyName() string {
 	if l.Name != "" {
 		return l.Name
 	}
-	return strconv.FormatInt(l.Rate, 10) + "-per-" + l.Period.String()
+	return strconv.FormatInt(l.Rate, 10) + "-per-" + shortDuration(l.Period)
+}
+
+// shortDuration is d.String() without trailing zero units: "1m" for
+// "1m0s", "1h" for "1h0m0s", "1h30m" for "1h30m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-len("0s")]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-len("0m")]
+	}
+	return s
 }
 
 func (l Limit) validate() error {

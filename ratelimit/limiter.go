@@ -25,11 +25,12 @@ var (
 )
 
 // Limiter limits keys with one or more limits, checked and charged together
-// on a store's server. It is safe for concurrent use by multiple
+// on a provider's server. It is safe for concurrent use by multiple
 // goroutines and holds no state of its own: many Limiters, in many
-// processes, with the same store and limits share the same budget per key.
+// processes, with the same provider and limits share the same budget per
+// key.
 type Limiter struct {
-	store      lockprovider.RateLimiter
+	provider   lockprovider.RateLimiter
 	limits     []Limit
 	spi        []lockprovider.RateLimit
 	capacity   int64
@@ -37,14 +38,14 @@ type Limiter struct {
 }
 
 // New returns a Limiter that charges every request to all of limits at once
-// on store: a request is admitted only if every limit admits it. Two limits
+// on provider: a request is admitted only if every limit admits it. Two limits
 // must not share both Algorithm and Period. At most
 // lockprovider.MaxRateLimits limits.
-func New(store lockprovider.RateLimiter, limits ...Limit) (*Limiter, error) {
-	if store == nil {
-		return nil, &lockprovider.ValidationError{Field: "store", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+func New(provider lockprovider.RateLimiter, limits ...Limit) (*Limiter, error) {
+	if provider == nil {
+		return nil, &lockprovider.ValidationError{Field: "provider", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
 	}
-	l := &Limiter{store: store, limits: append([]Limit(nil), limits...), reservable: true}
+	l := &Limiter{provider: provider, limits: append([]Limit(nil), limits...), reservable: true}
 	for _, lim := range limits {
 		if err := lim.validate(); err != nil {
 			return nil, err
@@ -80,7 +81,7 @@ type Result struct {
 	// ResetAfter is how long until every limit is back to full capacity
 	// if nothing else arrives.
 	ResetAfter time.Duration
-	// ServerTime is the store's clock at the decision.
+	// ServerTime is the provider's clock at the decision.
 	ServerTime time.Time
 	// States has one entry per limit, in the order given to New.
 	States []State
@@ -100,13 +101,13 @@ func (l *Limiter) Allow(ctx context.Context, key string) (Result, error) {
 }
 
 // AllowN decides whether n units for key may pass now and charges them if
-// so, in one atomic round trip to the store. A refused request is charged
+// so, in one atomic round trip to the provider. A refused request is charged
 // nothing. n = 0 peeks at the state without charging. n above the capacity
 // of a limit is an error matching ErrExceedsCapacity (it could never
 // pass). Any error other than a validation error means the outcome is
 // unknown.
 func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Result, error) {
-	res, err := l.store.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi})
+	res, err := l.provider.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi})
 	if err != nil {
 		return Result{}, err
 	}
@@ -144,7 +145,7 @@ func (l *Limiter) Wait(ctx context.Context, key string) error { return l.WaitN(c
 //
 // The application's clock is used only to measure how much of ctx's
 // deadline is left (a difference of two readings of the same clock) and to
-// sleep; the store's clock decides.
+// sleep; the provider's clock decides.
 //
 // When every limit is a TokenBucket or GCRA, WaitN reserves: one round trip
 // books the earliest slot on the server (the leaky bucket as a queue, first
@@ -155,7 +156,7 @@ func (l *Limiter) Wait(ctx context.Context, key string) error { return l.WaitN(c
 // one second) and returns the context's error.
 //
 // With a window algorithm among the limits, nothing can be booked ahead:
-// WaitN tries, and when refused sleeps for the RetryAfter the store
+// WaitN tries, and when refused sleeps for the RetryAfter the provider
 // reported and tries again; it returns ErrWouldExceedDeadline as soon as a
 // RetryAfter reaches past the deadline. Waiters are then not served in
 // arrival order.
@@ -181,7 +182,7 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 		if l.reservable {
 			req.MaxDelay = min(budget, lockprovider.MaxDuration).Truncate(time.Microsecond)
 		}
-		res, err := l.store.RateLimit(ctx, req)
+		res, err := l.provider.RateLimit(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -218,7 +219,7 @@ func (l *Limiter) refund(ctx context.Context, key string, n int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	// Best effort: if the refund is lost, the slot simply goes unused.
-	_, _ = l.store.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi, Refund: true})
+	_, _ = l.provider.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi, Refund: true})
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

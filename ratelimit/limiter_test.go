@@ -11,9 +11,9 @@ import (
 	"github.com/baton-go/baton/ratelimit"
 )
 
-func mustNew(t *testing.T, store lockprovider.RateLimiter, limits ...ratelimit.Limit) *ratelimit.Limiter {
+func mustNew(t *testing.T, provider lockprovider.RateLimiter, limits ...ratelimit.Limit) *ratelimit.Limiter {
 	t.Helper()
-	l, err := ratelimit.New(store, limits...)
+	l, err := ratelimit.New(provider, limits...)
 	if err != nil {
 		t.Fatalf("New(%+v): %v", limits, err)
 	}
@@ -51,7 +51,7 @@ func TestFreshKeyAdmitsCapacity(t *testing.T) {
 				t.Fatalf("request 6: %+v; want refused with RetryAfter > 0", res)
 			}
 			if !res.ServerTime.Equal(clk.Now()) {
-				t.Errorf("ServerTime = %v; want the store's clock %v", res.ServerTime, clk.Now())
+				t.Errorf("ServerTime = %v; want the provider's clock %v", res.ServerTime, clk.Now())
 			}
 		})
 	}
@@ -262,7 +262,7 @@ func TestPeekChargesNothing(t *testing.T) {
 
 func TestValidation(t *testing.T) {
 	t.Parallel()
-	store := memoryAt(newFakeClock(epoch))
+	provider := memoryAt(newFakeClock(epoch))
 	good := ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 10, Period: time.Second}
 	newCases := []struct {
 		name   string
@@ -285,16 +285,16 @@ func TestValidation(t *testing.T) {
 		{"bad name", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Second, Name: "a\nb"}}, lockprovider.ErrInvalidLimit},
 	}
 	for _, tc := range newCases {
-		_, err := ratelimit.New(store, tc.limits...)
+		_, err := ratelimit.New(provider, tc.limits...)
 		var ve *lockprovider.ValidationError
 		if !errors.Is(err, tc.want) || !errors.Is(err, ratelimit.ErrInvalid) || !errors.As(err, &ve) {
 			t.Errorf("New(%s) = %v; want a *ValidationError matching %v", tc.name, err, tc.want)
 		}
 	}
 	if _, err := ratelimit.New(nil, good); !errors.Is(err, ratelimit.ErrInvalid) {
-		t.Errorf("New(nil store) = %v; want ErrInvalid", err)
+		t.Errorf("New(nil provider) = %v; want ErrInvalid", err)
 	}
-	l := mustNew(t, store, good)
+	l := mustNew(t, provider, good)
 	ctx := context.Background()
 	callCases := []struct {
 		name string
@@ -333,12 +333,12 @@ func TestWaitReservesInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The store's clock stands still, so the slots are at 0, 50 and 100ms
+	// The provider's clock stands still, so the slots are at 0, 50 and 100ms
 	// from the first: Wait slept for each reservation's delay.
 	if el := time.Since(start); el < 100*time.Millisecond {
 		t.Fatalf("three waits at 20/s took %v; want at least 100ms", el)
 	}
-	// The queue now reaches 150ms ahead (store time); a deadline before the
+	// The queue now reaches 150ms ahead (provider time); a deadline before the
 	// next slot fails at once and books nothing.
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
@@ -361,13 +361,13 @@ func TestWaitReservesInOrder(t *testing.T) {
 func TestWaitPollsWindows(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock(epoch)
-	store := memoryAt(clk)
-	l := mustNew(t, store, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 1, Period: time.Second})
+	provider := memoryAt(clk)
+	l := mustNew(t, provider, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 1, Period: time.Second})
 	ctx := context.Background()
 	if err := l.Wait(ctx, "k"); err != nil {
 		t.Fatal(err)
 	}
-	// Refused until the store's clock reaches the next window.
+	// Refused until the provider's clock reaches the next window.
 	done := make(chan error, 1)
 	go func() { done <- l.Wait(ctx, "k") }()
 	time.Sleep(20 * time.Millisecond)
@@ -387,11 +387,11 @@ func TestWaitPollsWindows(t *testing.T) {
 	}
 }
 
-// On every store, a request refused by one limit charges none of the
+// On every provider, a request refused by one limit charges none of the
 // others, and requests admitted by all charge all.
-func TestMultiLimitAtomicStores(t *testing.T) {
+func TestMultiLimitAtomicProviders(t *testing.T) {
 	t.Parallel()
-	for _, sc := range stores {
+	for _, sc := range providers {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			l := mustNew(t, sc.new(t),
@@ -429,16 +429,16 @@ func TestMultiLimitAtomicStores(t *testing.T) {
 	}
 }
 
-// Wait on every store: concurrent waiters get successive slots (never
+// Wait on every provider: concurrent waiters get successive slots (never
 // early), a deadline before the next slot fails at once without booking,
 // and a cancelled wait gives its slot back.
-func TestWaitStores(t *testing.T) {
+func TestWaitProviders(t *testing.T) {
 	t.Parallel()
-	for _, sc := range stores {
+	for _, sc := range providers {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
-			store := sc.new(t)
-			l := mustNew(t, store, ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 20, Period: time.Second, Burst: 1})
+			provider := sc.new(t)
+			l := mustNew(t, provider, ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 20, Period: time.Second, Burst: 1})
 			key := "wait-" + testenv.Unique()
 			ctx := context.Background()
 			start := time.Now()
@@ -459,7 +459,7 @@ func TestWaitStores(t *testing.T) {
 			// One per hour: after one request the next slot is an hour
 			// away, so the server time that passes during the test does not
 			// blur what was booked.
-			slow := mustNew(t, store, ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Hour, Burst: 1})
+			slow := mustNew(t, provider, ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Hour, Burst: 1})
 			allow(t, slow, key, 1)
 			dctx, cancel := context.WithTimeout(ctx, time.Second)
 			err := slow.Wait(dctx, key)

@@ -52,17 +52,17 @@ type MiddlewareConfig struct {
 	Key KeyFunc
 	// Cost is the units a request costs; nil means 1.
 	Cost func(r *http.Request) int64
-	// FailOpen lets requests through when the store fails (errors or
+	// FailOpen lets requests through when the provider fails (errors or
 	// times out). False (the default) answers 503 Service Unavailable
 	// instead, which suits login or payment endpoints.
 	FailOpen bool
-	// OnError, if set, is called for every store failure (count them:
-	// while the store is down, requests pass unlimited or are refused).
+	// OnError, if set, is called for every provider failure (count them:
+	// while the provider is down, requests pass unlimited or are refused).
 	OnError func(r *http.Request, err error)
 	// Denied writes the response to a refused request after the rate-limit
 	// header fields are set. Nil means a plain-text 429 Too Many Requests.
 	Denied http.Handler
-	// Logger receives a warning for every store failure. Nil discards.
+	// Logger receives a warning for every provider failure. Nil discards.
 	Logger *slog.Logger
 }
 
@@ -83,8 +83,8 @@ type MiddlewareConfig struct {
 // 429 Too Many Requests with Retry-After in whole seconds, rounded up so a
 // client that waits exactly that long is not refused again.
 //
-// A key error answers 400 Bad Request, as does a key the store rejects
-// (empty, longer than 200 bytes, control characters). A store failure is
+// A key error answers 400 Bad Request, as does a key the provider rejects
+// (empty, longer than 200 bytes, control characters). A provider failure is
 // logged, passed to OnError, and then let through (FailOpen) or answered
 // with 503 and Retry-After: 1.
 func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handler {
@@ -120,7 +120,7 @@ func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handle
 					http.Error(w, "rate limit: invalid key or cost", http.StatusBadRequest)
 					return
 				}
-				logger.WarnContext(r.Context(), "rate limit store failed", "fail_open", cfg.FailOpen, "err", err)
+				logger.WarnContext(r.Context(), "rate limit provider failed", "fail_open", cfg.FailOpen, "err", err)
 				if cfg.OnError != nil {
 					cfg.OnError(r, err)
 				}

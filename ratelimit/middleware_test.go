@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/ratelimit"
 )
 
@@ -139,24 +140,24 @@ func TestMiddlewareKeys(t *testing.T) {
 	}
 }
 
-// failingStore stands for a store whose backend is unreachable; the Redis
+// failingProvider stands for a provider whose backend is unreachable; the Redis
 // tests cover a real dead server.
-type failingStore struct{}
+type failingProvider struct{}
 
-var errStoreDown = errors.New("store down")
+var errProviderDown = errors.New("provider down")
 
-func (failingStore) RateLimit(context.Context, lockprovider.RateRequest) (lockprovider.RateResult, error) {
-	return lockprovider.RateResult{}, errStoreDown
+func (failingProvider) RateLimit(context.Context, lockprovider.RateRequest) (lockprovider.RateResult, error) {
+	return lockprovider.RateResult{}, errProviderDown
 }
 
 func TestMiddlewareFailPolicy(t *testing.T) {
 	t.Parallel()
-	checkFailPolicy(t, failingStore{}, errStoreDown)
+	checkFailPolicy(t, failingProvider{}, errProviderDown)
 }
 
-func checkFailPolicy(t *testing.T, store lockprovider.RateLimiter, wantErr error) {
+func checkFailPolicy(t *testing.T, provider lockprovider.RateLimiter, wantErr error) {
 	t.Helper()
-	l := mustNew(t, store, ratelimit.PerSecond(10))
+	l := mustNew(t, provider, ratelimit.PerSecond(10))
 	for _, open := range []bool{true, false} {
 		var errs atomic.Int64
 		var logs bytes.Buffer
@@ -186,8 +187,34 @@ func checkFailPolicy(t *testing.T, store lockprovider.RateLimiter, wantErr error
 		if errs.Load() != 3 {
 			t.Errorf("FailOpen=%v: OnError called %d times; want 3", open, errs.Load())
 		}
-		if got := strings.Count(logs.String(), "rate limit store failed"); got != 3 {
+		if got := strings.Count(logs.String(), "rate limit provider failed"); got != 3 {
 			t.Errorf("FailOpen=%v: %d warnings logged; want 3:\n%s", open, got, logs.String())
+		}
+	}
+}
+
+// Default policy names print the period without zero units.
+func TestDefaultPolicyNames(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		limit ratelimit.Limit
+		want  string
+	}{
+		{ratelimit.PerSecond(100), `"100-per-1s"`},
+		{ratelimit.PerMinute(100), `"100-per-1m"`},
+		{ratelimit.PerHour(10000), `"10000-per-1h"`},
+		{ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 5, Period: 90 * time.Minute}, `"5-per-1h30m"`},
+		{ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 5, Period: time.Hour + 5*time.Second}, `"5-per-1h0m5s"`},
+		{ratelimit.Limit{Algorithm: ratelimit.SlidingLog, Rate: 20, Period: 500 * time.Millisecond}, `"20-per-500ms"`},
+		{ratelimit.Limit{Algorithm: ratelimit.SlidingLog, Rate: 20, Period: 1500 * time.Millisecond}, `"20-per-1.5s"`},
+		{ratelimit.Limit{Algorithm: ratelimit.SlidingWindow, Rate: 20, Period: 24 * time.Hour}, `"20-per-24h"`},
+	}
+	for _, tc := range cases {
+		l := mustNew(t, memory.New(nil), tc.limit)
+		rec := httptest.NewRecorder()
+		ratelimit.Middleware(l, ratelimit.MiddlewareConfig{})(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+		if got := rec.Header().Get("RateLimit-Policy"); !strings.HasPrefix(got, tc.want+";") {
+			t.Errorf("%v per %v: RateLimit-Policy %s; want the name %s", tc.limit.Rate, tc.limit.Period, got, tc.want)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/baton-go/baton/ratelimit"
 )
 
-func newRedisStore(t testing.TB) *redisprovider.Provider {
+func newRedisProvider(t testing.TB) *redisprovider.Provider {
 	t.Helper()
 	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
@@ -27,7 +27,7 @@ func newRedisStore(t testing.TB) *redisprovider.Provider {
 func TestMiddlewareRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
-	client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = client.Close() })
 	p, err := redisprovider.New(client, nil)
 	if err != nil {

@@ -87,9 +87,9 @@ type Hooks struct {
 	// tick.
 	Attempt func(Event)
 	// Skipped: this instance does not run the tick. Event.Err says why:
-	// lockprovider.ErrNotAcquired (held elsewhere), lockprovider.ErrStaleTick
-	// (the tick already ran) or ErrStillRunning (the previous run on this
-	// instance has not returned).
+	// ErrNotAcquired (held elsewhere), ErrStaleTick (the tick already ran)
+	// or ErrStillRunning (the previous run on this instance has not
+	// returned).
 	Skipped func(Event)
 	// Started: the job function is about to be called.
 	Started func(Event)

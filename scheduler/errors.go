@@ -26,47 +26,37 @@ var ErrStillRunning = errors.New("scheduler: previous run still running")
 // ErrNotLocked is returned by Run.Extend for a job registered without Locked.
 var ErrNotLocked = errors.New("scheduler: job is not locked")
 
-// Registration errors. Each is reported inside a *ValidationError or a
-// *SpecError; all of them match ErrInvalid with errors.Is.
+// Skip reasons, re-exported from lockprovider so that hook code can tell
+// them apart without importing it. They are the same values.
 var (
-	ErrInvalid             = errors.New("scheduler: invalid argument")
+	// ErrNotAcquired: another replica holds the job's lock.
+	ErrNotAcquired = lockprovider.ErrNotAcquired
+	// ErrStaleTick: the tick was already granted (it ran, or runs,
+	// elsewhere).
+	ErrStaleTick = lockprovider.ErrStaleTick
+	// ErrUnavailable: the backend could not be reached or did not answer in
+	// time.
+	ErrUnavailable = lockprovider.ErrUnavailable
+)
+
+// Registration errors. Each is reported inside a *ValidationError or a
+// *SpecError; all of them match ErrInvalid, which is lockprovider.ErrInvalid
+// (and baton.ErrInvalid), with errors.Is.
+var (
+	ErrInvalid             = lockprovider.ErrInvalid
+	ErrInvalidName         = lockprovider.ErrInvalidName
+	ErrInvalidDuration     = lockprovider.ErrInvalidDuration
 	ErrInvalidSpec         = fmt.Errorf("%w: schedule", ErrInvalid)
-	ErrInvalidName         = fmt.Errorf("%w: name", ErrInvalid)
 	ErrDuplicateName       = fmt.Errorf("%w: duplicate job name", ErrInvalid)
 	ErrNilJob              = fmt.Errorf("%w: nil job func", ErrInvalid)
-	ErrInvalidDuration     = fmt.Errorf("%w: duration", ErrInvalid)
 	ErrInvalidOption       = fmt.Errorf("%w: option", ErrInvalid)
 	ErrCatchUpNotSupported = fmt.Errorf("%w: provider cannot report the last tick (no lockprovider.Inspector) for catch-up", ErrInvalid)
 )
 
-// ValidationError reports a rejected registration or configuration input.
-type ValidationError struct {
-	Job    string // job name, if known
-	Field  string // e.g. "AtMostFor", "Name", "Every"
-	Value  string // the rejected value, quoted and shortened
-	Reason string
-	Err    error // one of the ErrInvalid* sentinels
-	Cause  error // an underlying error (e.g. a *lockprovider.ValidationError), or nil
-}
-
-func (e *ValidationError) Error() string {
-	s := "scheduler: invalid " + e.Field
-	if e.Job != "" {
-		s += " of job " + strconv.Quote(e.Job)
-	}
-	if e.Value != "" {
-		s += " " + e.Value
-	}
-	return s + ": " + e.Reason
-}
-
-// Unwrap returns the sentinel and the underlying cause, if any.
-func (e *ValidationError) Unwrap() []error {
-	if e.Cause != nil {
-		return []error{e.Err, e.Cause}
-	}
-	return []error{e.Err}
-}
+// ValidationError reports a rejected registration or configuration input;
+// its Job field names the job. It is lockprovider.ValidationError, the one
+// validation error type of the module.
+type ValidationError = lockprovider.ValidationError
 
 // SpecError reports an invalid cron spec: what is wrong and where.
 type SpecError struct {
@@ -79,16 +69,17 @@ type SpecError struct {
 }
 
 func (e *SpecError) Error() string {
-	s := "scheduler: cron spec " + strconv.Quote(e.Spec) + ": "
+	s := "scheduler: cron spec " + lockprovider.Shorten(strconv.Quote(e.Spec), maxEcho) + ": "
+	value := lockprovider.Shorten(strconv.Quote(e.Value), maxEcho)
 	switch {
 	case e.Field != "" && e.Position > 0:
-		s += fmt.Sprintf("field %d (%s) %q ", e.Position, e.Field, e.Value)
+		s += fmt.Sprintf("field %d (%s) %s ", e.Position, e.Field, value)
 	case e.Field != "":
-		s += fmt.Sprintf("%s %q ", e.Field, e.Value)
+		s += fmt.Sprintf("%s %s ", e.Field, value)
 	}
 	s += e.Reason
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		s += ": " + lockprovider.Shorten(e.Err.Error(), maxReason)
 	}
 	return s
 }
@@ -115,12 +106,28 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
+// Limits on echoed input in error texts (ValidationError.Error applies
+// the same limits).
+const (
+	maxEcho   = 64
+	maxReason = 256
+)
+
 func invalid(job, field, value, reason string, sentinel, cause error) *ValidationError {
 	if value != "" {
-		if len(value) > 60 {
-			value = value[:60] + "…"
-		}
-		value = strconv.Quote(value)
+		value = strconv.Quote(lockprovider.Shorten(value, maxEcho))
 	}
 	return &ValidationError{Job: job, Field: field, Value: value, Reason: reason, Err: sentinel, Cause: cause}
+}
+
+// withJob returns err with the job's name: a copy of a *ValidationError
+// with Job set, or err itself.
+func withJob(job string, err error) error {
+	ve, ok := err.(*ValidationError)
+	if !ok {
+		return err
+	}
+	c := *ve
+	c.Job = job
+	return &c
 }

@@ -229,7 +229,7 @@ func TestFaultRedisDroppedConnections(t *testing.T) {
 	srv := testenv.StartRedis(t)
 	var providers []lockprovider.Provider
 	for range 3 {
-		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), PoolSize: 4})
+		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), PoolSize: 4, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { _ = c.Close() })
 		p, err := redisprovider.New(c, nil)
 		if err != nil {
@@ -304,7 +304,7 @@ func TestFaultRedisRestartTickIdentity(t *testing.T) {
 
 	var providers []lockprovider.Provider
 	for range 2 {
-		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), PoolSize: 4})
+		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), PoolSize: 4, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { _ = c.Close() })
 		p, err := redisprovider.New(c, nil)
 		if err != nil {

@@ -191,7 +191,7 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 	j := &Job{s: b.s, sched: b.sched, fn: fn, name: b.name, locked: b.locked}
 	if b.named {
 		if err := lockprovider.ValidateName(b.name); err != nil {
-			return nil, invalid(b.name, "Name", b.name, "is not a valid lock name", ErrInvalidName, err)
+			return nil, withJob(b.name, err)
 		}
 	}
 	if b.locked {
@@ -201,21 +201,14 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 				return nil, invalid(b.name, "LockOption", "", "is nil", ErrInvalidOption, nil)
 			}
 			if err := opt(&o); err != nil {
-				if ve, ok := err.(*ValidationError); ok {
-					ve.Job = b.name
-				}
-				return nil, err
+				return nil, withJob(b.name, err)
 			}
 		}
 		if o.atMostFor == 0 {
 			return nil, invalid(b.name, "AtMostFor", "", "is not set and Config.DefaultAtMostFor is zero", ErrInvalidDuration, nil)
 		}
 		if err := lockprovider.ValidateDurations(o.atMostFor, o.atLeastFor); err != nil {
-			field := "AtMostFor"
-			if o.atLeastFor > o.atMostFor || o.atLeastFor < 0 {
-				field = "AtLeastFor"
-			}
-			return nil, invalid(b.name, field, "", err.Error(), ErrInvalidDuration, err)
+			return nil, withJob(b.name, err)
 		}
 		if o.catchUp {
 			if _, ok := b.s.provider.(lockprovider.Inspector); !ok {

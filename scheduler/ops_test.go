@@ -327,6 +327,7 @@ func killedProvider(ctx context.Context, spec killedSpec) (lockprovider.Provider
 		if err != nil {
 			return nil, nil, err
 		}
+		opt.ContextTimeoutEnabled = true
 		c := goredis.NewClient(opt)
 		p, err := redisprovider.New(c, &redisprovider.Config{Prefix: spec.Prefix})
 		return p, func() { _ = c.Close() }, err

@@ -26,6 +26,7 @@ func init() {
 			return nil, err
 		}
 		opt.PoolSize = 4
+		opt.ContextTimeoutEnabled = true
 		client := goredis.NewClient(opt)
 		in.closers = append(in.closers, func() { _ = client.Close() })
 		if err := client.Ping(ctx).Err(); err != nil {

@@ -195,7 +195,11 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 			return c.fail(b, "ledger", err)
 		}
 		for _, r := range runs {
-			out = append(out, runJSON{Backend: b.name, RunRecord: r, Duration: dur(r.Duration())})
+			rj := runJSON{Backend: b.name, RunRecord: r}
+			if !r.Finished.IsZero() {
+				rj.Duration = r.Duration().String()
+			}
+			out = append(out, rj)
 		}
 	}
 	rows := make([][]string, 0, len(out))

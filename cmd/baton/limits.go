@@ -46,7 +46,7 @@ func (l *limitFlags) Set(s string) error {
 		return fmt.Errorf("unknown algorithm %q (fixed_window, sliding_log, sliding_window, token_bucket, gcra)", alg)
 	}
 	var err error
-	if rl.Limit, err = strconv.ParseInt(n, 10, 64); err != nil {
+	if rl.Rate, err = strconv.ParseInt(n, 10, 64); err != nil {
 		return fmt.Errorf("limit %q: %v", n, err)
 	}
 	if rl.Period, err = time.ParseDuration(per); err != nil {
@@ -184,7 +184,7 @@ func (c *cli) peekLimits(ctx context.Context, key string, limits []lockprovider.
 		for i, l := range limits {
 			st := res.Limits[i]
 			rem := st.Remaining
-			spec := fmt.Sprintf("%d/%v", l.Limit, l.Period)
+			spec := fmt.Sprintf("%d/%v", l.Rate, l.Period)
 			if l.Burst > 0 {
 				spec += fmt.Sprintf(" burst %d", l.Burst)
 			}

@@ -205,6 +205,7 @@ func (c *cli) connect(ctx context.Context) int {
 			fmt.Fprintf(c.stderr, "baton: --redis: %v\n", err)
 			return exitUsage
 		}
+		opt.ContextTimeoutEnabled = true // --timeout bounds every call
 		client := goredis.NewClient(opt)
 		p, err := redisprovider.New(client, &redisprovider.Config{Prefix: c.opts.redisPrefix})
 		if err != nil {

@@ -123,7 +123,7 @@ func seed(t *testing.T, p lockprovider.Provider) time.Time {
 	ran(t, p, due.Add(-24*time.Hour), lockprovider.OutcomeSucceeded, "")
 	rl := p.(lockprovider.RateLimiter)
 	if _, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: "user:42", N: 2, Limits: []lockprovider.RateLimit{
-		{Algorithm: lockprovider.FixedWindow, Limit: 2, Period: time.Hour}}}); err != nil {
+		{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour}}}); err != nil {
 		t.Fatal(err)
 	}
 	return due

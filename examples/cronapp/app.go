@@ -16,7 +16,7 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/examples/cronapp/internal/wire"
-	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/ratelimit"
@@ -32,7 +32,7 @@ type app struct {
 	locker  *baton.Locker      // per-customer locks, on Redis
 	limiter *ratelimit.Limiter // the third-party API's quota, on PostgreSQL
 	api     *thirdPartyAPI
-	guard   *fence.Guard // inventory rows, fenced by the inventory lock's tokens
+	guard   *pgfence.Guard // inventory rows, fenced by the inventory lock's tokens
 	start   time.Time
 	paused  atomic.Bool // this replica has done its demo pause
 
@@ -63,6 +63,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
+	ropt.ContextTimeoutEnabled = true // the provider requires deadlines to hold
 	rdb := goredis.NewClient(ropt)
 	defer rdb.Close()
 	if err := rdb.Ping(setupCtx).Err(); err != nil {
@@ -92,7 +93,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 		return err
 	}
 	a := &app{cfg: cfg, log: log, pool: pool, t: newTables(cfg.schema()), api: newThirdPartyAPI(), start: start}
-	if a.guard, err = fence.NewGuard(cfg.schema()+".inventory", "product_id", nil); err != nil {
+	if a.guard, err = pgfence.NewGuard(cfg.schema()+".inventory", "product_id", nil); err != nil {
 		return err
 	}
 	if err := a.setup(setupCtx, pprov); err != nil {
@@ -101,7 +102,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 	if a.locker, err = baton.NewLocker(rprov, &baton.Config{Logger: log, LockedBy: cfg.Replica}); err != nil {
 		return err
 	}
-	// The seeds' quota: a bucket of 10 calls, refilled at 5 per second.
+	// The third-party API's quota: a bucket of 10 calls, refilled at 5 per
+	// second.
 	if a.limiter, err = ratelimit.New(pprov, ratelimit.Limit{
 		Algorithm: ratelimit.TokenBucket, Rate: 5, Period: time.Second, Burst: 10,
 	}); err != nil {

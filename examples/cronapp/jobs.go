@@ -140,8 +140,8 @@ func (a *app) dailyReport(ctx context.Context, run scheduler.Run) error {
 	return nil
 }
 
-// customerSync is the seeds' ThirdPartySyncService, run by every replica
-// at every tick: per customer, skip if another replica holds the
+// customerSync is a sync service for a third-party API, run by every
+// replica at every tick: per customer, skip if another replica holds the
 // customer's lock, respect the API's shared quota, push.
 func (a *app) customerSync(ctx context.Context, run scheduler.Run) error {
 	var synced, limited, failed []string
@@ -205,8 +205,8 @@ func (a *app) syncCustomer(ctx context.Context, id string, tick time.Time) (stri
 		return wire.RateLimited, nil
 	}
 	// 3. The lock makes a second sync in one tick unlikely; an idempotency
-	// key in the database makes it impossible (the seeds' advice: pair
-	// locks with a unique constraint).
+	// key in the database makes it impossible (a lock narrows the window,
+	// a unique constraint closes it).
 	if err := a.witness(lctx, "customer-sync:"+id, tick, lock.Token()); errors.Is(err, errDuplicate) {
 		return wire.Duplicate, nil
 	} else if err != nil {

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// thirdPartyAPI stands in for the external API of the seeds'
-// ThirdPartySyncService: each push takes a few tens of milliseconds.
+// thirdPartyAPI stands in for the external API that customer-sync pushes
+// to: each push takes a few tens of milliseconds.
 type thirdPartyAPI struct {
 	calls atomic.Int64
 }

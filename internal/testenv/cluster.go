@@ -110,7 +110,7 @@ func (c *RedisCluster) Addrs() []string {
 
 // Client returns a cluster client closed when the test ends.
 func (c *RedisCluster) Client(t testing.TB) *goredis.ClusterClient {
-	cl := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs()})
+	cl := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
 }

@@ -13,7 +13,9 @@
 // Tests isolate themselves with a key prefix (Redis) or a schema
 // (PostgreSQL) of their own, so they can run in parallel. Fault tests start
 // servers of their own with StartRedis and StartPostgres, which they may
-// stop, kill, pause and restart.
+// stop, kill, pause and restart, and put a Proxy between a client and a
+// server to blackhole the connection, drop replies, delay each chunk or
+// reset connections while the test runs.
 //
 // Main wraps a package's TestMain: it runs the tests, stops the shared
 // servers and checks for leaked goroutines.

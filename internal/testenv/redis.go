@@ -41,6 +41,8 @@ func Redis(t testing.TB) *goredis.Client {
 	if err != nil {
 		t.Fatalf("testenv: TEST_REDIS_URL: %v", err)
 	}
+	// The Redis provider refuses clients that ignore context deadlines.
+	opt.ContextTimeoutEnabled = true
 	c := goredis.NewClient(opt)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -115,9 +117,10 @@ func (s *RedisServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port)
 // URL is the redis:// URL of database 0.
 func (s *RedisServer) URL() string { return "redis://" + s.Addr() + "/0" }
 
-// Client returns a client closed when the test ends.
+// Client returns a client closed when the test ends. Its context deadlines
+// hold (ContextTimeoutEnabled), as the Redis provider requires.
 func (s *RedisServer) Client(t testing.TB) *goredis.Client {
-	c := goredis.NewClient(&goredis.Options{Addr: s.Addr()})
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

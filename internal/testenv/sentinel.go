@@ -96,7 +96,8 @@ func StartRedisSentinel(t testing.TB) *RedisSentinel {
 // Client returns a Sentinel failover client of the monitored master,
 // closed when the test ends.
 func (s *RedisSentinel) Client(t testing.TB) *goredis.Client {
-	c := goredis.NewFailoverClient(&goredis.FailoverOptions{MasterName: s.MasterName, SentinelAddrs: []string{s.Addr}})
+	c := goredis.NewFailoverClient(&goredis.FailoverOptions{MasterName: s.MasterName, SentinelAddrs: []string{s.Addr},
+		ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

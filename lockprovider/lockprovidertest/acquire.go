@@ -17,7 +17,7 @@ func acquireCases() []testCase {
 	}
 }
 
-// C1: a free name is granted and then reads as held.
+// A free name is granted and then reads as held.
 func testAcquireFree(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	l := e.mustAcquire(name, owner, long, 0)
@@ -29,7 +29,7 @@ func testAcquireFree(e *env) {
 	e.wantFree(name, "after Release")
 }
 
-// C2, C22: a held name cannot be taken by another owner, even one with the
+// A held name cannot be taken by another owner, even one with the
 // same LockedBy, and the refusal leaves the holder's lease intact.
 func testAcquireHeld(e *env) {
 	name, a, b := e.name(), lockprovider.NewOwner(), lockprovider.NewOwner()
@@ -51,7 +51,7 @@ func testAcquireHeld(e *env) {
 	e.mustRelease(name, b)
 }
 
-// C3, C16: leases on different names do not interact.
+// Leases on different names do not interact.
 func testIndependentNames(e *env) {
 	n1, n2 := e.name(), e.name()
 	a, b := lockprovider.NewOwner(), lockprovider.NewOwner()
@@ -73,7 +73,7 @@ func testIndependentNames(e *env) {
 	e.mustRelease(n2, b)
 }
 
-// C4: with AtLeastFor 0 a released name is free at once.
+// With AtLeastFor 0 a released name is free at once.
 func testReacquireAfterRelease(e *env) {
 	name := e.name()
 	for i := range 10 {

@@ -8,6 +8,13 @@
 //		})
 //	}
 //
+//	// For providers that implement lockprovider.RateLimiter:
+//	func TestRateConformance(t *testing.T) {
+//		lockprovidertest.RunRate(t, func(t *testing.T) lockprovider.RateLimiter {
+//			return myprovider.New(client, myprovider.Config{Prefix: uniquePrefix()})
+//		})
+//	}
+//
 //	func BenchmarkProvider(b *testing.B) { lockprovidertest.Bench(b, newProvider(b)) }
 //
 // The optional operator capabilities have suites of their own, which fail
@@ -24,28 +31,27 @@
 //
 // # What the suite checks
 //
-// Grouped by topic (one subtest group each; the C-numbers refer to the
-// checklist in the project's ShedLock study):
+// Run, grouped by topic (one subtest group each):
 //
-//   - Acquire: a free name is granted and reads as held (C1); another owner
-//     gets ErrNotAcquired and the holder's lease is untouched (C2, C17);
-//     names are independent (C3, C16); with AtLeastFor 0 a released name is
-//     free at once, ten times in a row (C4); a repeated Acquire by the holder
+//   - Acquire: a free name is granted and reads as held; another owner gets
+//     ErrNotAcquired and the holder's lease is untouched; names are
+//     independent; with AtLeastFor 0 a released name is free at once, ten
+//     times in a row; a repeated Acquire by the holder
 //     returns the same grant; Until-GrantedAt equals AtMostFor and
 //     AtLeastUntil-GrantedAt equals AtLeastFor.
-//   - Expiry: an unreleased lease lapses after AtMostFor and is taken over
-//     (C5, C14, C18); an expired holder can neither extend nor release (C10);
-//     a release inside AtLeastFor keeps the name held until
-//     GrantedAt+AtLeastFor and no longer (C6).
-//   - Extend: longer and chained (C9), shorter, the extension's AtLeastFor
-//     bounds a later release (C11), the extended lease keeps Token and
+//   - Expiry: an unreleased lease lapses after AtMostFor and is taken over;
+//     an expired holder can neither extend nor release; a release inside
+//     AtLeastFor keeps the name held until GrantedAt+AtLeastFor and no
+//     longer.
+//   - Extend: longer and chained, shorter, the extension's AtLeastFor
+//     bounds a later release, the extended lease keeps Token and
 //     GrantedAt; Extend and Release after a release or on an unknown name
-//     return ErrNotHeld (C10, C12).
+//     return ErrNotHeld.
 //   - Owner: a stale or foreign owner token gets ErrNotHeld from Release and
 //     Extend (longer and shorter), and the holder's lease and expiry stay as
-//     they were, also when both owners share LockedBy (C20, C22).
+//     they were, also when both owners share LockedBy.
 //   - Token: tokens strictly increase per name across release, expiry,
-//     AtLeastFor holds and takeover (C23), and stay the same across Extend
+//     AtLeastFor holds and takeover, and stay the same across Extend
 //     and a repeated Acquire.
 //   - Tick: a tick not newer than the last granted one for the name gets
 //     ErrStaleTick, a newer one (by 1 ms) is granted, also after a lapsed
@@ -54,7 +60,7 @@
 //   - Validation: every rule of lockprovider's Validate methods (name, owner,
 //     LockedBy, Tick, durations) on Acquire, Extend, Release, and name rules
 //     on Inspect and NotifyRelease, returns a *lockprovider.ValidationError
-//     matching the right sentinel and ErrInvalid, and changes nothing (C15);
+//     matching the right sentinel and ErrInvalid, and changes nothing;
 //     limit values and names with characters special to Redis keys, SQL and
 //     shells work.
 //   - Context: a cancelled context and one past its deadline make Acquire,
@@ -63,7 +69,7 @@
 //   - Exclusion: 100 goroutines race for one free name and exactly one wins;
 //     workers on two names complete read-sleep-write increments of counters
 //     protected only by the lease, with exact final counts, no overlapping
-//     holders and increasing fences (C7), also with AtLeastFor.
+//     holders and increasing fences, also with AtLeastFor.
 //   - Notify (providers implementing lockprovider.ReleaseNotifier; skipped,
 //     with a message, otherwise): a registration is signalled by each
 //     release, stop unregisters and is idempotent, other names do not
@@ -75,17 +81,42 @@
 //     release and the next grant; List reports exactly this provider's
 //     names, once each.
 //
+// RunRate, for providers implementing lockprovider.RateLimiter, one
+// subtest each:
+//
+//   - AgreesWithMemory: random requests (costs, reservations, refunds) on
+//     one and several limits get exactly the decision the memory provider,
+//     the reference implementation, makes at the server time reported.
+//   - FreshKeyAdmitsCapacity, PeekChargesNothing: every algorithm admits
+//     exactly its capacity on a fresh key and refuses the next unit with a
+//     RetryAfter; N = 0 charges nothing.
+//   - MultiLimitAtomic: a request refused by one limit charges none.
+//   - KeysIndependent: keys with characters special to Redis keys, SQL
+//     and shells, and limits differing only in algorithm or period, do not
+//     share state.
+//   - ReserveAndRefund: TokenBucket and GCRA book ahead within MaxDelay,
+//     refuse beyond it without booking, and give units back up to the
+//     capacity.
+//   - Validation, Context: every rule of RateRequest.Validate and a done
+//     context fail with the right error and charge nothing.
+//   - ConcurrentExact: 128 concurrent requests admit exactly the capacity.
+//   - StateExpires: a drained key is full again after ResetAfter.
+//   - Bounds: five times the limit offered for three seconds never breaks
+//     the algorithm's bound (judged on the server times reported) and
+//     admits at least 90% of what the algorithm admits for those arrivals.
+//
 // # What providers test themselves
 //
 // Storage-specific items need access the suite does not have, so provider
-// packages test them: a caller's open transaction around lock calls (C8),
-// a local "row exists" cache (C13, not used by our providers), pre-existing
-// stale rows and untouched neighbouring rows at the storage level (C14, C16,
-// C17, C18 beyond the behaviour checked here), times stored in UTC
-// whatever the process time zone (C19), and a skewed client clock (C21).
+// packages test them: a caller's open transaction around lock calls, a
+// local "row exists" cache (not used by our providers), pre-existing stale
+// rows and untouched neighbouring rows at the storage level (beyond the
+// behaviour checked here), times stored in UTC whatever the process time
+// zone, a skewed client clock, one round trip per operation, and that
+// every key or row written expires.
 // Handles in lockprovider are owner tokens that Extend keeps, so ShedLock's
-// single-use handles (C12) reduce to the stale-owner checks above. Keep-alive
-// and executor behaviour (C24, C25) belong to package baton and scheduler.
+// single-use handles reduce to the stale-owner checks above. Keep-alive
+// and executor behaviour belong to package baton and scheduler.
 //
 // # Timing
 //

@@ -56,7 +56,7 @@ func testOneWinner(e *env) {
 	e.mustRelease(name, winner.Load().(string))
 }
 
-// fuzz (C7): workers goroutines spread over names names each complete iters
+// fuzz: workers goroutines spread over names names each complete iters
 // read-sleep-write increments of a counter that only the lease protects.
 // Lost updates, overlapping holders or non-increasing fences mean mutual
 // exclusion failed. The counter is read and written with atomics only so the

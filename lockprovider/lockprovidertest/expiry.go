@@ -15,7 +15,7 @@ func expiryCases() []testCase {
 	}
 }
 
-// C5, C14, C18: an unreleased lease lapses after AtMostFor and the name is
+// An unreleased lease lapses after AtMostFor and the name is
 // then taken over by another owner.
 func testLapses(e *env) {
 	e.timed(func(scale time.Duration) bool {
@@ -34,7 +34,7 @@ func testLapses(e *env) {
 	})
 }
 
-// C10: once the lease lapsed, its owner can neither extend (revive) nor
+// Once the lease lapsed, its owner can neither extend (revive) nor
 // release it.
 func testExpiredHolder(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
@@ -47,7 +47,7 @@ func testExpiredHolder(e *env) {
 	e.wantFree(name, "after a refused Extend of an expired lease")
 }
 
-// C6: a release before AtLeastFor has passed keeps the name held until
+// A release before AtLeastFor has passed keeps the name held until
 // GrantedAt+AtLeastFor, and not longer.
 func testAtLeastFor(e *env) {
 	e.timed(func(scale time.Duration) bool {

@@ -17,7 +17,7 @@ func extendCases() []testCase {
 	}
 }
 
-// C9: extends keep the lease past its original expiry; chained extends work.
+// Extends keep the lease past its original expiry; chained extends work.
 func testExtendLonger(e *env) {
 	e.timed(func(scale time.Duration) bool {
 		name, owner := e.name(), lockprovider.NewOwner()
@@ -68,7 +68,7 @@ func testExtendShorter(e *env) {
 	}
 }
 
-// C11: the AtLeastFor of the latest Extend bounds a later release.
+// The AtLeastFor of the latest Extend bounds a later release.
 func testExtendAtLeastFor(e *env) {
 	e.timed(func(scale time.Duration) bool {
 		name, owner := e.name(), lockprovider.NewOwner()
@@ -111,7 +111,7 @@ func testExtendFields(e *env) {
 	e.mustRelease(name, owner)
 }
 
-// C10, C12: after a release, the old owner can neither extend nor release.
+// After a release, the old owner can neither extend nor release.
 func testExtendAfterRelease(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	e.mustAcquire(name, owner, long, 0)

@@ -13,7 +13,7 @@ func fenceCases() []testCase {
 	}
 }
 
-// C23: every grant of a name carries a larger fencing token than the one
+// Every grant of a name carries a larger fencing token than the one
 // before, whether the previous lease was released, expired or taken over.
 func testFenceIncreases(e *env) {
 	name := e.name()

@@ -155,8 +155,8 @@ func testResetRate(e *env) {
 	}
 	key := e.name()
 	req := lockprovider.RateRequest{Key: key, N: 2, Limits: []lockprovider.RateLimit{
-		{Algorithm: lockprovider.FixedWindow, Limit: 2, Period: time.Hour},
-		{Algorithm: lockprovider.GCRA, Limit: 2, Period: time.Hour},
+		{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour},
+		{Algorithm: lockprovider.GCRA, Rate: 2, Period: time.Hour},
 	}}
 	take := func(what string, want bool) {
 		e.t.Helper()

@@ -14,7 +14,7 @@ func ownerCases() []testCase {
 	}
 }
 
-// C20, C22: after A's lease lapsed and B took the name (from the same host,
+// After A's lease lapsed and B took the name (from the same host,
 // with the same LockedBy), A's Release and Extend return ErrNotHeld and leave
 // B's lease and expiry untouched.
 func testStaleAfterExpiry(e *env) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -100,7 +101,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 		if e.expires <= now {
 			continue
 		}
-		a, per, ok := lockprovider.ParseLimitID(k.id)
+		a, per, ok := ratewire.ParseID(k.id)
 		if !ok {
 			continue
 		}

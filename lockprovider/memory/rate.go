@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/internal/ratemath"
+	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -66,12 +68,12 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 	}
 	es := make([]*rateEntry, len(r.Limits))
 	for i, l := range r.Limits {
-		k := rateKey{r.Key, l.ID()}
+		k := rateKey{r.Key, ratewire.ID(l)}
 		e := s.entries[k]
 		if e == nil || e.expires <= now {
 			e = &rateEntry{}
 			if l.Algorithm == lockprovider.TokenBucket {
-				p, _ := l.Reduced()
+				p, _ := ratewire.Reduced(l)
 				e.a, e.b = l.Capacity()*p, now
 			}
 			if l.Algorithm == lockprovider.GCRA {
@@ -83,12 +85,12 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 	v := decide(now, r, es)
 	for i, l := range r.Limits {
 		if es[i].expires > now {
-			s.entries[rateKey{r.Key, l.ID()}] = es[i]
+			s.entries[rateKey{r.Key, ratewire.ID(l)}] = es[i]
 		} else {
-			delete(s.entries, rateKey{r.Key, l.ID()})
+			delete(s.entries, rateKey{r.Key, ratewire.ID(l)})
 		}
 	}
-	return lockprovider.DecodeRateReply(v, len(r.Limits))
+	return ratewire.Decode(v, len(r.Limits))
 }
 
 // decide is the reference implementation of the decision, shared in
@@ -97,7 +99,7 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 // computes how long each limit needs before it admits r.N, and charges all
 // limits only if the longest of those waits is within r.MaxDelay. Entries
 // are updated in place only when something is charged or refunded; expires
-// is set then. It returns the flat reply of lockprovider.DecodeRateReply.
+// is set then. It returns the flat reply of ratewire.Decode.
 func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 	nl := len(r.Limits)
 	n := r.N
@@ -108,8 +110,8 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 	for i, l := range r.Limits {
 		e := es[i]
 		P := int64(l.Period / time.Microsecond)
-		L := l.Limit
-		p, q := l.Reduced()
+		L := l.Rate
+		p, q := ratewire.Reduced(l)
 		switch l.Algorithm {
 		case lockprovider.FixedWindow:
 			if w := now / P; e.a < w {
@@ -168,7 +170,7 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 	}
 	allowed := D <= int64(r.MaxDelay/time.Microsecond)
 	for _, l := range r.Limits {
-		if _, q := l.Reduced(); l.Algorithm == lockprovider.TokenBucket && D > lockprovider.MaxRateProduct/q {
+		if _, q := ratewire.Reduced(l); l.Algorithm == lockprovider.TokenBucket && D > ratemath.MaxProduct/q {
 			allowed = false // the debt would not be representable exactly
 		}
 	}
@@ -179,8 +181,8 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 	for i, l := range r.Limits {
 		e := es[i]
 		P := int64(l.Period / time.Microsecond)
-		L := l.Limit
-		p, q := l.Reduced()
+		L := l.Rate
+		p, q := ratewire.Reduced(l)
 		var rem, reset int64
 		switch l.Algorithm {
 		case lockprovider.FixedWindow:

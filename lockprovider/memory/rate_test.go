@@ -21,11 +21,11 @@ func TestRateEntriesSwept(t *testing.T) {
 	size := func() int { p.rate.mu.Lock(); defer p.rate.mu.Unlock(); return len(p.rate.entries) }
 	ctx := context.Background()
 	limits := []lockprovider.RateLimit{
-		{Algorithm: lockprovider.FixedWindow, Limit: 5, Period: time.Second},
-		{Algorithm: lockprovider.SlidingLog, Limit: 5, Period: time.Second},
-		{Algorithm: lockprovider.SlidingWindow, Limit: 5, Period: time.Second},
-		{Algorithm: lockprovider.TokenBucket, Limit: 5, Period: time.Second},
-		{Algorithm: lockprovider.GCRA, Limit: 5, Period: time.Second},
+		{Algorithm: lockprovider.FixedWindow, Rate: 5, Period: time.Second},
+		{Algorithm: lockprovider.SlidingLog, Rate: 5, Period: time.Second},
+		{Algorithm: lockprovider.SlidingWindow, Rate: 5, Period: time.Second},
+		{Algorithm: lockprovider.TokenBucket, Rate: 5, Period: time.Second},
+		{Algorithm: lockprovider.GCRA, Rate: 5, Period: time.Second},
 	}
 	for i := range 500 {
 		if _, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: "k" + strconv.Itoa(i), N: 1, Limits: limits}); err != nil {

@@ -21,9 +21,13 @@
 //
 // Rows are never deleted: a row keeps the fencing counter of its name. A new
 // row starts its fence at the server time in microseconds, and every later
-// grant adds one under the row lock (never a sequence, whose values can
-// regress against the expiry check), so tokens keep increasing even if an
-// operator deletes rows.
+// grant, under the row lock, takes the larger of the previous token plus one
+// and the server time in microseconds (never a sequence, whose values can
+// regress against the expiry check). Tokens therefore keep increasing even
+// if an operator deletes rows, and the token of a grant that was rolled back
+// (see Round trips and transactions) is not issued again, as long as the
+// server's clock does not step back and a name is granted less than a
+// million times a second.
 //
 // # Clock
 //
@@ -50,6 +54,45 @@
 // transaction and take effect only when it commits. Leases stay correct
 // (clock_timestamp is not frozen), but other sessions see a grant only after
 // the commit, and the row stays locked until then.
+//
+// A grant inside a transaction, and its fencing token, are valid only if
+// that transaction commits. If it rolls back, the grant never happened:
+// the name is free again at once, whatever the lease length, and work
+// fenced with that token was not protected by the lock. The token itself is
+// not issued again (the next grant's token is larger, see Schema), so a
+// write the rolled-back holder already made with it loses to every later
+// holder's, but nothing stopped another holder from working at the same
+// time after the rollback. Commit the transaction before relying on the
+// lock, or keep the lock and the guarded work in the same transaction.
+//
+// # Deadlines, outages and pool settings
+//
+// Every operation ends when its context does: pgx sets the context's
+// deadline on the socket, so a server that stops answering costs a call its
+// deadline and no more. pgx has no I/O timeout of its own: a call whose
+// context has no deadline waits as long as the connection stays silent, so
+// always pass one (baton.Locker and the scheduler do). A server that could
+// not be reached or did not answer in time gives an error matching
+// lockprovider.ErrUnavailable, never ErrNotAcquired: an
+// *lockprovider.UnavailableError with NotSent set when pgx guarantees the
+// statement never went out (a failed connection attempt, a closed pool),
+// otherwise of unknown outcome.
+//
+// The listener (see Release notifications) connects and marks on a
+// goroutine of its own and holds no lock while it waits on the network:
+// each NotifyRelease waits for its own registration with its own context.
+// It bounds each of its statements and connection attempts to 5 s, and
+// never waits for pgx's clean-up of a dead connection (a cancel request sent
+// down the dead path, which pgx bounds at 15 s).
+//
+// Extend runs in pgx's exec mode, one round trip even on a connection that
+// never ran it (the default mode prepares a statement on first use, a second
+// round trip), so renewals stay one round trip after reconnects. pgxpool
+// pings a connection that was idle for more than a second before handing it
+// out (pgxpool.Config.ShouldPing), which doubles the round trips of renewals
+// spaced further apart; under latency set ShouldPing to ping only after
+// longer idleness, and keep MinConns at one or more so a renewal does not
+// also pay for a new connection.
 //
 // # Release notifications
 //

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -23,6 +22,13 @@ const (
 	// by another session; the listening connection is ours, so the setting
 	// cannot leak into anyone's transaction.
 	listenLockTimeout = "1s"
+	// listenIOTimeout bounds each statement and each connection attempt of
+	// the listener, so a connection that stopped answering is replaced
+	// instead of holding the listener forever.
+	listenIOTimeout = 5 * time.Second
+	// closeWait bounds the clean close (a Terminate message) of a
+	// listening connection.
+	closeWait = 250 * time.Millisecond
 )
 
 // NotifyRelease implements lockprovider.ReleaseNotifier with LISTEN/NOTIFY.
@@ -110,28 +116,14 @@ func (l *listener) add(ctx context.Context, name string, ch chan<- struct{}) (fu
 	if l.open == nil {
 		return nil, ErrNoListener
 	}
+	// No I/O under mu: the loop goroutine connects and marks, and each
+	// caller waits for its own mark with its own ctx, so a connection that
+	// stopped answering delays nobody past their deadline.
 	l.mu.Lock()
 	if l.run == nil {
-		// Connect while holding mu: concurrent first registrations share
-		// the one connection.
-		conn, err := l.connect(ctx)
-		if err == nil {
-			err = l.mark(ctx, conn, []string{name})
-			if err != nil {
-				closeConn(conn)
-			}
-		}
-		if err != nil {
-			l.mu.Unlock()
-			return nil, err
-		}
 		runCtx, cancel := context.WithCancel(context.Background())
-		r := &listenRun{cancel: cancel, done: make(chan struct{}), interrupt: func() {}}
-		l.run = r
-		s := l.subscribe(name, ch)
-		go l.loop(runCtx, conn, r)
-		l.mu.Unlock()
-		return l.stopFunc(name, s), nil
+		l.run = &listenRun{cancel: cancel, done: make(chan struct{}), interrupt: func() {}}
+		go l.loop(runCtx, l.run)
 	}
 	var req *markReq
 	if len(l.subs[name]) == 0 {
@@ -194,23 +186,26 @@ func (l *listener) remove(name string, s *subscription) {
 	}
 }
 
-// connect opens the listening connection and subscribes it.
+// connect opens the listening connection and subscribes it, within
+// listenIOTimeout.
 func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, listenIOTimeout)
+	defer cancel()
 	conn, err := l.open(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open listener: %w", err)
+		return nil, opError("open listener", "", err)
 	}
 	// The channel names the table by oid, resolved on this connection
 	// (so Config.Listen connections must see the same search_path).
 	var channel string
 	if err := conn.QueryRow(ctx, "SELECT 'baton_release:' || $1::regclass::oid::text", l.table).Scan(&channel); err != nil {
 		closeConn(conn)
-		return nil, fmt.Errorf("postgres: listen: resolve table %s: %w", l.table, err)
+		return nil, opError("listen: resolve table "+l.table, "", err)
 	}
 	sql := "SET lock_timeout = '" + listenLockTimeout + "'; LISTEN " + pgx.Identifier{channel}.Sanitize()
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		closeConn(conn)
-		return nil, fmt.Errorf("postgres: listen: %w", err)
+		return nil, opError("listen", "", err)
 	}
 	return conn, nil
 }
@@ -219,22 +214,51 @@ func (l *listener) mark(ctx context.Context, conn *pgx.Conn, names []string) err
 	if len(names) == 0 {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, listenIOTimeout)
+	defer cancel()
 	if _, err := conn.Exec(ctx, l.markSQL, names, l.markFor); err != nil {
-		return fmt.Errorf("postgres: register waiters: %w", err)
+		return opError("register waiters", "", err)
 	}
 	return nil
 }
 
-// loop receives notifications and serves mark requests until ctx ends.
-func (l *listener) loop(ctx context.Context, conn *pgx.Conn, r *listenRun) {
+// loop connects, then receives notifications and serves mark requests
+// until ctx ends, reconnecting with backoff when the connection breaks.
+func (l *listener) loop(ctx context.Context, r *listenRun) {
 	defer close(r.done)
+	var conn *pgx.Conn
 	defer func() {
 		if conn != nil {
 			closeConn(conn)
 		}
 	}()
-	nextRefresh := time.Now().Add(l.markEvery)
+	var (
+		backoff     time.Duration // before the next connection attempt
+		connected   bool          // a connection was up before: wake waiters on reconnect
+		nextRefresh time.Time
+	)
 	for {
+		if conn == nil {
+			if !sleep(ctx, backoff) {
+				return
+			}
+			backoff = min(max(2*backoff, 50*time.Millisecond), 5*time.Second)
+			var err error
+			conn, err = l.connectAndMark(ctx, r)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				l.log.Warn("baton postgres: release listener cannot connect; retrying", "err", err, "retry_in", backoff)
+				continue
+			}
+			backoff = 0
+			nextRefresh = time.Now().Add(l.markEvery)
+			if connected {
+				l.wakeAll() // releases may have gone unheard while disconnected
+			}
+			connected = true
+		}
 		// Renew here rather than on a wait timeout only, so a steady stream
 		// of notifications cannot starve the renewal.
 		if !time.Now().Before(nextRefresh) {
@@ -281,39 +305,44 @@ func (l *listener) loop(ctx context.Context, conn *pgx.Conn, r *listenRun) {
 			return
 		}
 		closeConn(conn)
-		conn = l.reconnect(ctx)
-		if conn == nil {
-			return
-		}
-		nextRefresh = time.Now().Add(l.markEvery)
-		l.wakeAll() // releases may have gone unheard while disconnected
+		conn = nil
 	}
 }
 
-// reconnect opens a new listening connection with backoff and re-marks
-// every name with waiters. It returns nil when ctx ends first.
-func (l *listener) reconnect(ctx context.Context) *pgx.Conn {
-	backoff := 50 * time.Millisecond
-	for {
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-		backoff = min(2*backoff, 5*time.Second)
-		conn, err := l.connect(ctx)
-		if err == nil {
-			if err = l.mark(ctx, conn, l.names()); err == nil {
-				return conn
-			}
+// connectAndMark opens a listening connection and marks every name with
+// waiters, answering the pending mark requests either way.
+func (l *listener) connectAndMark(ctx context.Context, r *listenRun) (*pgx.Conn, error) {
+	conn, err := l.connect(ctx)
+	l.mu.Lock()
+	reqs := r.pending
+	r.pending = nil
+	l.mu.Unlock()
+	if err == nil {
+		// l.names() includes the pending names: add subscribes before it
+		// queues the request.
+		if err = l.mark(ctx, conn, l.names()); err != nil {
 			closeConn(conn)
+			conn = nil
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		l.log.Warn("baton postgres: release listener reconnect failed", "err", err)
+	}
+	for _, q := range reqs {
+		q.done <- err
+	}
+	return conn, err
+}
+
+// sleep waits for d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -351,11 +380,15 @@ func (l *listener) wakeAll() {
 	}
 }
 
-// closeConn closes conn and waits until pgconn's cleanup is over, so no
-// goroutine of the connection survives.
+// closeConn closes conn within closeWait. A connection whose statement was
+// cancelled is already being closed by pgx in the background, with a
+// cancel request sent to the server that can take 15 s on a dead path;
+// nobody waits for that, or every waiter on the provider would wait too.
 func closeConn(conn *pgx.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if conn.IsClosed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
 	defer cancel()
-	_ = conn.Close(ctx)
-	<-conn.PgConn().CleanupDone()
+	_ = conn.Close(ctx) // returns once the socket is closed
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -95,7 +96,7 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 	case errors.Is(err, pgx.ErrNoRows):
 		return lockprovider.LeaseInfo{}, lockprovider.ErrNotHeld
 	case err != nil:
-		return lockprovider.LeaseInfo{}, fmt.Errorf("postgres: force-release %q: %w", name, err)
+		return lockprovider.LeaseInfo{}, opError("force-release", name, err)
 	}
 	if lastTick.Valid {
 		info.LastTick = lastTick.Time
@@ -109,7 +110,7 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.ops.resetRate, key); err != nil {
-		return fmt.Errorf("postgres: reset rate %q: %w", key, err)
+		return opError("reset rate", key, err)
 	}
 	return nil
 }
@@ -118,7 +119,7 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 func (p *Provider) Ping(ctx context.Context) error {
 	var one int
 	if err := p.db.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
-		return fmt.Errorf("postgres: ping: %w", err)
+		return opError("ping", "", err)
 	}
 	return nil
 }
@@ -127,7 +128,7 @@ func (p *Provider) Ping(ctx context.Context) error {
 func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
 	rows, err := p.db.Query(ctx, p.ops.listRates)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list rates: %w", err)
+		return nil, opError("list rates", "", err)
 	}
 	var out []lockprovider.RateInfo
 	var (
@@ -135,13 +136,13 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 		exp      int64
 	)
 	_, err = pgx.ForEachRow(rows, []any{&key, &lim, &exp}, func() error {
-		if a, per, ok := lockprovider.ParseLimitID(lim); ok {
+		if a, per, ok := ratewire.ParseID(lim); ok {
 			out = append(out, lockprovider.RateInfo{Key: key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(exp)})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list rates: %w", err)
+		return nil, opError("list rates", "", err)
 	}
 	return out, nil
 }
@@ -156,16 +157,12 @@ func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams,
 		return lockprovider.Lease{}, err
 	}
 	ret := run.Retention.WithDefaults()
-	lockedBy := a.LockedBy
-	if lockedBy == "" {
-		lockedBy = p.lockedBy
-	}
 	var tick any
 	if !a.Tick.IsZero() {
 		tick = a.Tick
 	}
-	return p.acquireWith(ctx, p.ops.acquireRun, a, lockedBy,
-		a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor, tick,
+	return p.acquireWith(ctx, p.ops.acquireRun, a,
+		a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor, tick,
 		run.CatchUp, run.Manual, int64(ret.MaxRuns), ret.MaxAge)
 }
 
@@ -188,7 +185,7 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 		string(end.Outcome), lockprovider.CutError(end.Error), run.CatchUp, run.Manual).Scan(&n)
 	switch {
 	case err != nil:
-		return fmt.Errorf("postgres: release %q: %w", r.Name, err)
+		return opError("release", r.Name, err)
 	case n == 0:
 		return lockprovider.ErrNotHeld
 	}
@@ -229,11 +226,11 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 	}
 	rows, err := p.db.Query(ctx, p.ops.runs, q.Job, since, until, q.Lim())
 	if err != nil {
-		return nil, fmt.Errorf("postgres: runs of %q: %w", q.Job, err)
+		return nil, opError("runs of", q.Job, err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.RunRecord, error) { return scanRun(row) })
 	if err != nil {
-		return nil, fmt.Errorf("postgres: runs of %q: %w", q.Job, err)
+		return nil, opError("runs of", q.Job, err)
 	}
 	return out, nil
 }
@@ -245,7 +242,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 	}
 	rows, err := p.db.Query(ctx, p.ops.lastRuns, job)
 	if err != nil {
-		return last, lastSuccess, fmt.Errorf("postgres: last runs of %q: %w", job, err)
+		return last, lastSuccess, opError("last runs of", job, err)
 	}
 	_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
 		var success bool
@@ -258,7 +255,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 		return struct{}{}, err
 	})
 	if err != nil {
-		return last, lastSuccess, fmt.Errorf("postgres: last runs of %q: %w", job, err)
+		return last, lastSuccess, opError("last runs of", job, err)
 	}
 	return last, lastSuccess, nil
 }
@@ -271,10 +268,10 @@ func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl
 	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
 	b, err := json.Marshal(inst)
 	if err != nil {
-		return fmt.Errorf("postgres: register %q: %w", inst.LockedBy, err)
+		return opError("register", inst.LockedBy, err)
 	}
 	if _, err := p.db.Exec(ctx, p.ops.register, inst.LockedBy, string(b), ttl); err != nil {
-		return fmt.Errorf("postgres: register %q: %w", inst.LockedBy, err)
+		return opError("register", inst.LockedBy, err)
 	}
 	return nil
 }
@@ -289,7 +286,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 	}
 	tag, err := p.db.Exec(ctx, p.ops.heartbeat, lockedBy, ttl)
 	if err != nil {
-		return fmt.Errorf("postgres: heartbeat %q: %w", lockedBy, err)
+		return opError("heartbeat", lockedBy, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return lockprovider.ErrNotRegistered
@@ -303,7 +300,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.ops.deregister, lockedBy); err != nil {
-		return fmt.Errorf("postgres: deregister %q: %w", lockedBy, err)
+		return opError("deregister", lockedBy, err)
 	}
 	return nil
 }
@@ -312,7 +309,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
 	rows, err := p.db.Query(ctx, p.ops.instances)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: instances: %w", err)
+		return nil, opError("instances", "", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.Instance, error) {
 		var (
@@ -330,7 +327,7 @@ func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, erro
 		return inst, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: instances: %w", err)
+		return nil, opError("instances", "", err)
 	}
 	return out, nil
 }

@@ -5,9 +5,11 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
-	"os"
+	"net"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -59,10 +61,6 @@ type Config struct {
 	// crash recovery, which at worst resets some limits.
 	RateLogged bool
 
-	// LockedBy is stored in locked_by when AcquireParams.LockedBy is empty.
-	// It is informational only. Defaults to the host name.
-	LockedBy string
-
 	// Listen opens the dedicated connection on which the provider LISTENs
 	// for release notifications (see NotifyRelease). The provider closes
 	// it when the last waiter stops. When nil and the DB is a
@@ -100,10 +98,9 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 // implements lockprovider.ReleaseNotifier and lockprovider.Inspector. It is
 // safe for concurrent use.
 type Provider struct {
-	db       DB
-	lockedBy string
-	log      *slog.Logger
-	names    names
+	db    DB
+	log   *slog.Logger
+	names names
 
 	acquireSQL, acquireTickSQL, extendSQL, releaseSQL, markSQL, inspectSQL, listSQL string
 	migrations                                                                      []migration
@@ -147,6 +144,11 @@ func New(db DB, cfg *Config) (*Provider, error) {
 	if db == nil {
 		return nil, &lockprovider.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
 	}
+	if v := reflect.ValueOf(db); v.Kind() == reflect.Pointer && v.IsNil() {
+		// A typed nil (e.g. a *pgxpool.Pool never assigned) would panic at
+		// first use, far from the cause.
+		return nil, &lockprovider.ValidationError{Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+	}
 	var c Config
 	if cfg != nil {
 		c = *cfg
@@ -161,16 +163,9 @@ func New(db DB, cfg *Config) (*Provider, error) {
 	}
 	p := &Provider{
 		db:         db,
-		lockedBy:   c.LockedBy,
 		log:        c.Logger,
 		names:      n,
 		migrations: migs,
-	}
-	if p.lockedBy == "" {
-		p.lockedBy, _ = os.Hostname()
-		if len(p.lockedBy) > lockprovider.MaxLockedByLen {
-			p.lockedBy = p.lockedBy[:lockprovider.MaxLockedByLen]
-		}
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -301,17 +296,13 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 	if err := a.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
-	lockedBy := a.LockedBy
-	if lockedBy == "" {
-		lockedBy = p.lockedBy
-	}
 	if !a.Tick.IsZero() {
-		return p.acquireTick(ctx, a, lockedBy)
+		return p.acquireTick(ctx, a)
 	}
 	// No tick: a refusal can only mean "held by another owner", and the
 	// grant is for no tick (Lease.Tick stays zero).
 	l := lockprovider.Lease{Name: a.Name, Owner: a.Owner}
-	err := p.db.QueryRow(ctx, p.acquireSQL, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor).
+	err := p.db.QueryRow(ctx, p.acquireSQL, a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor).
 		Scan(&l.GrantedAt, &l.Until, &l.AtLeastUntil, &l.Token)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -324,15 +315,15 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 
 // acquireTick is Acquire with a tick, which must tell a stale tick from a
 // lease held by another owner.
-func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams, lockedBy string) (lockprovider.Lease, error) {
-	return p.acquireWith(ctx, p.acquireTickSQL, a, lockedBy, a.Name, a.Owner, lockedBy, a.AtMostFor, a.AtLeastFor, a.Tick)
+func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	return p.acquireWith(ctx, p.acquireTickSQL, a, a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor, a.Tick)
 }
 
 // acquireWith runs acquire.sql, or a statement that extends it (the
 // ledger's), with args, and decodes its answer.
-func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.AcquireParams, lockedBy string, args ...any) (lockprovider.Lease, error) {
+func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.AcquireParams, args ...any) (lockprovider.Lease, error) {
 	var (
-		granted            bool
+		granted, open      bool
 		now                time.Time
 		curOwner           pgtype.Text
 		at, until, atLeast pgtype.Timestamptz
@@ -340,7 +331,7 @@ func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.A
 		lastTick           pgtype.Timestamptz
 	)
 	err := p.db.QueryRow(ctx, sql, args...).
-		Scan(&granted, &now, &curOwner, &at, &until, &atLeast, &fence, &lastTick)
+		Scan(&granted, &now, &curOwner, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		return lockprovider.Lease{}, acquireError(a.Name, err)
 	}
@@ -366,6 +357,11 @@ func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.A
 			return lease(), nil // already ours: the same grant, unchanged
 		}
 		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	case open:
+		// Free and the tick newer when the statement started, yet another
+		// session changed the row before this one could lock it: it took
+		// the name.
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
 	default:
 		// Free, yet not granted: only the tick condition can refuse.
 		return lockprovider.Lease{}, lockprovider.ErrStaleTick
@@ -376,7 +372,51 @@ func acquireError(name string, err error) error {
 	if contended(err) {
 		return fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
 	}
-	return fmt.Errorf("postgres: acquire %q: %w", name, err)
+	return opError("acquire", name, err)
+}
+
+// opError wraps a failed statement once, with one prefix. A server that
+// could not be reached or did not answer in time gives an
+// *lockprovider.UnavailableError: NotSent when pgx guarantees nothing was
+// sent (a failed connection attempt, a closed pool, a context that ended
+// before the statement went out), otherwise of unknown outcome.
+func opError(op, name string, err error) error {
+	var wrapped error
+	if name == "" {
+		wrapped = fmt.Errorf("postgres: %s: %w", op, err)
+	} else {
+		wrapped = fmt.Errorf("postgres: %s %q: %w", op, name, err)
+	}
+	var (
+		pgErr   *pgconn.PgError
+		connErr *pgconn.ConnectError
+	)
+	switch {
+	case errors.As(err, &connErr), pgconn.SafeToRetry(err), err.Error() == "closed pool":
+		// "closed pool" is pgxpool's (puddle's) error for a closed pool,
+		// before any connection is used.
+		return &lockprovider.UnavailableError{NotSent: true, Err: wrapped}
+	case errors.As(err, &pgErr):
+		// The server answered. Connection exceptions (class 08) and
+		// operator intervention (57P01 admin shutdown, 57P02 crash
+		// shutdown, 57P03 cannot connect now) mean the session ended
+		// under the statement: outcome unknown.
+		if strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" {
+			return &lockprovider.UnavailableError{Err: wrapped}
+		}
+		return wrapped
+	case errors.Is(err, context.Canceled):
+		return wrapped // the caller gave up; not the backend's doing
+	case pgconn.Timeout(err), errors.Is(err, context.DeadlineExceeded), errors.Is(err, pgconn.ErrConnClosed),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), isNetError(err):
+		return &lockprovider.UnavailableError{Err: wrapped}
+	}
+	return wrapped
+}
+
+func isNetError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne)
 }
 
 // Extend implements lockprovider.Provider in one UPDATE. The returned
@@ -392,13 +432,16 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 		fence              int64
 		lastTick           pgtype.Timestamptz
 	)
-	err := p.db.QueryRow(ctx, p.extendSQL, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
+	// Exec mode: one round trip even on a connection that has never run
+	// the statement (the default mode prepares it first, a second round
+	// trip), so a renewal after a reconnect is not slower than the others.
+	err := p.db.QueryRow(ctx, p.extendSQL, pgx.QueryExecModeExec, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
 		Scan(&at, &until, &atLeast, &fence, &lastTick)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return lockprovider.Lease{}, lockprovider.ErrNotHeld
 	}
 	if err != nil {
-		return lockprovider.Lease{}, fmt.Errorf("postgres: extend %q: %w", e.Name, err)
+		return lockprovider.Lease{}, opError("extend", e.Name, err)
 	}
 	l := lockprovider.Lease{
 		Name: e.Name, Owner: e.Owner, Token: fence,
@@ -420,7 +463,7 @@ func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 	// its pg_notify side effect only.
 	tag, err := p.db.Exec(ctx, p.releaseSQL, r.Name, r.Owner)
 	if err != nil {
-		return fmt.Errorf("postgres: release %q: %w", r.Name, err)
+		return opError("release", r.Name, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return lockprovider.ErrNotHeld
@@ -435,11 +478,11 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 	}
 	rows, err := p.db.Query(ctx, p.inspectSQL, name)
 	if err != nil {
-		return lockprovider.LeaseInfo{}, fmt.Errorf("postgres: inspect %q: %w", name, err)
+		return lockprovider.LeaseInfo{}, opError("inspect", name, err)
 	}
 	infos, err := collectInfos(rows)
 	if err != nil {
-		return lockprovider.LeaseInfo{}, fmt.Errorf("postgres: inspect %q: %w", name, err)
+		return lockprovider.LeaseInfo{}, opError("inspect", name, err)
 	}
 	if len(infos) == 0 {
 		return lockprovider.LeaseInfo{Name: name}, nil
@@ -452,11 +495,11 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 	rows, err := p.db.Query(ctx, p.listSQL)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list: %w", err)
+		return nil, opError("list", "", err)
 	}
 	infos, err := collectInfos(rows)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list: %w", err)
+		return nil, opError("list", "", err)
 	}
 	return infos, nil
 }

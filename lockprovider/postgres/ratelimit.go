@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -34,17 +35,17 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 	ids := make([]string, len(r.Limits))
 	args := make([]int64, 0, 6*len(r.Limits))
 	for i, l := range r.Limits {
-		ids[i] = l.ID()
-		pp, q := l.Reduced()
-		args = append(args, int64(l.Algorithm), l.Limit, int64(l.Period/time.Microsecond), l.Capacity(), pp, q)
+		ids[i] = ratewire.ID(l)
+		pp, q := ratewire.Reduced(l)
+		args = append(args, int64(l.Algorithm), l.Rate, int64(l.Period/time.Microsecond), l.Capacity(), pp, q)
 	}
 	var v []int64
 	err := p.db.QueryRow(ctx, "SELECT "+p.rateFunc()+"($1, $2, $3, $4, $5, $6)",
 		r.Key, r.N, int64(r.MaxDelay/time.Microsecond), r.Refund, ids, args).Scan(&v)
 	if err != nil {
-		return lockprovider.RateResult{}, fmt.Errorf("postgres: rate limit %q: %w", r.Key, err)
+		return lockprovider.RateResult{}, opError("rate limit", r.Key, err)
 	}
-	return lockprovider.DecodeRateReply(v, len(r.Limits))
+	return ratewire.Decode(v, len(r.Limits))
 }
 
 // SweepRates deletes every expired rate-limit row and returns how many. It

@@ -69,11 +69,11 @@ func TestRateOneStatement(t *testing.T) {
 	p, _, tr := rateProvider(t, postgres.Config{})
 	ctx := context.Background()
 	all := []lockprovider.RateLimit{
-		{Algorithm: lockprovider.FixedWindow, Limit: 3, Period: time.Hour},
-		{Algorithm: lockprovider.SlidingLog, Limit: 3, Period: time.Hour},
-		{Algorithm: lockprovider.SlidingWindow, Limit: 3, Period: time.Hour},
-		{Algorithm: lockprovider.TokenBucket, Limit: 3, Period: time.Hour},
-		{Algorithm: lockprovider.GCRA, Limit: 3, Period: time.Hour},
+		{Algorithm: lockprovider.FixedWindow, Rate: 3, Period: time.Hour},
+		{Algorithm: lockprovider.SlidingLog, Rate: 3, Period: time.Hour},
+		{Algorithm: lockprovider.SlidingWindow, Rate: 3, Period: time.Hour},
+		{Algorithm: lockprovider.TokenBucket, Rate: 3, Period: time.Hour},
+		{Algorithm: lockprovider.GCRA, Rate: 3, Period: time.Hour},
 	}
 	requests := []lockprovider.RateRequest{{Key: "all", N: 1, Limits: all}}
 	for _, l := range all {
@@ -121,7 +121,7 @@ func TestRateTablePersistence(t *testing.T) {
 			t.Errorf("RateLogged=%v: persistence %q; want %q", logged, got, want)
 		}
 		if _, err := q.RateLimit(context.Background(), lockprovider.RateRequest{Key: "k", N: 1,
-			Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Limit: 10, Period: time.Second}}}); err != nil {
+			Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Rate: 10, Period: time.Second}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func TestRateTablePersistence(t *testing.T) {
 		t.Errorf("logged custom table persistence %q; want p", got)
 	}
 	res, err := q.RateLimit(context.Background(), lockprovider.RateRequest{Key: "k", N: 2,
-		Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Limit: 2, Period: time.Hour}}})
+		Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour}}})
 	if err != nil || !res.Allowed || res.Limits[0].Remaining != 0 {
 		t.Fatalf("custom table: %+v, %v", res, err)
 	}
@@ -146,8 +146,8 @@ func TestRateSweep(t *testing.T) {
 	t.Parallel()
 	p, pg, _ := rateProvider(t, postgres.Config{})
 	ctx := context.Background()
-	short := []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Limit: 1, Period: time.Millisecond}}
-	long := []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Limit: 1, Period: time.Hour}}
+	short := []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Rate: 1, Period: time.Millisecond}}
+	long := []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Rate: 1, Period: time.Hour}}
 	for i := range 300 {
 		if _, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: fmt.Sprint("short-", i), N: 1, Limits: short}); err != nil {
 			t.Fatal(err)
@@ -187,8 +187,8 @@ func TestRateSweep(t *testing.T) {
 func TestRateNoDeadlock(t *testing.T) {
 	t.Parallel()
 	p, _, _ := rateProvider(t, postgres.Config{})
-	a := lockprovider.RateLimit{Algorithm: lockprovider.GCRA, Limit: 1000, Period: time.Second}
-	b := lockprovider.RateLimit{Algorithm: lockprovider.FixedWindow, Limit: 1000, Period: time.Second}
+	a := lockprovider.RateLimit{Algorithm: lockprovider.GCRA, Rate: 1000, Period: time.Second}
+	b := lockprovider.RateLimit{Algorithm: lockprovider.FixedWindow, Rate: 1000, Period: time.Second}
 	errs := make(chan error, 8)
 	for w := range 8 {
 		go func() {
@@ -217,7 +217,7 @@ func TestRateValidation(t *testing.T) {
 	p, _, tr := rateProvider(t, postgres.Config{})
 	before := tr.n.Load()
 	_, err := p.RateLimit(context.Background(), lockprovider.RateRequest{Key: "", N: 1,
-		Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Limit: 1, Period: time.Second}}})
+		Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Rate: 1, Period: time.Second}}})
 	if !errors.Is(err, lockprovider.ErrInvalidName) {
 		t.Errorf("empty key: %v", err)
 	}

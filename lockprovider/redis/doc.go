@@ -66,6 +66,27 @@
 // in proportion to the number of keys under the prefix, for operators, not
 // hot paths.
 //
+// # Deadlines and outages
+//
+// New refuses a *goredis.Client (standalone or Sentinel failover),
+// *goredis.ClusterClient or *goredis.Ring whose ContextTimeoutEnabled is
+// false, with a ValidationError matching lockprovider.ErrInvalid that names
+// the option. Without it go-redis ignores context deadlines: it bounds each
+// socket read by ReadTimeout (3 s by default) and write by WriteTimeout,
+// and resends up to MaxRetries times (3), so a call against a server that
+// stopped answering outlives a 2 s deadline by seconds (10 s was measured
+// with the defaults). With it, every call returns by its context's deadline
+// plus scheduling slack, and ReadTimeout still bounds calls whose context
+// has none. Other implementations of Client cannot be inspected; they must
+// honour context deadlines themselves.
+//
+// A server that could not be reached or did not answer in time gives an
+// error matching lockprovider.ErrUnavailable, never ErrNotAcquired: an
+// *lockprovider.UnavailableError with NotSent set when the command cannot
+// have been sent (a refused dial, a closed client, no pooled connection free
+// within PoolTimeout), otherwise of unknown outcome (timeouts, resets, a
+// server answering LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN or BUSY).
+//
 // # Retries
 //
 // go-redis resends a command whose reply timed out (Options.MaxRetries). A

@@ -15,7 +15,7 @@ import (
 // Compile-only: it needs a Redis server.
 func Example() {
 	ctx := context.Background()
-	rdb := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
+	rdb := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
 	defer rdb.Close()
 
 	p, err := redisprovider.New(rdb, &redisprovider.Config{Prefix: "myapp:"})

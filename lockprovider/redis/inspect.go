@@ -21,7 +21,7 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 	lease, fence := p.keys(name)
 	v, err := p.inspect.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease)}).Slice()
 	if err != nil {
-		return lockprovider.LeaseInfo{}, fmt.Errorf("redis: inspect %q: %w", name, err)
+		return lockprovider.LeaseInfo{}, opError("inspect", name, err)
 	}
 	info := lockprovider.LeaseInfo{Name: name}
 	if len(v) != 4 {
@@ -99,7 +99,7 @@ func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 		err = scan(ctx, p.client)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redis: list: %w", err)
+		return nil, opError("list", "", err)
 	}
 	out := make([]lockprovider.LeaseInfo, 0, len(names))
 	for _, name := range names {

@@ -104,10 +104,8 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 	return nil
 }
 
-// unknown wraps a failure whose outcome on the server is unknown.
-func unknown(op, name string, err error) error {
-	return fmt.Errorf("redis: %s %q: outcome unknown: %w", op, name, err)
-}
+// unknown wraps a failed call (see opError).
+func unknown(op, name string, err error) error { return opError(op, name, err) }
 
 func unexpected(v any) error {
 	return errors.New("unexpected script reply " + strconv.Quote(fmt.Sprint(v)))

@@ -64,7 +64,8 @@ func TestNotifyConcurrentRegistrations(t *testing.T) {
 func TestNotifyContextCancelled(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
-	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 300 * time.Millisecond, ReadTimeout: 300 * time.Millisecond})
+	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 300 * time.Millisecond, ReadTimeout: 300 * time.Millisecond,
+		ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	p, _ := newProvider(t, c)
 	srv.Pause()

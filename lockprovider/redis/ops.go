@@ -12,6 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -88,7 +89,7 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 // Ping implements lockprovider.Admin.
 func (p *Provider) Ping(ctx context.Context) error {
 	if err := adminScript.Run(ctx, p.client, []string{p.prefix + "ping"}, "ping").Err(); err != nil {
-		return fmt.Errorf("redis: ping: %w", err)
+		return opError("ping", "", err)
 	}
 	return nil
 }
@@ -112,13 +113,13 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 	}
 	keys, err := p.scanKeys(ctx, globEscape(p.rateKeyBase(key))+"*")
 	if err != nil {
-		return fmt.Errorf("redis: reset rate %q: %w", key, err)
+		return opError("reset rate", key, err)
 	}
 	if len(keys) == 0 {
 		return nil
 	}
 	if err := adminScript.Run(ctx, p.client, keys, "del").Err(); err != nil {
-		return fmt.Errorf("redis: reset rate %q: %w", key, err)
+		return opError("reset rate", key, err)
 	}
 	return nil
 }
@@ -129,7 +130,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 	base := p.prefix + "rl:{"
 	keys, err := p.scanKeys(ctx, globEscape(base)+"*")
 	if err != nil {
-		return nil, fmt.Errorf("redis: list rates: %w", err)
+		return nil, opError("list rates", "", err)
 	}
 	var out []lockprovider.RateInfo
 	for _, k := range keys {
@@ -138,7 +139,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 		if i < 0 {
 			continue
 		}
-		a, per, ok := lockprovider.ParseLimitID(rest[i+2:])
+		a, per, ok := ratewire.ParseID(rest[i+2:])
 		if !ok {
 			continue
 		}
@@ -148,7 +149,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 		}
 		exp, err := adminScript.Run(ctx, p.client, []string{k}, "ttl").Int64()
 		if err != nil {
-			return nil, fmt.Errorf("redis: list rates: %w", err)
+			return nil, opError("list rates", "", err)
 		}
 		if exp < 0 {
 			continue // gone since the scan
@@ -316,7 +317,7 @@ func (p *Provider) readRuns(ctx context.Context, job string) ([]lockprovider.Run
 	lease := p.key(job)
 	v, err := ledgerRunsScript.Run(ctx, p.client, []string{lease + runsSuffix, lease + successSuffix}).Slice()
 	if err != nil {
-		return nil, lockprovider.RunRecord{}, fmt.Errorf("redis: runs of %q: %w", job, err)
+		return nil, lockprovider.RunRecord{}, opError("runs of", job, err)
 	}
 	if len(v) != 2 {
 		return nil, lockprovider.RunRecord{}, fmt.Errorf("redis: runs of %q: %w", job, unexpected(v))
@@ -419,10 +420,10 @@ func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl
 	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
 	b, err := json.Marshal(inst)
 	if err != nil {
-		return fmt.Errorf("redis: register %q: %w", inst.LockedBy, err)
+		return opError("register", inst.LockedBy, err)
 	}
 	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "reg", inst.LockedBy, b, ttl.Milliseconds()).Err(); err != nil {
-		return fmt.Errorf("redis: register %q: %w", inst.LockedBy, err)
+		return opError("register", inst.LockedBy, err)
 	}
 	return nil
 }
@@ -437,7 +438,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 	}
 	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "hb", lockedBy, "", ttl.Milliseconds()).Result()
 	if err != nil {
-		return fmt.Errorf("redis: heartbeat %q: %w", lockedBy, err)
+		return opError("heartbeat", lockedBy, err)
 	}
 	if v == int64(0) {
 		return lockprovider.ErrNotRegistered
@@ -451,7 +452,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 		return err
 	}
 	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "del", lockedBy).Err(); err != nil {
-		return fmt.Errorf("redis: deregister %q: %w", lockedBy, err)
+		return opError("deregister", lockedBy, err)
 	}
 	return nil
 }
@@ -460,7 +461,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
 	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "list").Slice()
 	if err != nil {
-		return nil, fmt.Errorf("redis: instances: %w", err)
+		return nil, opError("instances", "", err)
 	}
 	if len(v) == 0 || (len(v)-1)%4 != 0 {
 		return nil, fmt.Errorf("redis: instances: %w", unexpected(v))
@@ -476,7 +477,7 @@ func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, erro
 			continue // removed between the reads of one script: cannot happen, but do not fail a listing
 		}
 		if err := json.Unmarshal([]byte(js), &inst); err != nil {
-			return nil, fmt.Errorf("redis: instances: entry %q: %w", id, err)
+			return nil, opError("instances: entry", id, err)
 		}
 		inst.LockedBy, inst.Heartbeat, inst.Until = id, time.UnixMilli(hb), time.UnixMilli(until)
 		out = append(out, inst)

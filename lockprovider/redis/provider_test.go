@@ -39,7 +39,7 @@ func acquireParams(name string) lockprovider.AcquireParams {
 
 func TestNewRejectsBadInput(t *testing.T) {
 	t.Parallel()
-	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true}) // never dialled
 	t.Cleanup(func() { _ = c.Close() })
 	if _, err := redisprovider.New(nil, nil); !errors.Is(err, lockprovider.ErrInvalid) {
 		t.Errorf("New(nil client): %v, want ErrInvalid", err)
@@ -68,7 +68,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 func TestValidationBeforeNetwork(t *testing.T) {
 	t.Parallel()
 	hook := &countHook{}
-	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, ContextTimeoutEnabled: true})
 	c.AddHook(hook)
 	t.Cleanup(func() { _ = c.Close() })
 	p, _ := newProvider(t, c)

@@ -3,12 +3,12 @@ package redis
 import (
 	"context"
 	_ "embed"
-	"fmt"
 	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -68,9 +68,9 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 	script, keys, args := rateArgs(p.prefix, r)
 	v, err := script.Run(ctx, p.client, keys, args...).Int64Slice()
 	if err != nil {
-		return lockprovider.RateResult{}, fmt.Errorf("redis: rate limit %q: %w", r.Key, err)
+		return lockprovider.RateResult{}, opError("rate limit", r.Key, err)
 	}
-	return lockprovider.DecodeRateReply(v, len(r.Limits))
+	return ratewire.Decode(v, len(r.Limits))
 }
 
 // rateArgs picks the script and builds its KEYS and ARGV.
@@ -85,7 +85,7 @@ func rateArgs(prefix string, r lockprovider.RateRequest) (*goredis.Script, []str
 	b = append(b, "}:"...)
 	base := len(b)
 	keyOf := func(l lockprovider.RateLimit) string {
-		b = l.AppendID(b[:base])
+		b = ratewire.AppendID(b[:base], l)
 		return string(b)
 	}
 	maxd := int64(r.MaxDelay / time.Microsecond)
@@ -93,10 +93,10 @@ func rateArgs(prefix string, r lockprovider.RateRequest) (*goredis.Script, []str
 		l := r.Limits[0]
 		keys := []string{keyOf(l)}
 		if l.Algorithm.Reservable() {
-			p, q := l.Reduced()
+			p, q := ratewire.Reduced(l)
 			return rateOneScript[l.Algorithm], keys, []any{r.N, maxd, l.Capacity() * p, p, q}
 		}
-		return rateOneScript[l.Algorithm], keys, []any{r.N, l.Limit, int64(l.Period / time.Microsecond)}
+		return rateOneScript[l.Algorithm], keys, []any{r.N, l.Rate, int64(l.Period / time.Microsecond)}
 	}
 	keys := make([]string, len(r.Limits))
 	args := make([]any, 3, 3+6*len(r.Limits))
@@ -108,8 +108,8 @@ func rateArgs(prefix string, r lockprovider.RateRequest) (*goredis.Script, []str
 	}
 	for i, l := range r.Limits {
 		keys[i] = keyOf(l)
-		p, q := l.Reduced()
-		args = append(args, int(l.Algorithm), l.Limit, int64(l.Period/time.Microsecond), l.Capacity(), p, q)
+		p, q := ratewire.Reduced(l)
+		args = append(args, int(l.Algorithm), l.Rate, int64(l.Period/time.Microsecond), l.Capacity(), p, q)
 	}
 	return rateScript, keys, args
 }

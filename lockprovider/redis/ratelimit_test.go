@@ -66,11 +66,11 @@ func newRateProvider(t testing.TB, client redisprovider.Client) *redisprovider.P
 }
 
 var everyAlgorithm = []lockprovider.RateLimit{
-	{Algorithm: lockprovider.FixedWindow, Limit: 3, Period: time.Minute},
-	{Algorithm: lockprovider.SlidingLog, Limit: 3, Period: time.Minute},
-	{Algorithm: lockprovider.SlidingWindow, Limit: 3, Period: time.Minute},
-	{Algorithm: lockprovider.TokenBucket, Limit: 3, Period: time.Minute},
-	{Algorithm: lockprovider.GCRA, Limit: 3, Period: time.Minute},
+	{Algorithm: lockprovider.FixedWindow, Rate: 3, Period: time.Minute},
+	{Algorithm: lockprovider.SlidingLog, Rate: 3, Period: time.Minute},
+	{Algorithm: lockprovider.SlidingWindow, Rate: 3, Period: time.Minute},
+	{Algorithm: lockprovider.TokenBucket, Rate: 3, Period: time.Minute},
+	{Algorithm: lockprovider.GCRA, Rate: 3, Period: time.Minute},
 }
 
 // Each decision is one EVALSHA, admitted or refused, one limit or five.
@@ -156,7 +156,7 @@ func TestRateKeysExpire(t *testing.T) {
 func TestRateKeyEscaping(t *testing.T) {
 	t.Parallel()
 	p := newRateProvider(t, testenv.Redis(t))
-	limit := []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Limit: 1, Period: time.Hour}}
+	limit := []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Rate: 1, Period: time.Hour}}
 	for _, key := range []string{"a}b", "a%7Db", "a%257Db", "{a}b"} {
 		res, err := p.RateLimit(context.Background(), lockprovider.RateRequest{Key: key, N: 1, Limits: limit})
 		if err != nil || !res.Allowed {
@@ -223,7 +223,7 @@ func TestRateServerDown(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	client := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	client := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
 	defer client.Close()
 	p := newRateProvider(t, client)
 	_, err = p.RateLimit(context.Background(), lockprovider.RateRequest{Key: "k", N: 1, Limits: everyAlgorithm[:1]})

@@ -3,9 +3,14 @@ package redis
 import (
 	"context"
 	_ "embed"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -97,8 +102,8 @@ var (
 // New returns a provider that keeps its leases in the Redis behind client.
 // A nil cfg means the defaults. It makes no network call.
 func New(client Client, cfg *Config) (*Provider, error) {
-	if client == nil {
-		return nil, &lockprovider.ValidationError{Field: "client", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+	if err := checkClient(client); err != nil {
+		return nil, err
 	}
 	var c Config
 	if cfg != nil {
@@ -132,6 +137,85 @@ func New(client Client, cfg *Config) (*Provider, error) {
 	}
 	p.notify.init(client, c.Logger)
 	return p, nil
+}
+
+// checkClient refuses nil clients, typed nils included, and go-redis
+// clients that would ignore context deadlines: without
+// ContextTimeoutEnabled, go-redis bounds each socket read and write by its
+// ReadTimeout and WriteTimeout only, and retries, so a call against a
+// server that stopped answering outlives its context by seconds (measured:
+// 10 s for a 2 s deadline with the defaults). Other Client implementations
+// cannot be inspected and are taken as they are.
+func checkClient(client Client) error {
+	invalid := func(value, reason string) error {
+		return &lockprovider.ValidationError{Field: "client", Value: value, Reason: reason, Err: lockprovider.ErrInvalid}
+	}
+	if client == nil {
+		return invalid("nil", "must not be nil")
+	}
+	var ctxTimeout bool
+	switch c := client.(type) {
+	case *goredis.Client: // standalone and Sentinel failover clients
+		if c == nil {
+			return invalid("(*redis.Client)(nil)", "must not be nil")
+		}
+		ctxTimeout = c.Options().ContextTimeoutEnabled
+	case *goredis.ClusterClient:
+		if c == nil {
+			return invalid("(*redis.ClusterClient)(nil)", "must not be nil")
+		}
+		ctxTimeout = c.Options().ContextTimeoutEnabled
+	case *goredis.Ring:
+		if c == nil {
+			return invalid("(*redis.Ring)(nil)", "must not be nil")
+		}
+		ctxTimeout = c.Options().ContextTimeoutEnabled
+	default:
+		return nil
+	}
+	if !ctxTimeout {
+		return invalid(fmt.Sprintf("%T", client), "has ContextTimeoutEnabled false, so go-redis would ignore context deadlines "+
+			"and calls could outlive them by ReadTimeout times MaxRetries; set ContextTimeoutEnabled: true in its options")
+	}
+	return nil
+}
+
+// opError wraps a failed call once, with one prefix. A server that could
+// not be reached or did not answer in time gives an
+// *lockprovider.UnavailableError: NotSent when the command cannot have been
+// sent (a refused dial, a closed client, no pooled connection free in
+// time), otherwise of unknown outcome. A server that answered but cannot
+// serve (loading its data set, no master, cluster down, busy with a
+// script) is unavailable too, of unknown outcome.
+func opError(op, name string, err error) error {
+	var wrapped error
+	if name == "" {
+		wrapped = fmt.Errorf("redis: %s: %w", op, err)
+	} else {
+		wrapped = fmt.Errorf("redis: %s %q: %w", op, name, err)
+	}
+	var (
+		opErr *net.OpError
+		rerr  goredis.Error
+		nerr  net.Error
+	)
+	switch {
+	case errors.Is(err, goredis.ErrClosed), errors.Is(err, goredis.ErrPoolTimeout),
+		errors.As(err, &opErr) && opErr.Op == "dial":
+		return &lockprovider.UnavailableError{NotSent: true, Err: wrapped}
+	case errors.As(err, &rerr):
+		switch code, _, _ := strings.Cut(rerr.Error(), " "); code {
+		case "LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY":
+			return &lockprovider.UnavailableError{Err: wrapped}
+		}
+		return wrapped
+	case errors.Is(err, context.Canceled):
+		return wrapped // the caller gave up; not the backend's doing
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.As(err, &nerr):
+		return &lockprovider.UnavailableError{Err: wrapped}
+	}
+	return wrapped
 }
 
 // Prefix returns the key prefix in use.

@@ -16,7 +16,7 @@ import (
 func TestRing(t *testing.T) {
 	t.Parallel()
 	a, b := testenv.StartRedis(t), testenv.StartRedis(t)
-	ring := goredis.NewRing(&goredis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}})
+	ring := goredis.NewRing(&goredis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = ring.Close() })
 	t.Run("suite", func(t *testing.T) {
 		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {

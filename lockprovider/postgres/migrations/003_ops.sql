@@ -1,11 +1,13 @@
 -- The run ledger: one row per claimed tick, keyed by job and fencing token
--- (unique per grant). The claim inserts the row, the release completes it;
--- a row without finished_at is a run still going or one whose process
--- died. Old rows are deleted by the claims (see ledger_acquire.sql), so
--- the table stays bounded by the retention.
+-- (unique per grant), numbered per job by seq (1, 2, 3, ... in claim
+-- order; tokens have gaps). The claim inserts the row, the release
+-- completes it; a row without finished_at is a run still going or one
+-- whose process died. The claims delete the rows beyond the retention
+-- (see ledger_acquire.sql), so the table stays bounded.
 CREATE TABLE IF NOT EXISTS {{.Runs}} (
     job         text        NOT NULL,
     token       bigint      NOT NULL,
+    seq         bigint      NOT NULL,
     tick        timestamptz,
     locked_by   text        NOT NULL DEFAULT '',
     started_at  timestamptz NOT NULL,
@@ -22,7 +24,7 @@ DECLARE
     tbl text;
 BEGIN
     SELECT c.relname INTO tbl FROM pg_class c WHERE c.oid = '{{.Runs}}'::regclass;
-    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON {{.Runs}} (job, started_at)', tbl || '_started');
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON {{.Runs}} (job, seq)', tbl || '_seq');
 END
 $migrate$;
 

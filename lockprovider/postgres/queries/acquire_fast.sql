@@ -8,7 +8,9 @@
 --            referenced in WHERE only so that it is evaluated; it never
 --            filters (true or NULL).
 -- The upsert inserts a fresh row or takes over an expired one, bumping the
--- fence under the row lock (never nextval). A live lease of the same owner
+-- fence under the row lock (never nextval) to at least the server time in
+-- microseconds (excluded.fence), so that the token of a grant rolled back
+-- with a caller's transaction is not issued again. A live lease of the same owner
 -- passes the WHERE too and keeps every value (an idempotent retry returns
 -- the same grant); a live lease of another owner returns no row.
 -- $1 name, $2 owner, $3 locked_by, $4 at_most_for, $5 at_least_for.
@@ -27,6 +29,6 @@ ON CONFLICT (name) DO UPDATE SET
     locked_at      = CASE WHEN t.lock_until > excluded.locked_at THEN t.locked_at ELSE excluded.locked_at END,
     lock_until     = CASE WHEN t.lock_until > excluded.locked_at THEN t.lock_until ELSE excluded.lock_until END,
     at_least_until = CASE WHEN t.lock_until > excluded.locked_at THEN t.at_least_until ELSE excluded.at_least_until END,
-    fence          = CASE WHEN t.lock_until > excluded.locked_at THEN t.fence ELSE t.fence + 1 END
+    fence          = CASE WHEN t.lock_until > excluded.locked_at THEN t.fence ELSE GREATEST(t.fence + 1, excluded.fence) END
 WHERE t.lock_until <= excluded.locked_at OR t.owner = excluded.owner
 RETURNING t.locked_at, t.lock_until, t.at_least_until, t.fence

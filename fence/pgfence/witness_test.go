@@ -1,4 +1,4 @@
-package fence_test
+package pgfence_test
 
 import (
 	"context"
@@ -15,12 +15,13 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
 )
 
 // witnessDuration is how long the lost-update witness runs: 20 s by default
-// (the length issue #4 asks for; both backends run in parallel), 2 minutes
-// with BATON_SOAK=1.
+// (long enough for hundreds of pauses and takeovers; both backends run in
+// parallel), 2 minutes with BATON_SOAK=1.
 func witnessDuration() time.Duration {
 	if os.Getenv("BATON_SOAK") != "" {
 		return 2 * time.Minute
@@ -152,7 +153,7 @@ func witnessWorker(b backend, spec helperSpec, stop <-chan struct{}) (tally, err
 	if err != nil {
 		return r, err
 	}
-	guard, err := fence.NewGuard("counter", "id", nil)
+	guard, err := pgfence.NewGuard("counter", "id", nil)
 	if err != nil {
 		return r, err
 	}
@@ -186,7 +187,7 @@ func witnessWorker(b backend, spec helperSpec, stop <-chan struct{}) (tally, err
 
 // increment is a read-modify-write through the guard: mark, read, think,
 // write.
-func increment(ctx context.Context, b backend, g *fence.Guard, token int64, maxThink time.Duration) error {
+func increment(ctx context.Context, b backend, g *pgfence.Guard, token int64, maxThink time.Duration) error {
 	if err := g.Mark(ctx, b.pool, token, 1); err != nil {
 		return fmt.Errorf("mark: %w", err)
 	}

@@ -1,10 +1,10 @@
-package fence_test
+package pgfence_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
 )
 
@@ -19,7 +19,7 @@ func BenchmarkGuard(b *testing.B) {
 		INSERT INTO items VALUES (1, 0, NULL)`); err != nil {
 		b.Fatal(err)
 	}
-	g, err := fence.NewGuard("items", "id", nil)
+	g, err := pgfence.NewGuard("items", "id", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -35,33 +35,6 @@ func BenchmarkGuard(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := db.Exec(ctx, `UPDATE items SET stock = stock + $1 WHERE id = $2`, 1, 1); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-func BenchmarkRedisSet(b *testing.B) {
-	ctx := context.Background()
-	c := testenv.Redis(b)
-	key := testenv.Prefix(b) + "k"
-	b.Cleanup(func() { c.Del(context.Background(), key) })
-	r, err := fence.NewRedis(c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("fence.Set", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := r.Set(ctx, key, 7, "value"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("plain-HSET", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := c.HSet(ctx, key, "value", "value").Err(); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package fence
+package pgfence
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/baton-go/baton/fence"
 )
 
 // DefaultColumn is the fence column's name unless GuardConfig says otherwise.
@@ -75,11 +77,11 @@ func NewGuard(table, keyColumn string, cfg *GuardConfig) (*Guard, error) {
 // there yet.
 func (g *Guard) AddColumn(ctx context.Context, db DB) error {
 	if db == nil {
-		return invalid("db", "<nil>", "must not be nil", ErrInvalid)
+		return invalid("db", "<nil>", "must not be nil", fence.ErrInvalid)
 	}
 	_, err := db.Exec(ctx, "ALTER TABLE "+g.table+" ADD COLUMN IF NOT EXISTS "+g.column+" bigint")
 	if err != nil {
-		return fmt.Errorf("fence: add column: %w", err)
+		return fmt.Errorf("pgfence: add column: %w", err)
 	}
 	return nil
 }
@@ -92,11 +94,11 @@ func AddColumn(ctx context.Context, db DB, table string) error {
 		return err
 	}
 	if db == nil {
-		return invalid("db", "<nil>", "must not be nil", ErrInvalid)
+		return invalid("db", "<nil>", "must not be nil", fence.ErrInvalid)
 	}
 	_, err = db.Exec(ctx, "ALTER TABLE "+t+" ADD COLUMN IF NOT EXISTS "+quote(DefaultColumn)+" bigint")
 	if err != nil {
-		return fmt.Errorf("fence: add column: %w", err)
+		return fmt.Errorf("pgfence: add column: %w", err)
 	}
 	return nil
 }
@@ -107,9 +109,9 @@ func AddColumn(ctx context.Context, db DB, table string) error {
 // marks the row with the token, which fences out older holders before work
 // that writes elsewhere.
 //
-// It returns nil when the write was applied, an error matching ErrStaleToken
-// when the row has seen a larger token, ErrNotFound when no row has the key,
-// and a *ValidationError for bad input. One round trip.
+// It returns nil when the write was applied, an error matching fence.ErrStaleToken
+// when the row has seen a larger token, fence.ErrNotFound when no row has the key,
+// and a *fence.ValidationError for bad input. One round trip.
 func (g *Guard) Update(ctx context.Context, db DB, token int64, key any, set map[string]any) error {
 	cols := make([]string, 0, len(set))
 	for c := range set {
@@ -155,7 +157,7 @@ func (g *Guard) Mark(ctx context.Context, db DB, token int64, key any) error {
 // in args. To keep it from reaching outside the SET clause, Exec rejects a
 // fragment with a semicolon, a comment, a dollar-quoted string, unbalanced
 // parentheses or quotes, or a placeholder beyond len(args), with a
-// *ValidationError matching ErrInvalidSQL.
+// *fence.ValidationError matching ErrInvalidSQL.
 //
 // Results are as for Update. One round trip.
 func (g *Guard) Exec(ctx context.Context, db DB, token int64, key any, setSQL string, args ...any) error {
@@ -173,10 +175,10 @@ func (g *Guard) exec(ctx context.Context, db DB, token int64, key any, set strin
 		return err
 	}
 	if key == nil {
-		return invalid("key", "<nil>", "must not be nil", ErrInvalid)
+		return invalid("key", "<nil>", "must not be nil", fence.ErrInvalid)
 	}
 	if db == nil {
-		return invalid("db", "<nil>", "must not be nil", ErrInvalid)
+		return invalid("db", "<nil>", "must not be nil", fence.ErrInvalid)
 	}
 	tok := "$" + strconv.Itoa(len(args)+1)
 	k := "$" + strconv.Itoa(len(args)+2)
@@ -196,13 +198,13 @@ func (g *Guard) exec(ctx context.Context, db DB, token int64, key any, set strin
 		last           *int64
 	)
 	if err := db.QueryRow(ctx, sql, args...).Scan(&applied, &last, &found); err != nil {
-		return fmt.Errorf("fence: guarded update of %s: %w", g.table, err)
+		return fmt.Errorf("pgfence: guarded update of %s: %w", g.table, err)
 	}
 	switch {
 	case applied:
 		return nil
 	case !found:
-		return fmt.Errorf("%w: %s.%s = %v", ErrNotFound, g.table, g.key, key)
+		return fmt.Errorf("%w: %s.%s = %v", fence.ErrNotFound, g.table, g.key, key)
 	case last != nil && *last > token:
 		return stale(token, *last)
 	}
@@ -213,13 +215,13 @@ func (g *Guard) exec(ctx context.Context, db DB, token int64, key any, set strin
 	err := db.QueryRow(ctx, "SELECT "+g.column+" FROM "+g.table+" WHERE "+g.key+" = $1", key).Scan(&last)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("%w: %s.%s = %v", ErrNotFound, g.table, g.key, key)
+		return fmt.Errorf("%w: %s.%s = %v", fence.ErrNotFound, g.table, g.key, key)
 	case err != nil:
-		return fmt.Errorf("fence: guarded update of %s: %w", g.table, err)
+		return fmt.Errorf("pgfence: guarded update of %s: %w", g.table, err)
 	case last != nil && *last > token:
 		return stale(token, *last)
 	}
-	return fmt.Errorf("%w: %s.%s = %v", ErrConflict, g.table, g.key, key)
+	return fmt.Errorf("%w: %s.%s = %v", fence.ErrConflict, g.table, g.key, key)
 }
 
 func quote(ident string) string { return `"` + ident + `"` }

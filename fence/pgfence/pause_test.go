@@ -1,4 +1,4 @@
-package fence_test
+package pgfence_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
 )
 
@@ -46,13 +47,13 @@ func testPause(t *testing.T, backendName string, bypass bool) {
 	if _, err := b.pool.Exec(ctx, `CREATE TABLE doc (id int PRIMARY KEY, body text NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	if err := fence.AddColumn(ctx, b.pool, "doc"); err != nil {
+	if err := pgfence.AddColumn(ctx, b.pool, "doc"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.pool.Exec(ctx, `INSERT INTO doc VALUES (1, 'initial')`); err != nil {
 		t.Fatal(err)
 	}
-	guard, err := fence.NewGuard("doc", "id", nil)
+	guard, err := pgfence.NewGuard("doc", "id", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func testPause(t *testing.T, backendName string, bypass bool) {
 func pauseWorker(t *testing.T, spec helperSpec, report func(string, ...any)) {
 	ctx := context.Background()
 	b := openBackend(t, spec)
-	guard, err := fence.NewGuard("doc", "id", nil)
+	guard, err := pgfence.NewGuard("doc", "id", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,21 +12,21 @@ import (
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
 
-type storeCase struct {
+type providerCase struct {
 	name string
 	new  func(t testing.TB) lockprovider.RateLimiter
 }
 
-var stores = []storeCase{
+var providers = []providerCase{
 	{"memory", func(testing.TB) lockprovider.RateLimiter { return memory.New(nil) }},
-	{"redis", func(t testing.TB) lockprovider.RateLimiter { return newRedisStore(t) }},
-	{"postgres", func(t testing.TB) lockprovider.RateLimiter { return newPostgresStore(t) }},
+	{"redis", func(t testing.TB) lockprovider.RateLimiter { return newRedisProvider(t) }},
+	{"postgres", func(t testing.TB) lockprovider.RateLimiter { return newPostgresProvider(t) }},
 }
 
-func newPostgresStore(t testing.TB) *postgres.Provider {
+func newPostgresProvider(t testing.TB) *postgres.Provider {
 	t.Helper()
 	pg := testenv.Postgres(t)
-	// A pool large enough for the bound checker (5 stores × 8 stay well under
+	// A pool large enough for the bound checker (5 providers × 8 stay well under
 	// max_connections).
 	pool, err := pgxpool.New(context.Background(), pg.URL+"&pool_max_conns=8")
 	if err != nil {

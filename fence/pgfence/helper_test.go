@@ -1,4 +1,4 @@
-package fence_test
+package pgfence_test
 
 import (
 	"bufio"
@@ -63,6 +63,7 @@ func openBackend(t *testing.T, spec helperSpec) backend {
 		if err != nil {
 			t.Fatal(err)
 		}
+		opt.ContextTimeoutEnabled = true
 		client := goredis.NewClient(opt)
 		t.Cleanup(func() { _ = client.Close() })
 		p, err := redis.New(client, &redis.Config{Prefix: spec.Prefix})

@@ -1,0 +1,50 @@
+// Package fencing holds what package fence and its backend packages
+// (pgfence, redisfence) share: the outcome and validation errors, and the
+// token checks every fenced write makes. Package fence re-exports the
+// errors; they are defined here so that the backend packages need not
+// import each other's drivers.
+package fencing
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Outcomes of a fenced write; see package fence for their meaning.
+var (
+	ErrStaleToken = errors.New("fence: stale fencing token")
+	ErrNotFound   = errors.New("fence: no such row")
+	ErrConflict   = errors.New("fence: row changed concurrently")
+)
+
+// ErrInvalidToken is the validation error of a non-positive token.
+var ErrInvalidToken = fmt.Errorf("%w: fencing token", lockprovider.ErrInvalid)
+
+// maxEcho is how much of a rejected value an error repeats.
+const maxEcho = 60
+
+// Invalid returns a *lockprovider.ValidationError for field, quoting value
+// shortened to maxEcho bytes.
+func Invalid(field, value, reason string, sentinel error) error {
+	if len(value) > maxEcho {
+		value = value[:maxEcho] + "…"
+	}
+	return &lockprovider.ValidationError{Field: field, Value: strconv.Quote(value), Reason: reason, Err: sentinel}
+}
+
+// CheckToken refuses a token that no grant hands out (tokens start at 1).
+func CheckToken(token int64) error {
+	if token <= 0 {
+		return Invalid("token", strconv.FormatInt(token, 10), "must be positive (a lock's fencing token)", ErrInvalidToken)
+	}
+	return nil
+}
+
+// Stale is the error of a write refused because the resource has seen
+// last, a larger token.
+func Stale(token, last int64) error {
+	return fmt.Errorf("%w: token %d, resource has seen %d", ErrStaleToken, token, last)
+}

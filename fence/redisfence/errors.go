@@ -1,0 +1,10 @@
+package redisfence
+
+import "github.com/baton-go/baton/fence/internal/fencing"
+
+// The checks every fenced write makes, shared with package fence.
+var (
+	invalid    = fencing.Invalid
+	checkToken = fencing.CheckToken
+	stale      = fencing.Stale
+)

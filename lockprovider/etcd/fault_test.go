@@ -1,0 +1,291 @@
+package etcd_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/etcd"
+	"github.com/baton-go/baton/scheduler"
+)
+
+// Without ClockExpiry, a sub-second lease reports Until = GrantedAt +
+// AtMostFor, while etcd keeps the name for the whole-second TTL: nobody
+// else gets it before Until (nor, here, before etcd's lease ends), the
+// holder can no longer extend it after Until, and the name becomes free by
+// itself once etcd ends the lease.
+func TestSubSecond(t *testing.T) {
+	c := testenv.StartEtcdCluster(t, 3)
+	cli := client(t, c)
+	p := newProvider(t, cli, etcd.Config{})
+	ctx := t.Context()
+	const atMostFor = 300 * time.Millisecond
+	name, owner := "sub-second", lockprovider.NewOwner()
+	l, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: atMostFor})
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	if got := l.Until.Sub(l.GrantedAt); got != atMostFor {
+		t.Errorf("Until-GrantedAt = %v, want AtMostFor %v", got, atMostFor)
+	}
+	time.Sleep(time.Until(l.Until.Add(50 * time.Millisecond)))
+	if _, err := acquire(t, p, name, time.Minute); !errors.Is(err, lockprovider.ErrNotAcquired) {
+		t.Fatalf("Acquire by another owner just after Until: %v, want ErrNotAcquired (etcd's lease still runs)", err)
+	}
+	_, err = p.Extend(ctx, lockprovider.ExtendParams{Name: name, Owner: owner, AtMostFor: time.Minute})
+	if !errors.Is(err, lockprovider.ErrNotHeld) {
+		t.Errorf("Extend after Until: %v, want ErrNotHeld", err)
+	}
+	info, err := p.Inspect(ctx, name)
+	if err != nil || !info.Held || info.Token != l.Token {
+		t.Errorf("Inspect after Until: %+v, %v; want held with token %d", info, err, l.Token)
+	}
+	var freeAt time.Time
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if l2, err := acquire(t, p, name, time.Minute); err == nil {
+			freeAt = time.Now()
+			if l2.Token <= l.Token {
+				t.Errorf("token after expiry %d, want > %d", l2.Token, l.Token)
+			}
+			break
+		} else if !errors.Is(err, lockprovider.ErrNotAcquired) {
+			t.Fatalf("Acquire: %v", err)
+		}
+	}
+	switch {
+	case freeAt.IsZero():
+		t.Fatal("name not free 10s after a 300ms lease")
+	case freeAt.Before(l.GrantedAt.Add(time.Second)):
+		t.Errorf("name free %v after the grant, before the 1s etcd lease ended", freeAt.Sub(l.GrantedAt))
+	}
+	t.Logf("300ms lease: free for others after %v", freeAt.Sub(l.GrantedAt))
+}
+
+// The etcd leader is killed, then another member is restarted, while
+// workers take turns on one name: no two hold it at once, every grant's
+// token is larger than the one before, and grants continue after the
+// faults.
+func TestLeaderKilledAndMemberRestarted(t *testing.T) {
+	c := testenv.StartEtcdCluster(t, 3)
+	const workers = 4
+	var (
+		inside    atomic.Int32
+		mu        sync.Mutex
+		last      int64
+		grants    [3]int // before, during, after the faults
+		phase     atomic.Int32
+		overlaps  atomic.Int32
+		regressed atomic.Int32
+	)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for range workers {
+		p := newProviderPrefix(t, client(t, c), "fault/")
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				owner := lockprovider.NewOwner()
+				l, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "n", Owner: owner, AtMostFor: 2 * time.Second})
+				if err != nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				if time.Now().Before(l.Until) { // the grant is still worth trusting
+					if inside.Add(1) != 1 {
+						overlaps.Add(1)
+					}
+					mu.Lock()
+					if l.Token <= last {
+						regressed.Add(1)
+						t.Errorf("token %d after %d", l.Token, last)
+					}
+					last = l.Token
+					grants[phase.Load()]++
+					mu.Unlock()
+					time.Sleep(2 * time.Millisecond)
+					inside.Add(-1)
+				}
+				_ = p.Release(context.WithoutCancel(ctx), lockprovider.ReleaseParams{Name: "n", Owner: owner})
+			}
+		})
+	}
+	time.Sleep(2 * time.Second)
+	phase.Store(1)
+	leader, err := c.KillLeader(ctx)
+	if err != nil {
+		t.Fatalf("kill leader: %v", err)
+	}
+	t.Logf("killed leader %s", c.Members[leader].Name)
+	time.Sleep(2 * time.Second)
+	if err := c.Members[leader].Restart(); err != nil {
+		t.Fatalf("restart %s: %v", c.Members[leader].Name, err)
+	}
+	other := (leader + 1) % len(c.Members)
+	if err := c.Members[other].Restart(); err != nil {
+		t.Fatalf("restart %s: %v", c.Members[other].Name, err)
+	}
+	t.Logf("restarted %s and %s", c.Members[leader].Name, c.Members[other].Name)
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	if _, err := c.WaitLeader(wctx); err != nil {
+		t.Fatal(err)
+	}
+	wcancel()
+	phase.Store(2)
+	time.Sleep(3 * time.Second)
+	cancel()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("grants before/during/after the faults: %v; last token %d", grants, last)
+	if overlaps.Load() != 0 {
+		t.Errorf("%d overlapping holders", overlaps.Load())
+	}
+	if grants[0] == 0 || grants[2] == 0 {
+		t.Errorf("grants before/during/after the faults: %v, want some before and after", grants)
+	}
+}
+
+// Three scheduler instances, each on a client of its own, run a locked job
+// every 400 ms while the etcd leader is killed and restarted: every tick
+// runs at most once, tokens increase with the ticks, and runs resume after
+// the fault without intervention.
+func TestSchedulerExactlyOnce(t *testing.T) {
+	c := testenv.StartEtcdCluster(t, 3)
+	const every = 400 * time.Millisecond
+	w := newWitness()
+	var scheds []*scheduler.Scheduler
+	for i := range 3 {
+		p := newProviderPrefix(t, client(t, c), "sched/")
+		s, err := scheduler.New(p, &scheduler.Config{LockedBy: "instance-" + string(rune('a'+i)), CallTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Every(every).Locked("job", scheduler.AtMostFor(2*time.Second)).Do(w.job); err != nil {
+			t.Fatal(err)
+		}
+		scheds = append(scheds, s)
+	}
+	for _, s := range scheds {
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(8 * every)
+	leader, err := c.KillLeader(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	time.Sleep(5 * every)
+	if err := c.Members[leader].Restart(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * every)
+	for _, s := range scheds {
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	}
+	w.check(t, 23, killed.Add(2*time.Second))
+}
+
+// witness records the runs of a scheduled job, as a UNIQUE(job, tick)
+// table would.
+type witness struct {
+	mu     sync.Mutex
+	runs   map[time.Time]int64 // tick -> token
+	dups   []time.Time
+	active atomic.Int32
+	over   atomic.Int32
+}
+
+func newWitness() *witness { return &witness{runs: map[time.Time]int64{}} }
+
+func (w *witness) job(ctx context.Context, run scheduler.Run) error {
+	if w.active.Add(1) != 1 {
+		w.over.Add(1)
+	}
+	defer w.active.Add(-1)
+	w.mu.Lock()
+	if _, dup := w.runs[run.Tick]; dup {
+		w.dups = append(w.dups, run.Tick)
+	}
+	w.runs[run.Tick] = run.Token
+	w.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	return nil
+}
+
+// check fails t on a tick run twice, overlapping runs, tokens not
+// increasing with ticks, or no run after resumeBy; ticks is the number of
+// ticks the run spanned, for the log.
+func (w *witness) check(t *testing.T, ticks int, resumeBy time.Time) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.dups) > 0 {
+		t.Errorf("ticks run twice: %v", w.dups)
+	}
+	if n := w.over.Load(); n > 0 {
+		t.Errorf("%d runs overlapped", n)
+	}
+	ordered := make([]time.Time, 0, len(w.runs))
+	for tick := range w.runs {
+		ordered = append(ordered, tick)
+	}
+	slices.SortFunc(ordered, time.Time.Compare)
+	var last time.Time
+	var lastToken int64
+	resumed := len(ordered) > 0 && ordered[len(ordered)-1].After(resumeBy)
+	for _, tick := range ordered {
+		if token := w.runs[tick]; token <= lastToken {
+			t.Errorf("tick %v ran with token %d, not above %d of tick %v", tick, token, lastToken, last)
+		} else {
+			last, lastToken = tick, token
+		}
+	}
+	if !resumed {
+		t.Errorf("no run for a tick after %v: the scheduler did not resume", resumeBy)
+	}
+	t.Logf("%d of about %d ticks ran, each once", len(w.runs), ticks)
+}
+
+// A holder that stalls past its lease (a pause, a long GC) and then writes
+// with its old token is rejected by the fenced resource once the next
+// holder, whose token is a later revision, has written.
+func TestPausedHolderIsFenced(t *testing.T) {
+	c := testenv.StartEtcdCluster(t, 3)
+	p := newProvider(t, client(t, c), etcd.Config{})
+	var res fence.Resource
+	a, err := acquire(t, p, "n", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Do(a.Token, nil); err != nil {
+		t.Fatalf("first holder's write: %v", err)
+	}
+	var b lockprovider.Lease
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) { // the pause
+		if b, err = acquire(t, p, "n", time.Minute); err == nil {
+			break
+		}
+		if !errors.Is(err, lockprovider.ErrNotAcquired) || time.Now().After(deadline) {
+			t.Fatalf("takeover after the lease lapsed: %v", err)
+		}
+	}
+	if b.Token <= a.Token {
+		t.Fatalf("takeover token %d, want > %d", b.Token, a.Token)
+	}
+	if err := res.Do(b.Token, nil); err != nil {
+		t.Fatalf("second holder's write: %v", err)
+	}
+	if err := res.Do(a.Token, nil); !errors.Is(err, fence.ErrStaleToken) {
+		t.Fatalf("paused holder's late write: %v, want ErrStaleToken", err)
+	}
+}

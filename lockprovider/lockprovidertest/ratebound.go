@@ -1,0 +1,182 @@
+package lockprovidertest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// decision is one decision of the bound check, at the server time the
+// limiter reported.
+type decision struct {
+	at      int64 // server time, µs
+	allowed bool
+}
+
+// The bound check: for every algorithm at once, boundWorkers goroutines
+// offer about five times a limit for boundWindows periods. Decisions are
+// judged by the server time each one reports (read inside the atomic
+// step), never by the test's clock, so network and scheduling delays
+// cannot produce false verdicts. It fails on any definite violation of the
+// algorithm's bound, and when the limiter admitted less than
+// minAdmittedShare of what the memory provider admits for the same
+// arrivals replayed in server-time order (over-blocking).
+func (e *rateEnv) testBounds() {
+	const (
+		boundWorkers     = 25
+		boundRate        = 50
+		boundPeriod      = 500 * time.Millisecond
+		boundWindows     = 6
+		minAdmittedShare = 0.9
+	)
+	type outcome struct {
+		limit lockprovider.RateLimit
+		all   []decision
+		err   error
+	}
+	outs := make([]outcome, len(rateAlgorithms))
+	var all sync.WaitGroup
+	for i, alg := range rateAlgorithms {
+		limit := lockprovider.RateLimit{Algorithm: alg, Rate: boundRate, Period: boundPeriod}
+		outs[i].limit = limit
+		key := e.key()
+		until := time.Now().Add(boundWindows * boundPeriod)
+		var mu sync.Mutex
+		for w := range boundWorkers {
+			all.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(w), uint64(alg)))
+				var mine []decision
+				for time.Now().Before(until) {
+					res, err := e.r.RateLimit(e.ctx, lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{limit}})
+					if err != nil {
+						mu.Lock()
+						outs[i].err = err
+						mu.Unlock()
+						return
+					}
+					mine = append(mine, decision{res.Now.UnixMicro(), res.Allowed})
+					// 25 workers × one request per ~50ms: about five times
+					// the limit of 100 a second.
+					time.Sleep(time.Duration(25+rng.IntN(50)) * time.Millisecond)
+				}
+				mu.Lock()
+				outs[i].all = append(outs[i].all, mine...)
+				mu.Unlock()
+			})
+		}
+	}
+	all.Wait()
+	for _, out := range outs {
+		alg := out.limit.Algorithm
+		if out.err != nil {
+			e.t.Errorf("%s: %v", alg, out.err)
+			continue
+		}
+		slices.SortStableFunc(out.all, func(a, b decision) int { return int(a.at - b.at) })
+		var admitted []int64
+		for _, d := range out.all {
+			if d.allowed {
+				admitted = append(admitted, d.at)
+			}
+		}
+		if v := violation(out.limit, admitted); v != "" {
+			e.t.Errorf("%s: bound violated: %s", alg, v)
+		}
+		ideal := replay(out.limit, out.all)
+		e.t.Logf("%s: %d requests, %d admitted; the algorithm admits %d of the same arrivals", alg, len(out.all), len(admitted), ideal)
+		if float64(len(admitted)) < minAdmittedShare*float64(ideal) {
+			e.t.Errorf("%s: admitted %d; want at least %.0f%% of the %d the algorithm admits (over-blocking)", alg, len(admitted), 100*minAdmittedShare, ideal)
+		}
+		// The limit must have bound (a slow backend on a busy machine may
+		// serve less than the offered load, which is no failure).
+		if len(admitted) == len(out.all) {
+			e.t.Errorf("%s: all %d requests admitted: the offered load did not reach the limit", alg, len(out.all))
+		}
+	}
+}
+
+// replay runs the arrivals through the memory provider at their server
+// times and returns how many it admits.
+func replay(limit lockprovider.RateLimit, all []decision) int {
+	if len(all) == 0 {
+		return 0
+	}
+	clk := &fakeClock{}
+	ref := reference(clk)
+	n := 0
+	for _, d := range all {
+		clk.Set(time.UnixMicro(d.at))
+		res, err := ref.RateLimit(context.Background(), lockprovider.RateRequest{Key: "k", N: 1, Limits: []lockprovider.RateLimit{limit}})
+		if err == nil && res.Allowed {
+			n++
+		}
+	}
+	return n
+}
+
+// violation returns a description of the first definite violation of the
+// limit's bound by admissions at the sorted server times a (µs), or "".
+func violation(limit lockprovider.RateLimit, a []int64) string {
+	P := limit.Period.Microseconds()
+	L := limit.Rate
+	switch limit.Algorithm {
+	case lockprovider.FixedWindow:
+		// At most L per window aligned to the epoch.
+		count := map[int64]int64{}
+		for _, t := range a {
+			count[t/P]++
+			if count[t/P] > L {
+				return fmt.Sprintf("%d admissions in window %d", count[t/P], t/P)
+			}
+		}
+	case lockprovider.SlidingLog:
+		// At most L in any span (t-P, t].
+		i := 0
+		for j, t := range a {
+			for a[i] <= t-P {
+				i++
+			}
+			if int64(j-i+1) > L {
+				return fmt.Sprintf("%d admissions in (%d, %d]", j-i+1, t-P, t)
+			}
+		}
+	case lockprovider.SlidingWindow:
+		// At each admission at elapsed e into window k:
+		// prev·(P−e)/P + cur ≤ L, cur counting every admission of window k
+		// up to this instant (and so at most L per window).
+		count := map[int64]int64{}
+		for _, t := range a {
+			count[t/P]++
+		}
+		cur := map[int64]int64{}
+		for j, t := range a {
+			k := t / P
+			cur[k]++
+			c := cur[k]
+			for j2 := j + 1; j2 < len(a) && a[j2] == t; j2++ {
+				c++ // same microsecond: count them all
+			}
+			e := t - k*P
+			// Compared in integers: prev·(P−e) + cur·P ≤ L·P.
+			if count[k-1]*(P-e)+c*P > L*P {
+				return fmt.Sprintf("estimate %.3f at %d (window %d: prev %d, cur %d)", float64(count[k-1])*float64(P-e)/float64(P)+float64(c), t, k, count[k-1], c)
+			}
+		}
+	case lockprovider.TokenBucket, lockprovider.GCRA:
+		// At most B + L·t/P in any closed span of length t.
+		B := limit.Capacity()
+		for i := range a {
+			for j := i; j < len(a); j++ {
+				if int64(j-i+1)*P > B*P+L*(a[j]-a[i]) {
+					return fmt.Sprintf("%d admissions in [%d, %d], more than %d + %d·%dµs/%dµs", j-i+1, a[i], a[j], B, L, a[j]-a[i], P)
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,87 @@
+// Package redlock is a lockprovider over N independent Redis masters (the
+// Redlock scheme), with fencing tokens that strictly increase per name. Each
+// master is a plain *redis.Client of go-redis v9 on its own server: not
+// replicas of one another, not a Cluster. Redis 7.0 or newer. Import it as
+// is; it does not clash with go-redis.
+//
+// The provider implements lockprovider.Provider and
+// lockprovider.ReleaseNotifier. It does not own the clients and never
+// closes them.
+//
+// # Grants
+//
+// With N masters a grant needs a majority, q = N/2+1 (use an odd N of at
+// least 3: 3 tolerates one master down, 5 two). Acquire is two parallel
+// rounds to the masters, the only provider whose acquire costs two round
+// trips per master:
+//
+//  1. acquire.lua takes the lease where the name is free (SET PX AtMostFor)
+//     and returns the master's fencing counter, created from the master's
+//     TIME in microseconds when missing;
+//  2. with q or more grants, the token is the largest counter plus one, and
+//     commit.lua records it on the granting masters (the counter becomes
+//     the larger of the two), only where the caller still holds the lease.
+//
+// The grant counts when q masters recorded the token before start +
+// AtMostFor - drift, where start is the client's clock before the first
+// round and drift is AtMostFor*Config.DriftFactor + Config.DriftMin (1 % +
+// 2 ms by default). Otherwise it is released everywhere and Acquire returns
+// an error matching lockprovider.ErrUnavailable. One round cannot do both:
+// the token must be read from a majority and then be on a majority before
+// anyone uses it, so that every later grant, whose majority overlaps this
+// one, reads a larger counter. docs/guarantees.md gives the argument and
+// what holds under master restarts, pauses and clock jumps.
+//
+// Lease.GrantedAt is start and Lease.Until is start + AtMostFor, on the
+// client's clock; the masters' keys were set after start and live longer.
+// baton's Locker subtracts its safety margin, by default the same drift
+// allowance, from the trust window.
+//
+// Extend and Release are one parallel round to every master. Extend
+// succeeds when a majority still held the lease and answered within the
+// new lease's validity; Release when a majority held it (ErrNotHeld when a
+// majority did not). A release inside AtLeastFor keeps each master's key
+// until the at-least bound on that master's clock.
+//
+// # Contention
+//
+// Contenders can split the masters so that nobody has a majority. The one
+// holding the most masters (ties: the smaller owner token) then keeps them
+// and asks again at once; the others release theirs and back off for a few
+// attempts' time, so the split resolves. Acquire returns ErrNotAcquired when
+// another owner holds a majority, or when a split did not resolve within
+// Config.Timeout.
+//
+// # Failures
+//
+// Each round waits for every master, bounded by Config.Timeout (and for
+// Acquire by the lease's validity). Configure the masters' clients so a
+// dead master fails fast rather than being retried:
+//
+//	redis.NewClient(&redis.Options{Addr: addr, DialerRetries: 1, MaxRetries: -1, DialTimeout: 250 * time.Millisecond})
+//
+// When fewer than a majority answer, operations return an
+// *lockprovider.UnavailableError (NotSent when every failure was a refused
+// connection), never ErrNotAcquired.
+//
+// # Keys
+//
+// On every master, for a name N under Config.Prefix P (with '%' and '}' in N
+// escaped as %25 and %7D): P{N} the lease ("owner\ntoken atLeastAt granted
+// until atLeastUntil tick\nLockedBy"), P{N}:f the fencing counter and P{N}:t
+// the newest tick (both with TTL Config.RecordTTL, set when created). The
+// lease key is also N's release channel.
+//
+// # Release notifications
+//
+// The release script PUBLISHes on the lease key's name on each master where
+// it freed the name. NotifyRelease subscribes on every master (one
+// connection each, shared by all waiters) and returns once a majority
+// confirmed, so a release that counted is announced on at least one of
+// them. After a connection comes back its waiters are woken once.
+//
+// # Not provided
+//
+// No lockprovider.Inspector (a name's state is spread over the masters) and
+// no rate limiting; use the single-Redis provider for those.
+package redlock

@@ -1,0 +1,199 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Release announcements: the release script PUBLISHes on the lease key's
+// name on each master where it freed the name. Every master gets one
+// pub/sub connection while any registration exists; a registration is in
+// effect once a majority of masters confirmed its channel, so any release
+// that counted (it freed a majority) is announced on at least one
+// connection that carries it. After a connection is re-established its
+// channels' waiters are woken, since a release may have gone unheard.
+
+type notifier struct {
+	p    *Provider
+	mu   sync.Mutex
+	chs  map[string]*channel // by channel (lease key)
+	subs []*subscription     // one per master; nil when there are no channels
+}
+
+type channel struct {
+	waiters   map[*waiter]struct{}
+	confirmed map[int]bool  // masters that confirmed the subscription
+	changed   chan struct{} // closed and replaced when confirmed grows
+}
+
+type waiter struct{ ch chan<- struct{} }
+
+type subscription struct {
+	ps      *goredis.PubSub
+	closing chan struct{}
+	done    chan struct{}
+}
+
+func (n *notifier) init(p *Provider) {
+	n.p = p
+	n.chs = make(map[string]*channel)
+}
+
+// NotifyRelease implements lockprovider.ReleaseNotifier. It returns once a
+// majority of masters confirmed the subscription, or fails when that does
+// not happen within ctx and Config.Timeout. A release inside the lease's
+// at-least bound is announced only when the name becomes free.
+func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return nil, err
+	}
+	if ch == nil {
+		return nil, &lockprovider.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return p.notify.add(ctx, p.keys(name)[0], ch)
+}
+
+func (n *notifier) add(ctx context.Context, key string, ch chan<- struct{}) (func(), error) {
+	w := &waiter{ch: ch}
+	n.mu.Lock()
+	if n.subs == nil {
+		n.subs = make([]*subscription, len(n.p.masters))
+		for i, c := range n.p.masters {
+			s := &subscription{ps: c.Subscribe(context.WithoutCancel(ctx)), closing: make(chan struct{}), done: make(chan struct{})}
+			n.subs[i] = s
+			go n.listen(i, s)
+		}
+	}
+	c := n.chs[key]
+	fresh := c == nil
+	if fresh {
+		c = &channel{waiters: map[*waiter]struct{}{}, confirmed: map[int]bool{}, changed: make(chan struct{})}
+		n.chs[key] = c
+	}
+	c.waiters[w] = struct{}{}
+	subs := n.subs
+	n.mu.Unlock()
+
+	var once sync.Once
+	stop := func() { once.Do(func() { n.remove(key, w) }) }
+	if fresh {
+		sctx, cancel := context.WithTimeout(ctx, n.p.timeout)
+		for _, s := range subs {
+			// An error here is retried by the listener's reconnect, which
+			// resubscribes every channel of the connection.
+			_ = s.ps.Subscribe(sctx, key)
+		}
+		cancel()
+	}
+	timer := time.NewTimer(n.p.timeout)
+	defer timer.Stop()
+	for {
+		n.mu.Lock()
+		done, changed := len(c.confirmed) >= n.p.quorum, c.changed
+		n.mu.Unlock()
+		if done {
+			return stop, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+			stop()
+			return nil, fmt.Errorf("redlock: subscribe releases: %w", &lockprovider.UnavailableError{
+				Err: errors.New("a majority of masters did not confirm within " + n.p.timeout.String())})
+		}
+	}
+}
+
+func (n *notifier) remove(key string, w *waiter) {
+	n.mu.Lock()
+	c := n.chs[key]
+	if c == nil {
+		n.mu.Unlock()
+		return
+	}
+	delete(c.waiters, w)
+	if len(c.waiters) > 0 {
+		n.mu.Unlock()
+		return
+	}
+	delete(n.chs, key)
+	subs := n.subs
+	last := len(n.chs) == 0
+	if last {
+		n.subs = nil
+	}
+	n.mu.Unlock()
+	for _, s := range subs {
+		if last {
+			close(s.closing)
+			_ = s.ps.Close()
+			<-s.done
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), n.p.timeout)
+		_ = s.ps.Unsubscribe(ctx, key)
+		cancel()
+	}
+}
+
+func (n *notifier) listen(i int, s *subscription) {
+	defer close(s.done)
+	backoff := 50 * time.Millisecond
+	for {
+		msg, err := s.ps.Receive(context.Background())
+		if err != nil {
+			select {
+			case <-s.closing:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, 2*time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		switch m := msg.(type) {
+		case *goredis.Message:
+			n.signal(i, m.Channel, false)
+		case *goredis.Subscription:
+			if m.Kind == "subscribe" {
+				n.signal(i, m.Channel, true)
+			}
+		}
+	}
+}
+
+// signal wakes the waiters of key; a first confirmation from master i
+// counts towards the registration's majority instead.
+func (n *notifier) signal(i int, key string, confirmation bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c := n.chs[key]
+	if c == nil {
+		return
+	}
+	if confirmation && !c.confirmed[i] {
+		c.confirmed[i] = true
+		close(c.changed)
+		c.changed = make(chan struct{})
+		return
+	}
+	for w := range c.waiters {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+	}
+}

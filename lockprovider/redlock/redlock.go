@@ -1,0 +1,631 @@
+package redlock
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Defaults of Config.
+const (
+	DefaultPrefix      = "baton:redlock:"
+	DefaultDriftFactor = 0.01
+	DefaultDriftMin    = 2 * time.Millisecond
+	DefaultTimeout     = time.Second
+	DefaultRecordTTL   = 30 * 24 * time.Hour
+)
+
+// MaxPrefixLen bounds Config.Prefix.
+const MaxPrefixLen = 100
+
+// Config configures a Provider. The zero value (or a nil *Config) means the
+// defaults documented on each field.
+type Config struct {
+	// Prefix starts every key and channel the provider uses on every
+	// master. Default DefaultPrefix ("baton:redlock:"). Printable text
+	// without '{' or '}'.
+	Prefix string
+
+	// DriftFactor and DriftMin make up the clock drift allowance
+	// AtMostFor*DriftFactor + DriftMin subtracted from a lease's validity:
+	// the masters' clocks may run at slightly different rates from the
+	// client's. Defaults DefaultDriftFactor (0.01) and DefaultDriftMin
+	// (2 ms); zero means the default.
+	DriftFactor float64
+	DriftMin    time.Duration
+
+	// Timeout bounds each round of requests to the masters when the
+	// caller's context (and, for Acquire, the lease's validity) allows
+	// longer, so a master that does not answer delays an operation by at
+	// most this much. Default DefaultTimeout (1 s).
+	Timeout time.Duration
+
+	// RecordTTL is the lifetime of each master's fencing counter and
+	// newest-tick key, as in the single-Redis provider: set when created,
+	// and an expired counter restarts from server time. Default
+	// DefaultRecordTTL (30 days); at least one hour.
+	RecordTTL time.Duration
+
+	// Logger receives failures of the release subscriptions. Nil discards.
+	Logger *slog.Logger
+}
+
+// Provider is a lockprovider.Provider over N independent Redis masters. It
+// also implements lockprovider.ReleaseNotifier. It is safe for concurrent
+// use. It does not own the clients and never closes them.
+type Provider struct {
+	masters     []*goredis.Client
+	quorum      int
+	prefix      string
+	driftFactor float64
+	driftMin    time.Duration
+	timeout     time.Duration
+	recordTTL   int64 // ms
+	log         *slog.Logger
+
+	acquire *goredis.Script
+	commit  *goredis.Script
+	extend  *goredis.Script
+	release *goredis.Script
+
+	notify notifier
+}
+
+var (
+	_ lockprovider.Provider        = (*Provider)(nil)
+	_ lockprovider.ReleaseNotifier = (*Provider)(nil)
+)
+
+var (
+	//go:embed acquire.lua
+	acquireSrc string
+	//go:embed commit.lua
+	commitSrc string
+	//go:embed extend.lua
+	extendSrc string
+	//go:embed release.lua
+	releaseSrc string
+)
+
+// New returns a provider over masters, independent Redis servers (not
+// replicas of each other, not a Cluster). A grant needs a majority of them.
+// Use an odd number, at least three, for fault tolerance. A nil cfg means
+// the defaults. It makes no network call.
+func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
+	if len(masters) == 0 {
+		return nil, &lockprovider.ValidationError{Field: "masters", Value: "[]", Reason: "must not be empty", Err: lockprovider.ErrInvalid}
+	}
+	for i, m := range masters {
+		if m == nil {
+			return nil, &lockprovider.ValidationError{Field: "masters", Value: "[" + strconv.Itoa(i) + "]", Reason: "is nil", Err: lockprovider.ErrInvalid}
+		}
+	}
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	} else if err := validatePrefix(c.Prefix); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.DriftFactor == 0:
+		c.DriftFactor = DefaultDriftFactor
+	case c.DriftFactor < 0 || c.DriftFactor >= 0.5:
+		return nil, &lockprovider.ValidationError{Field: "DriftFactor", Value: strconv.FormatFloat(c.DriftFactor, 'g', -1, 64),
+			Reason: "must be in [0, 0.5)", Err: lockprovider.ErrInvalid}
+	}
+	switch {
+	case c.DriftMin == 0:
+		c.DriftMin = DefaultDriftMin
+	case c.DriftMin < 0:
+		return nil, &lockprovider.ValidationError{Field: "DriftMin", Value: c.DriftMin.String(), Reason: "must not be negative", Err: lockprovider.ErrInvalidDuration}
+	}
+	switch {
+	case c.Timeout == 0:
+		c.Timeout = DefaultTimeout
+	case c.Timeout < time.Millisecond:
+		return nil, &lockprovider.ValidationError{Field: "Timeout", Value: c.Timeout.String(), Reason: "must be at least 1ms", Err: lockprovider.ErrInvalidDuration}
+	}
+	switch {
+	case c.RecordTTL == 0:
+		c.RecordTTL = DefaultRecordTTL
+	case c.RecordTTL < time.Hour || c.RecordTTL > lockprovider.MaxDuration*10:
+		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
+			Reason: "must be between 1h and " + (lockprovider.MaxDuration * 10).String(), Err: lockprovider.ErrInvalidDuration}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Provider{
+		masters:     append([]*goredis.Client(nil), masters...),
+		quorum:      len(masters)/2 + 1,
+		prefix:      c.Prefix,
+		driftFactor: c.DriftFactor,
+		driftMin:    c.DriftMin,
+		timeout:     c.Timeout,
+		recordTTL:   c.RecordTTL.Milliseconds(),
+		log:         c.Logger,
+		acquire:     goredis.NewScript(acquireSrc),
+		commit:      goredis.NewScript(commitSrc),
+		extend:      goredis.NewScript(extendSrc),
+		release:     goredis.NewScript(releaseSrc),
+	}
+	p.notify.init(p)
+	return p, nil
+}
+
+// Quorum is the number of masters a grant needs: a majority.
+func (p *Provider) Quorum() int { return p.quorum }
+
+func validatePrefix(s string) error {
+	reason := ""
+	switch {
+	case len(s) > MaxPrefixLen:
+		reason = "is longer than 100 bytes"
+	case !utf8.ValidString(s):
+		reason = "is not valid UTF-8"
+	case strings.ContainsAny(s, "{}"):
+		reason = "contains '{' or '}', reserved for the hash tag"
+	default:
+		for _, r := range s {
+			if !unicode.IsPrint(r) {
+				reason = "contains a non-printable character"
+				break
+			}
+		}
+	}
+	if reason == "" {
+		return nil
+	}
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return &lockprovider.ValidationError{Field: "Prefix", Value: strconv.Quote(s), Reason: reason, Err: lockprovider.ErrInvalid}
+}
+
+// keys returns the lease key P{N} (also N's release channel), the fencing
+// counter P{N}:f and the newest tick P{N}:t, with '%' and '}' in N escaped.
+func (p *Provider) keys(name string) []string {
+	if strings.ContainsAny(name, "%}") {
+		name = strings.NewReplacer("%", "%25", "}", "%7D").Replace(name)
+	}
+	lease := p.prefix + "{" + name + "}"
+	return []string{lease, lease + ":f", lease + ":t"}
+}
+
+// drift is the allowance for the masters' clocks running at other rates
+// than the client's during a lease of d.
+func (p *Provider) drift(d time.Duration) time.Duration {
+	return time.Duration(float64(d)*p.driftFactor) + p.driftMin
+}
+
+// reply is one master's answer in a round.
+type reply struct {
+	v   any
+	err error
+}
+
+// round runs f on the masters listed in idx (all when nil) in parallel,
+// each bounded by deadline, and returns their replies indexed like
+// p.masters.
+func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f func(ctx context.Context, c *goredis.Client) (any, error)) []reply {
+	if d := time.Now().Add(p.timeout); d.Before(deadline) {
+		deadline = d
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	out := make([]reply, len(p.masters))
+	if idx == nil {
+		idx = p.all()
+	}
+	var wg sync.WaitGroup
+	for _, i := range idx {
+		wg.Go(func() {
+			v, err := f(ctx, p.masters[i])
+			out[i] = reply{v, err}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// failure summarises the errors of a round that fell short of a majority:
+// the caller's context error when it ended, else an
+// *lockprovider.UnavailableError (NotSent when no request can have reached
+// a master that could have changed the outcome).
+func failure(ctx context.Context, what string, replies []reply, why string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redlock: %s: %w", what, err)
+	}
+	var errs []error
+	notSent := true
+	for _, r := range replies {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			if !refused(r.err) {
+				notSent = false
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{Err: errors.New(why)})
+	}
+	return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{NotSent: notSent, Err: fmt.Errorf("%s: %w", why, errors.Join(errs...))})
+}
+
+// refused reports whether err says the request never reached the server.
+func refused(err error) bool {
+	var oe *net.OpError
+	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &oe) && oe.Op == "dial")
+}
+
+// value fields after the owner: token atLeastAt granted until atLeastUntil
+// tick, then LockedBy.
+type state struct {
+	token, granted, until, atLeastUntil, tick int64
+}
+
+func parseValue(owner, v string) (state, bool) {
+	rest, ok := strings.CutPrefix(v, owner+"\n")
+	if !ok {
+		return state{}, false
+	}
+	nums, _, _ := strings.Cut(rest, "\n")
+	f := strings.Fields(nums)
+	if len(f) != 6 {
+		return state{}, false
+	}
+	var n [6]int64
+	for i, s := range f {
+		x, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return state{}, false
+		}
+		n[i] = x
+	}
+	return state{token: n[0], granted: n[2], until: n[3], atLeastUntil: n[4], tick: n[5]}, true
+}
+
+func (s state) lease(name, owner string) lockprovider.Lease {
+	l := lockprovider.Lease{
+		Name: name, Owner: owner, Token: s.token,
+		GrantedAt: time.UnixMilli(s.granted), Until: time.UnixMilli(s.until), AtLeastUntil: time.UnixMilli(s.atLeastUntil),
+	}
+	if s.tick != 0 {
+		l.Tick = time.UnixMilli(s.tick)
+	}
+	return l
+}
+
+func toInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case string:
+		n, err := strconv.ParseInt(x, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// Acquire implements lockprovider.Provider in two parallel rounds. The
+// first takes the lease on every master where the name is free and reads
+// each one's fencing counter; with a majority, the token is the largest
+// counter plus one, and the second round writes it to the masters that
+// granted. The grant counts only when a majority recorded the token within
+// the lease's validity, AtMostFor minus the time spent minus the drift
+// allowance; otherwise it is released on every master and Acquire fails
+// with an error matching lockprovider.ErrUnavailable.
+//
+// When contenders split the masters so that nobody holds a majority, each
+// releases what it took and tries again after a short random pause, for up
+// to Config.Timeout; ErrNotAcquired means another owner held a majority, or
+// the split did not resolve in that time.
+func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := ap.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return lockprovider.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
+	}
+	start := time.Now()
+	giveUp := start.Add(p.timeout)
+	for attempt := 1; ; attempt++ {
+		t0 := time.Now()
+		l, sp, err := p.tryAcquire(ctx, ap, start)
+		if sp == noSplit {
+			return l, err
+		}
+		// The contender that holds the most masters (ties: the smaller
+		// owner token) keeps them and asks again soon; the others let go
+		// and wait a few attempts' time, so the split resolves instead of
+		// recurring.
+		took := max(time.Since(t0), 100*time.Microsecond)
+		pause := took + time.Duration(rand.Int64N(int64(attempt)*int64(2*took)))
+		if sp == splitKeep {
+			pause = time.Duration(rand.Int64N(int64(took) / 2))
+		} else {
+			start = time.Time{}
+		}
+		if time.Now().Add(pause).After(giveUp) || ctx.Err() != nil {
+			if sp == splitKeep {
+				p.undo(ctx, ap.Name, ap.Owner, p.all())
+			}
+			if err := ctx.Err(); err != nil {
+				return lockprovider.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
+			}
+			return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		}
+		time.Sleep(pause)
+		if start.IsZero() {
+			start = time.Now()
+		}
+	}
+}
+
+// Outcomes of an attempt that found the masters split between contenders.
+type split int
+
+const (
+	noSplit   split = iota
+	splitKeep       // keep what was taken and ask again
+	splitDrop       // what was taken has been released
+)
+
+// tryAcquire makes one attempt, whose leases count from start (an earlier
+// attempt's, when it kept what it took). sp says whether contenders divided
+// the masters so that nobody holds a majority.
+func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time) (_ lockprovider.Lease, sp split, err error) {
+	granted := start.UnixMilli()
+	st := state{granted: granted, until: granted + ap.AtMostFor.Milliseconds(), atLeastUntil: granted + ap.AtLeastFor.Milliseconds()}
+	if !ap.Tick.IsZero() {
+		st.tick = ap.Tick.UnixMilli()
+	}
+	// A lease no longer than the drift allowance has no validity to check
+	// against: it is taken for long enough to finish both rounds, then
+	// set to AtMostFor by the second (tests use such leases; baton's
+	// Locker refuses them, its safety margin being the same allowance).
+	validUntil := start.Add(ap.AtMostFor - p.drift(ap.AtMostFor))
+	checkValidity := validUntil.After(start)
+	deadline, px, commitPX := validUntil, ap.AtMostFor.Milliseconds(), int64(0)
+	if !checkValidity {
+		deadline = start.Add(p.timeout)
+		px, commitPX = px+p.timeout.Milliseconds(), px
+	}
+	keys := p.keys(ap.Name)
+	rest := strconv.FormatInt(st.granted, 10) + " " + strconv.FormatInt(st.until, 10) + " " +
+		strconv.FormatInt(st.atLeastUntil, 10) + " " + strconv.FormatInt(st.tick, 10) + "\n" + ap.LockedBy
+	args := []any{ap.Owner, rest, px, ap.AtLeastFor.Milliseconds(), st.tick, p.recordTTL}
+
+	replies := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
+		return p.acquire.Run(ctx, c, keys, args...).Result()
+	})
+	var granting []int          // masters where the caller holds the lease now
+	var counter int64           // largest counter seen
+	var same *state             // the grant the caller already holds
+	agree := 0                  // masters holding that grant
+	holders := map[string]int{} // other owners and their masters
+	stale := 0                  // masters refusing the tick
+	for i, r := range replies {
+		v, ok := r.v.([]any)
+		if !ok {
+			if n, isInt := r.v.(int64); isInt && n == -1 {
+				stale++
+			}
+			continue
+		}
+		if len(v) < 2 {
+			continue
+		}
+		switch kind, _ := toInt(v[0]); kind {
+		case 0:
+			holders[fmt.Sprint(v[1])]++
+		case 1: // already the caller's
+			granting = append(granting, i)
+			if len(v) > 2 {
+				if c, ok := toInt(v[2]); ok && c > counter {
+					counter = c
+				}
+			}
+			s, ok := parseValue(ap.Owner, fmt.Sprint(v[1]))
+			if !ok {
+				continue
+			}
+			if s.token > counter {
+				counter = s.token
+			}
+			if s.token != 0 && (same == nil || s.token == same.token) {
+				same = &s
+				agree++
+			}
+		case 2:
+			granting = append(granting, i)
+			if c, ok := toInt(v[1]); ok && c > counter {
+				counter = c
+			}
+		}
+	}
+	if len(granting) < p.quorum {
+		held, majority, top := 0, false, len(granting) > 0
+		for owner, n := range holders {
+			held += n
+			majority = majority || n >= p.quorum
+			top = top && (n < len(granting) || (n == len(granting) && owner > ap.Owner))
+		}
+		switch {
+		case held+stale+len(granting) < p.quorum:
+			err = failure(ctx, "acquire", replies, "too few masters answered")
+		case stale > 0:
+			err = lockprovider.ErrStaleTick
+		case majority:
+			err = lockprovider.ErrNotAcquired
+		case top:
+			return lockprovider.Lease{}, splitKeep, lockprovider.ErrNotAcquired
+		default:
+			sp = splitDrop
+			err = lockprovider.ErrNotAcquired
+		}
+		p.undo(ctx, ap.Name, ap.Owner, granting)
+		return lockprovider.Lease{}, sp, err
+	}
+	if same != nil && agree >= p.quorum {
+		// A repeat by the holder: the same grant. Masters where the lease
+		// had lapsed and was taken again keep an uncommitted copy that
+		// Release and expiry remove.
+		return same.lease(ap.Name, ap.Owner), noSplit, nil
+	}
+	if checkValidity && !time.Now().Before(validUntil) {
+		p.undo(ctx, ap.Name, ap.Owner, granting)
+		return lockprovider.Lease{}, noSplit, p.late("acquire", start, validUntil.Sub(start))
+	}
+
+	st.token = counter + 1
+	replies = p.round(ctx, deadline, granting, func(ctx context.Context, c *goredis.Client) (any, error) {
+		return p.commit.Run(ctx, c, keys, ap.Owner, st.token, st.tick, p.recordTTL, commitPX).Result()
+	})
+	committed := 0
+	for _, r := range replies {
+		if n, ok := r.v.(int64); ok && n == 1 {
+			committed++
+		}
+	}
+	switch {
+	case committed < p.quorum:
+		p.undo(ctx, ap.Name, ap.Owner, granting)
+		return lockprovider.Lease{}, noSplit, failure(ctx, "acquire: commit token", replies, "the lease lapsed on a majority before the token was recorded")
+	case checkValidity && !time.Now().Before(validUntil):
+		p.undo(ctx, ap.Name, ap.Owner, granting)
+		return lockprovider.Lease{}, noSplit, p.late("acquire", start, validUntil.Sub(start))
+	}
+	return st.lease(ap.Name, ap.Owner), noSplit, nil
+}
+
+func (p *Provider) late(what string, start time.Time, validity time.Duration) error {
+	return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{
+		Err: fmt.Errorf("a majority did not answer within the lease's validity %v (took %v)", validity, time.Since(start))})
+}
+
+// all lists every master.
+func (p *Provider) all() []int {
+	idx := make([]int, len(p.masters))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+// undo releases what an abandoned acquire took, best effort, on the
+// masters listed.
+func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	keys := p.keys(name)[:1]
+	p.round(ctx, time.Now().Add(p.timeout), idx, func(ctx context.Context, c *goredis.Client) (any, error) {
+		return p.release.Run(ctx, c, keys, owner).Result()
+	})
+}
+
+// Extend implements lockprovider.Provider: one parallel round to every
+// master. It succeeds when a majority still held the lease and answered
+// within the new lease's validity.
+func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := ep.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return lockprovider.Lease{}, fmt.Errorf("redlock: extend: %w", err)
+	}
+	start := time.Now()
+	now := start.UnixMilli()
+	until, atLeast := now+ep.AtMostFor.Milliseconds(), now+ep.AtLeastFor.Milliseconds()
+	validUntil := start.Add(ep.AtMostFor - p.drift(ep.AtMostFor))
+	checkValidity := validUntil.After(start)
+	deadline := validUntil
+	if !checkValidity {
+		deadline = start.Add(p.timeout)
+	}
+	keys := p.keys(ep.Name)[:1]
+	replies := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
+		return p.extend.Run(ctx, c, keys, ep.Owner, ep.AtMostFor.Milliseconds(), ep.AtLeastFor.Milliseconds(), until, atLeast).Result()
+	})
+	var best *state
+	ok, refusedBy := 0, 0
+	for _, r := range replies {
+		switch v := r.v.(type) {
+		case int64:
+			refusedBy++
+		case string:
+			s, good := parseValue(ep.Owner, v)
+			if !good {
+				continue
+			}
+			ok++
+			if best == nil || s.token > best.token {
+				best = &s
+			}
+		}
+	}
+	switch {
+	case ok >= p.quorum && best != nil && best.token != 0:
+		if checkValidity && !time.Now().Before(validUntil) {
+			return lockprovider.Lease{}, p.late("extend", start, validUntil.Sub(start))
+		}
+		return best.lease(ep.Name, ep.Owner), nil
+	case refusedBy > len(p.masters)-p.quorum || (ok >= p.quorum && (best == nil || best.token == 0)):
+		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+	default:
+		return lockprovider.Lease{}, failure(ctx, "extend", replies, "too few masters answered")
+	}
+}
+
+// Release implements lockprovider.Provider: one parallel round to every
+// master. It returns ErrNotHeld when a majority did not hold the lease.
+func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
+	if err := rp.Validate(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redlock: release: %w", err)
+	}
+	keys := p.keys(rp.Name)[:1]
+	replies := p.round(ctx, time.Now().Add(p.timeout), nil, func(ctx context.Context, c *goredis.Client) (any, error) {
+		return p.release.Run(ctx, c, keys, rp.Owner).Result()
+	})
+	ok, refusedBy := 0, 0
+	for _, r := range replies {
+		if n, isInt := r.v.(int64); isInt {
+			if n == 1 {
+				ok++
+			} else {
+				refusedBy++
+			}
+		}
+	}
+	switch {
+	case ok >= p.quorum:
+		return nil
+	case refusedBy > len(p.masters)-p.quorum:
+		return lockprovider.ErrNotHeld
+	default:
+		return failure(ctx, "release", replies, "too few masters answered")
+	}
+}

@@ -1,0 +1,20 @@
+-- Release a lease on one master if the caller holds it here: delete it and
+-- announce the release, or, before its at-least bound (this master's
+-- clock), shorten it to end at that bound.
+--
+-- KEYS[1] lease
+-- ARGV[1] owner
+-- Returns 1, or 0 when the caller does not hold the lease here.
+local v = redis.call('GET', KEYS[1])
+if not v or string.sub(v, 1, #ARGV[1] + 1) ~= ARGV[1] .. '\n' then return 0 end
+local _, _, a = string.find(v, '^%d+ (%d+)', #ARGV[1] + 2)
+if a ~= '0' then
+  local tm = redis.call('TIME')
+  if tonumber(a) > tm[1] * 1000 + math.floor(tm[2] / 1000) then
+    redis.call('PEXPIREAT', KEYS[1], a)
+    return 1
+  end
+end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', KEYS[1], '')
+return 1

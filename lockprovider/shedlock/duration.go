@@ -1,0 +1,200 @@
+package shedlock
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/scheduler"
+)
+
+// ErrInvalidDuration is matched (errors.Is) by every error of ParseDuration.
+// It also matches lockprovider.ErrInvalid.
+var ErrInvalidDuration = lockprovider.ErrInvalidDuration
+
+// DurationError reports a duration string that ParseDuration rejects.
+type DurationError struct {
+	Input  string // the string as given
+	Reason string
+}
+
+func (e *DurationError) Error() string {
+	return fmt.Sprintf("shedlock: invalid duration %q: %s", e.Input, e.Reason)
+}
+
+// Unwrap makes the error match ErrInvalidDuration and lockprovider.ErrInvalid.
+func (e *DurationError) Unwrap() error { return ErrInvalidDuration }
+
+// The two forms Spring (and so ShedLock's annotations) accept: ISO-8601
+// seconds-based durations, case-insensitive, with days as 24 hours and an
+// optional sign on the whole and on each part; and "<integer><unit>" with
+// unit ns, us, ms, s, m, h, d (any case) or none for milliseconds.
+var (
+	isoRE    = regexp.MustCompile(`(?i)^([+-]?)P(?:([+-]?[0-9]+)D)?(T(?:([+-]?[0-9]+)H)?(?:([+-]?[0-9]+)M)?(?:([+-]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?$`)
+	simpleRE = regexp.MustCompile(`^([+-]?[0-9]+)([a-zA-Z]{0,2})$`)
+)
+
+var simpleUnits = map[string]time.Duration{
+	"ns": time.Nanosecond,
+	"us": time.Microsecond,
+	"ms": time.Millisecond,
+	"s":  time.Second,
+	"m":  time.Minute,
+	"h":  time.Hour,
+	"d":  24 * time.Hour,
+	"":   time.Millisecond,
+}
+
+// ParseDuration reads a duration the way ShedLock's Spring integration reads
+// lockAtMostFor and lockAtLeastFor: "PT30S", "PT10M", "P1D", "P2DT3H4M",
+// "PT0.5S", as well as "30s", "10m", "500ms", "1d" and a bare "30000"
+// (milliseconds). Like ShedLock's annotation parser it rejects negative
+// results. A year, month or week part ("P1Y", "P1W") is not a duration
+// there either, and is rejected. Every error is a *DurationError matching
+// ErrInvalidDuration.
+func ParseDuration(s string) (time.Duration, error) {
+	d, err := parse(s)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, &DurationError{Input: s, Reason: "must not be negative"}
+	}
+	return d, nil
+}
+
+func parse(s string) (time.Duration, error) {
+	if m := isoRE.FindStringSubmatch(s); m != nil {
+		return parseISO(s, m)
+	}
+	if u := strings.ToUpper(strings.TrimLeft(s, "+-")); strings.HasPrefix(u, "P") {
+		return 0, &DurationError{Input: s, Reason: "is not an ISO-8601 duration of days, hours, minutes and seconds (PnDTnHnMn.nS)"}
+	}
+	m := simpleRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, &DurationError{Input: s, Reason: `is neither ISO-8601 ("PT30S") nor a number with a unit ("30s")`}
+	}
+	unit, ok := simpleUnits[strings.ToLower(m[2])]
+	if !ok {
+		return 0, &DurationError{Input: s, Reason: fmt.Sprintf("unknown unit %q (want ns, us, ms, s, m, h, d or none for milliseconds)", m[2])}
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, &DurationError{Input: s, Reason: "number out of range"}
+	}
+	return mul(s, n, unit)
+}
+
+// parseISO sums the parts exactly (big integers of nanoseconds), so an
+// overflow is an error rather than a wrapped value.
+func parseISO(s string, m []string) (time.Duration, error) {
+	// m[3] is the "T" group: a bare "PT" or "P" has no part at all.
+	if m[2] == "" && m[4] == "" && m[5] == "" && m[6] == "" {
+		return 0, &DurationError{Input: s, Reason: "has no day, hour, minute or second part"}
+	}
+	total := new(big.Int)
+	add := func(v string, unit time.Duration) error {
+		if v == "" {
+			return nil
+		}
+		n, ok := new(big.Int).SetString(strings.TrimPrefix(v, "+"), 10)
+		if !ok {
+			return &DurationError{Input: s, Reason: "bad number " + strconv.Quote(v)}
+		}
+		total.Add(total, n.Mul(n, big.NewInt(int64(unit))))
+		return nil
+	}
+	for _, p := range []struct {
+		v    string
+		unit time.Duration
+	}{{m[2], 24 * time.Hour}, {m[4], time.Hour}, {m[5], time.Minute}, {m[6], time.Second}} {
+		if err := add(p.v, p.unit); err != nil {
+			return 0, err
+		}
+	}
+	if frac := m[7]; frac != "" {
+		ns, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+		f := big.NewInt(ns)
+		if strings.HasPrefix(m[6], "-") {
+			f.Neg(f)
+		}
+		total.Add(total, f)
+	}
+	if m[1] == "-" {
+		total.Neg(total)
+	}
+	if !total.IsInt64() {
+		return 0, &DurationError{Input: s, Reason: "out of range (about ±292 years)"}
+	}
+	return time.Duration(total.Int64()), nil
+}
+
+func mul(s string, n int64, unit time.Duration) (time.Duration, error) {
+	if n > math.MaxInt64/int64(unit) || n < math.MinInt64/int64(unit) {
+		return 0, &DurationError{Input: s, Reason: "out of range (about ±292 years)"}
+	}
+	return time.Duration(n) * unit, nil
+}
+
+// SchedulerLock is the triple of ShedLock's @SchedulerLock annotation, with
+// the strings as they appear in the annotation or in the Spring properties
+// it refers to. An empty duration means "the default", as in ShedLock:
+// scheduler.Config's DefaultAtMostFor / DefaultAtLeastFor (the
+// counterparts of @EnableSchedulerLock's defaults) then apply.
+type SchedulerLock struct {
+	Name           string
+	LockAtMostFor  string
+	LockAtLeastFor string
+}
+
+// Options returns the lock name and the scheduler options for a job that
+// shares its lock with the Java job annotated with l, to be passed to
+// scheduler.Builder.Locked:
+//
+//	name, opts, err := shedlock.SchedulerLock{Name: "report", LockAtMostFor: "PT14M"}.Options()
+//	job, err := sched.Cron("0 */15 * * * *").Locked(name, opts...).Do(report)
+//
+// It returns an error matching lockprovider.ErrInvalid for an invalid name
+// or duration, or an at-least bound above the at-most one.
+func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
+	if err := lockprovider.ValidateName(l.Name); err != nil {
+		return "", nil, err
+	}
+	var opts []scheduler.LockOption
+	atMost, atLeast := time.Duration(-1), time.Duration(-1)
+	if l.LockAtMostFor != "" {
+		d, err := ParseDuration(l.LockAtMostFor)
+		if err != nil {
+			return "", nil, fmt.Errorf("lockAtMostFor of %q: %w", l.Name, err)
+		}
+		atMost = d
+		opts = append(opts, scheduler.AtMostFor(d))
+	}
+	if l.LockAtLeastFor != "" {
+		d, err := ParseDuration(l.LockAtLeastFor)
+		if err != nil {
+			return "", nil, fmt.Errorf("lockAtLeastFor of %q: %w", l.Name, err)
+		}
+		atLeast = d
+		opts = append(opts, scheduler.AtLeastFor(d))
+	}
+	// Check what is given; a missing bound is the scheduler's default.
+	var err error
+	switch {
+	case atMost >= 0 && atLeast >= 0:
+		err = lockprovider.ValidateDurations(atMost, atLeast)
+	case atMost >= 0:
+		err = lockprovider.ValidateDurations(atMost, 0)
+	case atLeast >= 0:
+		err = lockprovider.ValidateDurations(lockprovider.MaxDuration, atLeast)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("@SchedulerLock %q: %w", l.Name, err)
+	}
+	return l.Name, opts, nil
+}

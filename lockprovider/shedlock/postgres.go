@@ -1,0 +1,582 @@
+package shedlock
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/postgres"
+)
+
+// DB is the part of pgx the provider uses; *pgxpool.Pool, *pgx.Conn and
+// pgx.Tx satisfy it. It is the native provider's interface.
+type DB = postgres.DB
+
+// DefaultTable is ShedLock's default table name.
+const DefaultTable = "shedlock"
+
+// PostgresConfig configures a Postgres provider. TimeMode has no default
+// and must be set; the other fields default as documented.
+type PostgresConfig struct {
+	// Schema qualifies Table. Empty leaves it unqualified, so the
+	// connection's search_path decides (as for the Java fleet).
+	Schema string
+	// Table is ShedLock's table. Defaults to DefaultTable ("shedlock").
+	Table string
+
+	// TimeMode is how the Java fleet is configured (required).
+	TimeMode TimeMode
+	// JavaZone is the JVMs' default time zone: required with
+	// ClientTimeZone, and with DBTime on timestamptz columns (it must
+	// then be UTC). Use time.LoadLocation("America/New_York"), never
+	// time.Local.
+	JavaZone *time.Location
+	// Columns is the type of lock_until and locked_at. The zero value
+	// reads it from the catalog in Migrate or Check. Migrate creates a
+	// missing table with this type (timestamp when not set).
+	Columns ColumnType
+
+	// LockedBy is written to locked_by (followed by '#' and the owner
+	// token) when AcquireParams.LockedBy is empty. Defaults to the host
+	// name.
+	LockedBy string
+
+	// PollInterval is how often NotifyRelease reads the awaited names.
+	// Defaults to DefaultPollInterval.
+	PollInterval time.Duration
+
+	// Logger receives failures of the NotifyRelease poll. Nil discards.
+	Logger *slog.Logger
+}
+
+// Postgres is a lockprovider.Provider on ShedLock's JDBC table, sharing
+// its locks with the Java replicas that use that table. It also implements
+// lockprovider.Inspector and lockprovider.ReleaseNotifier. It is safe for
+// concurrent use.
+type Postgres struct {
+	db       DB
+	cfg      PostgresConfig
+	table    string // quoted, qualified
+	lockedBy string
+	poll     *poller
+
+	mu sync.RWMutex
+	q  *queries // nil until the column type is known
+}
+
+var (
+	_ lockprovider.Provider        = (*Postgres)(nil)
+	_ lockprovider.Inspector       = (*Postgres)(nil)
+	_ lockprovider.ReleaseNotifier = (*Postgres)(nil)
+)
+
+type queries struct {
+	rep                               representation
+	cols                              ColumnType
+	acquire, extend, release, inspect string
+}
+
+//go:embed sql/*.sql
+var sqlFS embed.FS
+
+// identRE is a plain PostgreSQL identifier of at most 63 bytes.
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// ErrNotReady is returned by the operations of a Postgres provider whose
+// column type is still unknown: call Migrate or Check first.
+var ErrNotReady = errors.New("shedlock: column type not known yet (call Migrate or Check before use)")
+
+// NewPostgres returns a provider on ShedLock's table behind db. It refuses
+// a time configuration that cannot be read back safely (ErrTimeMode). It
+// does not touch the database: call Migrate (or Check, when the extra
+// columns were added by your own migrations) before the first Acquire.
+func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
+	if db == nil {
+		return nil, &lockprovider.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+	}
+	if cfg.Table == "" {
+		cfg.Table = DefaultTable
+	}
+	table, err := qualify(cfg.Schema, cfg.Table)
+	if err != nil {
+		return nil, err
+	}
+	switch cfg.Columns {
+	case DetectColumns, Timestamp, Timestamptz:
+	default:
+		return nil, &lockprovider.ValidationError{Field: "Columns", Value: cfg.Columns.String(), Reason: "unknown column type", Err: lockprovider.ErrInvalid}
+	}
+	// Refuse a bad time configuration now; with DetectColumns, Check
+	// repeats this for the type it finds.
+	if _, err := resolveRepresentation(cfg.TimeMode, cfg.JavaZone, max(cfg.Columns, Timestamp)); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.PollInterval == 0:
+		cfg.PollInterval = DefaultPollInterval
+	case cfg.PollInterval < time.Millisecond || cfg.PollInterval > time.Minute:
+		return nil, &lockprovider.ValidationError{Field: "PollInterval", Value: cfg.PollInterval.String(), Reason: "must be between 1ms and 1m", Err: lockprovider.ErrInvalidDuration}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Postgres{db: db, cfg: cfg, table: table, lockedBy: cfg.LockedBy}
+	if p.lockedBy == "" {
+		h, _ := os.Hostname()
+		p.lockedBy = lockprovider.Shorten(h, lockprovider.MaxLockedByLen-len("…"))
+	}
+	// The shared validation of LockedBy (length, UTF-8, no control
+	// characters), through the parameters it normally checks.
+	if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: p.lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Columns != DetectColumns {
+		if p.q, err = p.render(cfg.Columns); err != nil {
+			return nil, err
+		}
+	}
+	p.poll = newPoller(cfg.PollInterval, p.states, cfg.Logger)
+	return p, nil
+}
+
+func qualify(schema, table string) (string, error) {
+	check := func(field, v string) error {
+		if identRE.MatchString(v) {
+			return nil
+		}
+		return &lockprovider.ValidationError{Field: field, Value: strconv.Quote(v),
+			Reason: "must be a letter or underscore followed by up to 62 letters, digits or underscores", Err: lockprovider.ErrInvalid}
+	}
+	if err := check("Table", table); err != nil {
+		return "", err
+	}
+	if schema == "" {
+		return pgx.Identifier{table}.Sanitize(), nil
+	}
+	if err := check("Schema", schema); err != nil {
+		return "", err
+	}
+	return pgx.Identifier{schema, table}.Sanitize(), nil
+}
+
+type tmplData struct {
+	Table, Native, Cols string
+}
+
+func renderSQL(file string, rep representation, data tmplData) (string, error) {
+	b, err := sqlFS.ReadFile("sql/" + file)
+	if err != nil {
+		return "", err
+	}
+	t, err := template.New(file).Option("missingkey=error").Funcs(template.FuncMap{
+		"wall": rep.wall, "until": rep.until, "inst": rep.inst,
+	}).Parse(string(b))
+	if err != nil {
+		return "", fmt.Errorf("shedlock: parse %s: %w", file, err)
+	}
+	var s strings.Builder
+	if err := t.Execute(&s, data); err != nil {
+		return "", fmt.Errorf("shedlock: render %s: %w", file, err)
+	}
+	return s.String(), nil
+}
+
+func (p *Postgres) render(cols ColumnType) (*queries, error) {
+	rep, err := resolveRepresentation(p.cfg.TimeMode, p.cfg.JavaZone, cols)
+	if err != nil {
+		return nil, err
+	}
+	q := &queries{rep: rep, cols: cols}
+	for _, f := range []struct {
+		file string
+		dst  *string
+	}{
+		{"acquire.sql", &q.acquire}, {"extend.sql", &q.extend},
+		{"release.sql", &q.release}, {"inspect.sql", &q.inspect},
+	} {
+		if *f.dst, err = renderSQL(f.file, rep, tmplData{Table: p.table}); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+// migrateLock serialises concurrent Migrate calls across processes.
+const migrateLock = "SELECT pg_advisory_xact_lock(hashtext('github.com/baton-go/baton shedlock migrate'))"
+
+// Migrate creates ShedLock's table if it is missing, adds the columns this
+// provider needs and ShedLock ignores (owner, at_least_until, fence,
+// last_tick), and then runs Check. It is idempotent and safe to run from
+// several processes at once. Adding the columns takes a short ACCESS
+// EXCLUSIVE lock on the table, during which Java lock statements wait.
+func (p *Postgres) Migrate(ctx context.Context) error {
+	s, err := p.SchemaSQL()
+	if err != nil {
+		return err
+	}
+	if _, err := p.db.Exec(ctx, migrateLock+";\n"+s); err != nil {
+		return fmt.Errorf("shedlock: migrate: %w", err)
+	}
+	return p.Check(ctx)
+}
+
+// SchemaSQL returns the DDL that Migrate applies, for users who run their
+// own migration tool (then call Check instead of Migrate).
+func (p *Postgres) SchemaSQL() (string, error) {
+	cols := p.cfg.Columns
+	if cols == DetectColumns {
+		cols = Timestamp
+	}
+	var b strings.Builder
+	for _, f := range []string{"create.sql", "migrate.sql"} {
+		s, err := renderSQL(f, representation{}, tmplData{Table: p.table, Cols: cols.String()})
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(strings.TrimSpace(s))
+		b.WriteString(";\n")
+	}
+	return b.String(), nil
+}
+
+// Check reads the table's columns from the catalog: the type of lock_until
+// and locked_at (which must agree with Config.Columns when set) and the
+// presence of the extra columns. It also has the server resolve JavaZone.
+// After Check the provider is ready.
+func (p *Postgres) Check(ctx context.Context) error {
+	rows, err := p.db.Query(ctx, mustSQL("columns.sql"), p.table)
+	if err != nil {
+		return fmt.Errorf("shedlock: check %s: %w", p.table, err)
+	}
+	types := map[string]string{}
+	for rows.Next() {
+		var n, t string
+		if err := rows.Scan(&n, &t); err != nil {
+			rows.Close()
+			return fmt.Errorf("shedlock: check %s: %w", p.table, err)
+		}
+		types[n] = t
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("shedlock: check %s: %w", p.table, err)
+	}
+	if len(types) == 0 {
+		return fmt.Errorf("shedlock: table %s does not exist (run Migrate)", p.table)
+	}
+	var cols ColumnType
+	for _, c := range []string{"lock_until", "locked_at"} {
+		var ct ColumnType
+		switch t := types[c]; {
+		case strings.HasPrefix(t, "timestamp with time zone"):
+			ct = Timestamptz
+		case strings.HasPrefix(t, "timestamp"):
+			ct = Timestamp
+		default:
+			return fmt.Errorf("shedlock: column %s of %s has type %q, want timestamp or timestamptz", c, p.table, t)
+		}
+		if cols != DetectColumns && ct != cols {
+			return fmt.Errorf("shedlock: lock_until and locked_at of %s have different types", p.table)
+		}
+		cols = ct
+	}
+	if p.cfg.Columns != DetectColumns && p.cfg.Columns != cols {
+		return &lockprovider.ValidationError{Field: "Columns", Value: p.cfg.Columns.String(),
+			Reason: "the table's columns are " + cols.String(), Err: ErrTimeMode}
+	}
+	for _, c := range []string{"name", "locked_by", "owner", "at_least_until", "fence", "last_tick"} {
+		if _, ok := types[c]; !ok {
+			return fmt.Errorf("shedlock: table %s has no column %s (run Migrate)", p.table, c)
+		}
+	}
+	q, err := p.render(cols)
+	if err != nil {
+		return err
+	}
+	if z := q.rep.wallZone; z != "" {
+		var ok bool
+		if err := p.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = $1)", z).Scan(&ok); err != nil {
+			return fmt.Errorf("shedlock: check time zone: %w", err)
+		}
+		if !ok {
+			return timeError("JavaZone", z, "is unknown to the PostgreSQL server")
+		}
+	}
+	p.mu.Lock()
+	p.q = q
+	p.mu.Unlock()
+	return nil
+}
+
+func mustSQL(file string) string {
+	b, _ := sqlFS.ReadFile("sql/" + file) // embedded: cannot fail
+	return string(b)
+}
+
+func (p *Postgres) queries() (*queries, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.q == nil {
+		return nil, ErrNotReady
+	}
+	return p.q, nil
+}
+
+// holderText is the locked_by value of a Go grant: the informational part,
+// shortened to fit ShedLock's VARCHAR(255), then '#' and the owner token.
+func holderText(info, owner string) string {
+	max := lockprovider.MaxLockedByLen - 1 - utf8.RuneCountInString(owner)
+	if utf8.RuneCountInString(info) > max {
+		r := []rune(info)
+		info = string(r[:max])
+	}
+	return info + "#" + owner
+}
+
+// Acquire implements lockprovider.Provider in one statement.
+func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := a.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	q, err := p.queries()
+	if err != nil {
+		return lockprovider.Lease{}, err
+	}
+	info := a.LockedBy
+	if info == "" {
+		info = p.lockedBy
+	}
+	var tick any
+	if !a.Tick.IsZero() {
+		tick = a.Tick
+	}
+	var (
+		granted, existed, mine bool
+		open                   bool
+		held                   pgtype.Bool
+		at, until, atLeast     pgtype.Timestamptz
+		fence                  pgtype.Int8
+		lastTick               pgtype.Timestamptz
+	)
+	err = p.db.QueryRow(ctx, q.acquire, a.Name, a.Owner, holderText(info, a.Owner), a.AtMostFor, a.AtLeastFor, tick).
+		Scan(&granted, &existed, &held, &mine, &open, &at, &until, &atLeast, &fence, &lastTick)
+	if err != nil {
+		if contended(err) {
+			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
+		}
+		return lockprovider.Lease{}, backendError("acquire", a.Name, err)
+	}
+	switch {
+	case granted, held.Bool && mine:
+		l := lockprovider.Lease{
+			Name: a.Name, Owner: a.Owner, Token: fence.Int64,
+			GrantedAt: at.Time, Until: until.Time, AtLeastUntil: atLeast.Time,
+		}
+		if tick != nil && lastTick.Valid {
+			l.Tick = lastTick.Time
+		}
+		return l, nil
+	case !existed, held.Bool:
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	case open:
+		// Free and the tick newer when the statement started, yet another
+		// session locked or changed the row first: it took the name.
+		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	case tick != nil:
+		// Free, yet not granted: only the tick condition refuses.
+		return lockprovider.Lease{}, lockprovider.ErrStaleTick
+	}
+	return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+}
+
+// Extend implements lockprovider.Provider in one UPDATE.
+func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := e.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	q, err := p.queries()
+	if err != nil {
+		return lockprovider.Lease{}, err
+	}
+	var (
+		at, until, atLeast time.Time
+		fence              int64
+		lastTick           pgtype.Timestamptz
+	)
+	err = p.db.QueryRow(ctx, q.extend, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
+		Scan(&at, &until, &atLeast, &fence, &lastTick)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+	}
+	if err != nil {
+		return lockprovider.Lease{}, backendError("extend", e.Name, err)
+	}
+	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Token: fence, GrantedAt: at, Until: until, AtLeastUntil: atLeast}
+	if lastTick.Valid {
+		l.Tick = lastTick.Time
+	}
+	return l, nil
+}
+
+// Release implements lockprovider.Provider in one UPDATE.
+func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	q, err := p.queries()
+	if err != nil {
+		return err
+	}
+	tag, err := p.db.Exec(ctx, q.release, r.Name, r.Owner)
+	if err != nil {
+		return backendError("release", r.Name, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return lockprovider.ErrNotHeld
+	}
+	return nil
+}
+
+// Inspect implements lockprovider.Inspector. Rows of Java grants report
+// the Java host as LockedBy and Token 0 unless a Go replica held the name
+// before.
+func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
+	infos, err := p.read(ctx, []string{name})
+	if err != nil {
+		return lockprovider.LeaseInfo{}, backendError("inspect", name, err)
+	}
+	if len(infos) == 0 {
+		return lockprovider.LeaseInfo{Name: name}, nil
+	}
+	return infos[0], nil
+}
+
+// List implements lockprovider.Inspector: every row, ordered by name.
+func (p *Postgres) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	infos, err := p.read(ctx, nil)
+	if err != nil {
+		return nil, backendError("list", p.table, err)
+	}
+	return infos, nil
+}
+
+func (p *Postgres) read(ctx context.Context, names []string) ([]lockprovider.LeaseInfo, error) {
+	q, err := p.queries()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := p.db.Query(ctx, q.inspect, names)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.LeaseInfo, error) {
+		var (
+			i               = lockprovider.LeaseInfo{Exists: true}
+			owner           pgtype.Text
+			lastTick        pgtype.Timestamptz
+			lockedAt, until time.Time
+		)
+		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &owner, &lockedAt, &until, &i.Token, &lastTick)
+		i.GrantedAt, i.Until = lockedAt, until
+		if owner.Valid {
+			i.LockedBy = strings.TrimSuffix(i.LockedBy, "#"+owner.String)
+		}
+		if lastTick.Valid {
+			i.LastTick = lastTick.Time
+		}
+		return i, err
+	})
+}
+
+// NotifyRelease implements lockprovider.ReleaseNotifier by polling (see
+// PostgresConfig.PollInterval): Java replicas send no notifications, so
+// only reading the table sees their releases.
+func (p *Postgres) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return nil, err
+	}
+	return p.poll.register(ctx, name, ch)
+}
+
+func (p *Postgres) states(ctx context.Context, names []string) (map[string]nameState, error) {
+	infos, err := p.read(ctx, names)
+	if err != nil {
+		return nil, backendError("poll", p.table, err)
+	}
+	m := make(map[string]nameState, len(infos))
+	for _, i := range infos {
+		m[i.Name] = nameState{held: i.Held, grant: i.GrantedAt.String() + "\x00" + i.LockedBy}
+	}
+	return m, nil
+}
+
+// ExportTokens prepares the switch from this ShedLock table to baton's
+// native table (lockprovider/postgres) named nativeTable in nativeSchema
+// (empty: unqualified): for every name it raises the native fencing token
+// and newest tick to at least this table's, and copies a live hold, so that
+// the native provider grants only larger tokens and does not take a name
+// before its current hold ends. Run it after the native provider's Migrate
+// and before native replicas start; it is one statement and idempotent. It
+// returns the number of names carried over.
+func (p *Postgres) ExportTokens(ctx context.Context, nativeSchema, nativeTable string) (int64, error) {
+	q, err := p.queries()
+	if err != nil {
+		return 0, err
+	}
+	if nativeTable == "" {
+		nativeTable = postgres.DefaultTable
+	}
+	native, err := qualify(nativeSchema, nativeTable)
+	if err != nil {
+		return 0, err
+	}
+	s, err := renderSQL("export.sql", q.rep, tmplData{Table: p.table, Native: native})
+	if err != nil {
+		return 0, err
+	}
+	tag, err := p.db.Exec(ctx, s)
+	if err != nil {
+		return 0, backendError("export tokens from", p.table, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// contended reports errors that mean "another session is in the way": a
+// locked row (55P03, from NOWAIT), a serialization failure (40001) or a
+// deadlock (40P01). The statement changed nothing.
+func contended(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case "55P03", "40001", "40P01":
+		return true
+	}
+	return false
+}
+
+func sqlState(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return "SQLSTATE " + pgErr.Code
+	}
+	return ""
+}
