@@ -435,3 +435,45 @@ func TestLedgerKilledReplica(t *testing.T) {
 		})
 	}
 }
+
+func TestOpsConfigValidation(t *testing.T) {
+	p := memory.New(nil)
+	for _, cfg := range []scheduler.Config{
+		{RegistryTTL: time.Millisecond},
+		{RegistryTTL: -time.Second},
+		{LedgerRetention: lockprovider.Retention{MaxRuns: -1}},
+		{LedgerRetention: lockprovider.Retention{MaxAge: time.Millisecond}},
+		{Version: "v1\n"},
+	} {
+		if _, err := scheduler.New(p, &cfg); !errors.Is(err, scheduler.ErrInvalid) {
+			t.Errorf("New(%+v): %v, want ErrInvalid", cfg, err)
+		}
+	}
+}
+
+// Without Ledger, the provider's plain Acquire and Release are used and
+// nothing is recorded; NoRegistry publishes nothing.
+func TestLedgerOffRegistryOff(t *testing.T) {
+	p := memory.New(nil)
+	s := newSched(t, p, &scheduler.Config{LockedBy: "quiet", NoRegistry: true})
+	ran := make(chan struct{}, 1)
+	if _, err := s.Every(20*time.Millisecond).Locked("j", scheduler.AtMostFor(time.Second)).Do(func(context.Context, scheduler.Run) error {
+		select {
+		case ran <- struct{}{}:
+		default:
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-ran
+	if insts, _ := p.Instances(t.Context()); len(insts) != 0 {
+		t.Errorf("NoRegistry: registry holds %+v", insts)
+	}
+	if runs, _ := p.Runs(t.Context(), lockprovider.RunQuery{Job: "j"}); len(runs) != 0 {
+		t.Errorf("ledger off: %d records", len(runs))
+	}
+}

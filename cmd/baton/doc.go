@@ -24,6 +24,6 @@
 //
 // Exit codes: 0 success; 1 jobs check found a missed, failed or unfinished
 // tick, or no scheduler instance is alive; 2 bad usage or input; 3 the
-// lock, job or key was not found, or no lease is in force; 4 a backend
+// lock or rate-limit key was not found, or no lease is in force; 4 a backend
 // could not be reached or failed; 5 the operator did not confirm.
 package main

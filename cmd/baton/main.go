@@ -23,7 +23,7 @@ const (
 	exitOK       = 0 // success; jobs check: every due tick ran and succeeded
 	exitProblem  = 1 // jobs check: a tick was missed, failed or never finished, or no scheduler is alive
 	exitUsage    = 2 // bad command line or input
-	exitNotFound = 3 // the lock, job or key does not exist, or no lease is in force
+	exitNotFound = 3 // the lock or rate-limit key does not exist, or no lease is in force
 	exitBackend  = 4 // a backend could not be reached or failed
 	exitAborted  = 5 // the operator did not confirm
 )
