@@ -3,8 +3,10 @@
 -- (a row from up) also inserts the run row, numbered after the job's
 -- newest (prev: the last entry of the primary key for the job). Then the
 -- job's four oldest rows are deleted if they are beyond the retention:
--- started more than $10 before it, or $9 or more numbers behind it unless
--- it is the job's newest success. A claim adds one row and may drop
+-- $9 or more numbers behind the new one, or started more than $10 before
+-- it. (Keeping the newest success apart would cost a scan of the job's
+-- rows per claim; LastRuns reports the newest retained success.) A claim
+-- adds one row and may drop
 -- four, so the table keeps to the retention (after the retention is
 -- lowered, within a few claims). All of it reads a handful of index
 -- entries.
@@ -21,8 +23,5 @@
     USING up, prev
     WHERE r.job = $1
       AND r.token = ANY (ARRAY(SELECT o.token FROM {{.Runs}} o WHERE o.job = $1 ORDER BY o.token LIMIT 4))
-      AND (r.started_at < up.locked_at - $10::interval
-        OR (r.seq <= prev.seq - $9::bigint AND r.token IS DISTINCT FROM (
-            SELECT s.token FROM {{.Runs}} s WHERE s.job = $1 AND s.outcome = 'succeeded'
-            ORDER BY s.token DESC LIMIT 1)))
+      AND (r.seq <= prev.seq - $9::bigint OR r.started_at < up.locked_at - $10::interval)
 )
