@@ -9,6 +9,12 @@ STATICCHECK_VERSION ?= v0.8.2
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_/-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
 
+# Fault-injection tests (servers killed, paused and restarted, connections
+# blackholed or delayed through testenv.Proxy, clocks offset) are named
+# TestFault*: `make test` skips them, `make test-fault` runs only them, and
+# CI runs both. A plain `go test ./...` runs everything.
+FAULT_TESTS ?= ^TestFault
+
 # Every directory with a go.mod is a module of this repository (the library,
 # bench/, providers with their own dependencies...); `make test` runs them all,
 # excluding none, so a new module is tested as soon as it is added.
@@ -20,21 +26,34 @@ GOTESTSUM ?= $(GO) run gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 export TESTFLAGS
 
 .PHONY: test
-test: ## go vet, then every test of every module with the race detector (needs Redis and PostgreSQL; see README)
+test: ## go vet, then every test of every module but the fault suite, with the race detector (needs Redis and PostgreSQL; see README)
 	@set -e; for m in $(MODULES); do echo "== go vet $$m"; (cd $$m && $(GO) vet ./...); done
 	@# One gotestsum over all modules: a line per test as it ends, then the
 	@# totals (passed, failed, skipped) of the whole run.
 	$(GOTESTSUM) --format testname \
 		--post-run-command 'sh -c "p=$$((TESTS_TOTAL - TESTS_FAILED - TESTS_SKIPPED)); [ $$p -ge 0 ] || p=0; echo $$p passed, $$TESTS_FAILED failed, $$TESTS_SKIPPED skipped"' \
-		--raw-command -- sh -c 'rc=0; for m in $(MODULES); do (cd $$m && $(GO) test -json -race -count=1 -timeout 25m $$TESTFLAGS ./...) || rc=1; done; exit $$rc'
+		--raw-command -- sh -c 'rc=0; for m in $(MODULES); do (cd $$m && $(GO) test -json -race -count=1 -timeout 25m -skip '\''$(FAULT_TESTS)'\'' $$TESTFLAGS ./...) || rc=1; done; exit $$rc'
+
+.PHONY: test-fault
+test-fault: ## The fault-injection suite (TestFault*) of every module, with the race detector
+	@set -e; for m in $(MODULES); do echo "== fault tests in $$m"; \
+		(cd $$m && $(GO) test -race -count=1 -timeout 10m -run '$(FAULT_TESTS)' $$TESTFLAGS ./...); done
 
 .PHONY: lint
 lint: ## gofmt and staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
+# A private redis-server when one is installed: its CPU and command counts
+# per operation are then the contenders' alone.
+BENCHFLAGS ?= $(if $(shell command -v redis-server),-redis-server $(shell command -v redis-server))
+
 .PHONY: bench
-bench: ## Benchmarks (providers, peers side by side, rate limiter, scheduler)
+bench: ## baton beside its peers (bench module, ~4 min); rewrites docs/benchmarks.md and docs/bench/*.svg
+	cd bench && $(GO) run ./cmd/benchrun -out ../docs $(BENCHFLAGS)
+
+.PHONY: bench-go
+bench-go: ## The in-tree Go benchmarks of baton itself
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 .PHONY: demo

@@ -34,23 +34,38 @@
 // measured on the backend's clock. The holder cannot read that clock, so it
 // keeps a local trust window on its own monotonic clock: from the moment the
 // acquire request was sent (not when the answer arrived, so a slow round trip
-// cannot stretch it) for AtMostFor minus a safety margin (Config.SafetyMargin,
-// by default 1% of AtMostFor plus 2 ms, for clocks that run at slightly
-// different rates). Every successful Extend or renewal restarts the window at
-// the moment its request was sent.
+// cannot stretch it) for AtMostFor minus a safety margin. The margin
+// (Config.SafetyMargin) is by default 1% of AtMostFor, for clocks that run at
+// slightly different rates, plus 20 ms for timers that fire late and
+// goroutines that wait for a CPU under load; for leases under 80 ms it is a
+// quarter of the lease instead of 20 ms, so that short leases keep most of
+// their window. Every successful Extend or renewal restarts the window at the
+// moment its request was sent, minus the margin for its length.
 //
 // Lock.Context is cancelled with cause ErrLockLost when the window ends
 // without a renewal, or when a renewal or Extend finds the lease gone (the
 // cause then also matches ErrNotHeld). Work done under the lock should use
-// that context. With AcquireOptions.AutoRenew, a goroutine owned by the Lock
-// extends the lease by the TTL every TTL/3; it retries failures of unknown
-// outcome until the window ends, and ends at Release or loss. Without it,
-// call Extend yourself. A Lock with auto-renew that is never released keeps
-// its goroutine and its lease: always Release.
+// that context. The cancellation comes from a timer, which runs late in a
+// process that was paused or starved of CPU; Lock.Check compares the window
+// with the clock at once and is what to call just before acting on the
+// protected resource. The fenced writes of package fence call it themselves
+// when given the lock's Context (or a context derived from it).
+//
+// With AcquireOptions.AutoRenew, a goroutine owned by the Lock extends the
+// lease by AtMostFor a third of AtMostFor after the previous renewal was
+// sent (not after its reply, so round trips of up to a third of the lease
+// never cost the lock); a renewal that fails with an unknown outcome is
+// retried promptly until the window ends, and the goroutine ends at Release
+// or loss. Without it, call Extend yourself. A Lock with auto-renew that is
+// never released keeps its goroutine and its lease: always Release.
 //
 // Release is idempotent, ignores the cancellation of its context so it can
 // run during shutdown (bounded by Config.ReleaseTimeout), and honours
 // AtLeastFor: released early, the lease stays until GrantedAt + AtLeastFor.
+// When a Release's reply is lost, calling it again tells the outcomes
+// apart: nil if the first one landed (the retry was sent inside the trust
+// window), an error matching ErrLockLost and ErrNotHeld if the lease had
+// lapsed.
 //
 // # Fencing tokens
 //

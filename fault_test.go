@@ -15,6 +15,7 @@ import (
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
 )
 
 // A Redis restart without persistence while a lock is held: the lease is
@@ -127,6 +128,21 @@ func TestFaultRedisRestartMidHold(t *testing.T) {
 	}
 	if balance != 2 {
 		t.Errorf("balance %d; want the second holder's 2", balance)
+	}
+
+	// Canary, enforcement off: the same late write without the guard
+	// lands over the second holder's, which is the lost update the guard
+	// prevented above. If it did not land, the scenario would not have
+	// produced a stale holder and the check above would prove nothing.
+	tag, err := pg.Pool.Exec(ctx, `UPDATE account SET balance = 3 WHERE id = 'a'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Pool.QueryRow(ctx, `SELECT balance FROM account WHERE id = 'a'`).Scan(&balance); err != nil {
+		t.Fatal(err)
+	}
+	if tag.RowsAffected() != 1 || balance != 3 {
+		t.Errorf("canary: the unguarded late write did not land (balance %d)", balance)
 	}
 }
 
@@ -345,4 +361,176 @@ func TestFaultRedisBlackholeDeadlines(t *testing.T) {
 		t.Errorf("Release with ReleaseTimeout %v returned after %v", releaseTimeout, took)
 	}
 	proxy.SetMode(testenv.Pass)
+}
+
+// How long two holders coexist after a Redis restart without persistence:
+// the restart forgets the lease, a second client is granted the name at
+// once, and the first keeps believing it holds the lock until a renewal is
+// refused (auto-renew, every third of the lease) or its trust window ends
+// (no auto-renew, up to the lease length). Each trial restarts the server
+// at a different phase of the renewal cycle and measures, on this
+// machine's monotonic clock, from the second grant to the end of the first
+// holder's Context. Fencing is what protects the data meanwhile
+// (TestFaultRedisRestartMidHold).
+func TestFaultRedisRestartCoexistence(t *testing.T) {
+	t.Parallel()
+	const (
+		ttl    = 900 * time.Millisecond
+		trials = 5
+		slack  = 300 * time.Millisecond
+	)
+	ctx := context.Background()
+	srv := testenv.StartRedis(t)
+	newClient := func() *goredis.Client {
+		c := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond,
+			ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	first := newLocker(t, redisProvider(t, newClient()), &baton.Config{ReleaseTimeout: 300 * time.Millisecond})
+	second := newLocker(t, redisProvider(t, newClient()), &baton.Config{ReleaseTimeout: 300 * time.Millisecond})
+	for _, autoRenew := range []bool{true, false} {
+		var worst time.Duration
+		for i := range trials {
+			name := fmt.Sprintf("coexist-%v-%d", autoRenew, i)
+			a, err := first.TryAcquire(ctx, name, &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: autoRenew})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Restart at a different phase of the renewal cycle each time.
+			time.Sleep(time.Duration(i) * ttl / (3 * trials))
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+			var b *baton.Lock
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+				if b, err = second.TryAcquire(ctx, name, &baton.AcquireOptions{AtMostFor: 10 * time.Second}); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no grant after the restart: %v", err)
+				}
+			}
+			granted := time.Now()
+			select {
+			case <-a.Context().Done():
+			case <-time.After(3 * ttl):
+				t.Fatalf("auto-renew %v: first holder's Context not done %v after the second grant", autoRenew, 3*ttl)
+			}
+			overlap := max(0, time.Since(granted))
+			worst = max(worst, overlap)
+			t.Logf("auto-renew %v, trial %d: two holders for %v (cause: %v)", autoRenew, i, overlap.Round(time.Millisecond), context.Cause(a.Context()))
+			_ = a.Release(ctx)
+			_ = b.Release(ctx)
+		}
+		limit := ttl + slack
+		if autoRenew {
+			limit = ttl/3 + slack
+		}
+		t.Logf("auto-renew %v: two holders coexisted for at most %v (lease %v)", autoRenew, worst.Round(time.Millisecond), ttl)
+		if worst > limit {
+			t.Errorf("auto-renew %v: two holders coexisted for %v; want at most %v", autoRenew, worst, limit)
+		}
+	}
+}
+
+// An auto-renewed lock whose round trip stays well below a third of its
+// lease is never lost to renewal timing: each chunk through the proxy is
+// delayed by 200 ms (a round trip of 400 ms or more, against a 3 s lease)
+// and the lock is held for several leases.
+func TestFaultAutoRenewUnderLatency(t *testing.T) {
+	t.Parallel()
+	const (
+		delay = 200 * time.Millisecond
+		ttl   = 3 * time.Second
+		hold  = 4 * ttl
+	)
+	ctx := context.Background()
+	run := func(t *testing.T, p lockprovider.Provider, proxy *testenv.Proxy) {
+		l := newLocker(t, p, &baton.Config{ReleaseTimeout: 2 * time.Second})
+		lk, err := l.TryAcquire(ctx, "slow", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy.SetDelay(delay)
+		start := time.Now()
+		select {
+		case <-lk.Context().Done():
+			t.Errorf("auto-renewed lock lost after %v with %v per chunk (lease %v): %v",
+				time.Since(start).Round(time.Millisecond), delay, ttl, context.Cause(lk.Context()))
+		case <-time.After(hold):
+			t.Logf("held for %v with %v per chunk (lease %v)", hold, delay, ttl)
+		}
+		proxy.SetDelay(0)
+		_ = lk.Release(ctx)
+	}
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		srv := testenv.StartRedis(t)
+		proxy := testenv.NewProxy(t, srv.Addr())
+		c := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		run(t, redisProvider(t, c), proxy)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		pg := testenv.Postgres(t)
+		proxy, u := testenv.ProxyURL(t, pg.URL)
+		pool, err := pgxpool.New(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		run(t, postgresProvider(t, pool), proxy)
+	})
+}
+
+// TryAcquire with context.Background() through a silent connection returns
+// after Config.CallTimeout (plus the bounded release of the unknown
+// attempt) with an error matching ErrUnavailable, on both backends; pgx
+// alone would wait forever.
+func TestFaultBlackholeWithoutDeadline(t *testing.T) {
+	t.Parallel()
+	const callTimeout = time.Second
+	ctx := context.Background()
+	run := func(t *testing.T, p lockprovider.Provider, proxy *testenv.Proxy) {
+		l := newLocker(t, p, &baton.Config{CallTimeout: callTimeout})
+		lk, err := l.TryAcquire(ctx, "warm", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = lk.Release(ctx)
+		proxy.SetMode(testenv.Blackhole)
+		start := time.Now()
+		_, err = l.TryAcquire(ctx, "silent", nil)
+		took := time.Since(start)
+		t.Logf("TryAcquire(context.Background()) through a blackhole: %v after %v", err, took.Round(time.Millisecond))
+		if !errors.Is(err, baton.ErrUnavailable) || errors.Is(err, baton.ErrNotAcquired) {
+			t.Errorf("error %v; want ErrUnavailable, not ErrNotAcquired", err)
+		}
+		// The release of the unknown attempt waits at least 100 ms.
+		if took > callTimeout+100*time.Millisecond+faultBound {
+			t.Errorf("returned after %v; CallTimeout is %v", took, callTimeout)
+		}
+		proxy.SetMode(testenv.Pass)
+	}
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		srv := testenv.StartRedis(t)
+		proxy := testenv.NewProxy(t, srv.Addr())
+		c := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		run(t, redisProvider(t, c), proxy)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		pg := testenv.Postgres(t)
+		proxy, u := testenv.ProxyURL(t, pg.URL)
+		pool, err := pgxpool.New(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		run(t, postgresProvider(t, pool), proxy)
+	})
 }

@@ -3,8 +3,6 @@ module github.com/baton-go/baton
 go 1.26.0
 
 require (
-	github.com/bsm/redislock v0.9.4
-	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/robfig/cron/v3 v3.0.1

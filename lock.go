@@ -2,69 +2,55 @@ package baton
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"time"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
 // Lock is a held lease. Its methods are safe for concurrent use. A Lock is
 // not reentrant and not tied to a goroutine: whoever has the *Lock may
-// extend or release it.
+// extend or release it. Obtain one from a Locker; the methods of a zero
+// Lock return an error matching ErrInvalid.
 type Lock struct {
-	l         *Locker
-	name      string
-	owner     string
-	lockedBy  string
-	atLeastAt time.Time // local time until which a release keeps the lease (estimate)
-
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-
-	mu       sync.Mutex
-	lease    lockprovider.Lease
-	ttl      time.Duration // lease length that auto-renew maintains
-	deadline time.Time     // end of the local trust window (monotonic)
-	timer    *time.Timer   // fires at deadline
-
-	extMu sync.Mutex // serialises Extend and renewals
-
-	relMu    sync.Mutex
-	released bool
-
-	renewDone chan struct{} // nil without auto-renew
+	ls lease.Lease
 }
 
-func newLock(ctx context.Context, l *Locker, r request, lease lockprovider.Lease, anchor time.Time) *Lock {
-	k := &Lock{
-		l:         l,
-		name:      r.params.Name,
-		owner:     r.params.Owner,
-		lockedBy:  r.params.LockedBy,
-		atLeastAt: anchor.Add(r.params.AtLeastFor),
-		lease:     lease,
-		ttl:       r.params.AtMostFor,
-	}
+// rttObserver feeds the Locker's round-trip estimate from its locks.
+type rttObserver Locker
+
+func (o *rttObserver) Observe(d time.Duration) { (*Locker)(o).observe(d) }
+
+func newLock(ctx context.Context, l *Locker, r request, grant lockprovider.Lease, anchor time.Time) *Lock {
+	k := new(Lock)
 	// Values of the acquiring context (trace ids) carry over; its
 	// cancellation does not: the lock outlives the Acquire call.
-	k.ctx, k.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-	length := r.params.AtMostFor
-	if granted := lease.Until.Sub(lease.GrantedAt); granted > 0 && granted < length {
-		length = granted
-	}
-	k.deadline = anchor.Add(length - r.margin)
-	k.timer = time.AfterFunc(time.Until(k.deadline), k.windowEnded)
-	if r.autoRenew {
-		k.renewDone = make(chan struct{})
-		go k.renew()
-	}
+	k.ls.Start(lease.Detach(ctx), lease.Policy{
+		Provider:       l.p,
+		Margin:         l.margin,
+		CallTimeout:    l.callTimeout,
+		ReleaseTimeout: l.releaseTimeout,
+		Released:       ErrReleased,
+		Observer:       (*rttObserver)(l),
+		Logger:         l.log,
+		Label:          "baton",
+	}, lease.Params{
+		Name:       r.params.Name,
+		Owner:      r.params.Owner,
+		AtMostFor:  r.params.AtMostFor,
+		AtLeastFor: r.params.AtLeastFor,
+		AutoRenew:  r.autoRenew,
+	}, grant, anchor)
 	return k
 }
 
 // Name returns the lock's name.
-func (k *Lock) Name() string { return k.name }
+func (k *Lock) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.ls.Name()
+}
 
 // Token returns the fencing token of the grant: it is larger than the token
 // of every earlier grant of the same name. Pass it to the protected resource
@@ -72,55 +58,60 @@ func (k *Lock) Name() string { return k.name }
 // has since passed to someone else. Tokens of different names are not
 // comparable.
 func (k *Lock) Token() int64 {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.lease.Token
+	if k == nil {
+		return 0
+	}
+	return k.ls.Token()
 }
 
 // Lease returns the provider's grant as last extended. Its times are the
 // backend's clock, not this process's.
 func (k *Lock) Lease() lockprovider.Lease {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.lease
+	if k == nil {
+		return lockprovider.Lease{}
+	}
+	return k.ls.Grant()
 }
 
-// Until returns the local time at which the trust window ends unless the
-// lease is extended first. Compare it with time.Now, not with server times.
+// TrustedUntil returns the local time at which the trust window ends unless
+// the lease is extended first. Compare it with time.Now, not with server
+// times.
 func (k *Lock) TrustedUntil() time.Time {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.deadline
+	if k == nil {
+		return time.Time{}
+	}
+	return k.ls.TrustedUntil()
 }
 
 // Context returns a context that is cancelled when the lock ends: with cause
 // ErrLockLost when the lease was lost or the trust window ended, or with
 // cause ErrReleased after Release. Read the cause with context.Cause. It
-// carries the values of the context given to Acquire.
-func (k *Lock) Context() context.Context { return k.ctx }
-
-// windowEnded runs when the trust-window timer fires.
-func (k *Lock) windowEnded() {
-	// Decided under mu, so that an extension either moved the deadline
-	// before this check or sees the loss when it takes mu.
-	k.mu.Lock()
-	if time.Now().Before(k.deadline) || k.ctx.Err() != nil { // moved meanwhile, or ended
-		k.mu.Unlock()
-		return
+// carries the values of the context given to Acquire, and the lock itself:
+// the fenced writes of package fence given this context (or one derived
+// from it) call Check first.
+//
+// The cancellation is driven by a timer, which a paused or overloaded
+// process runs late; call Check for an answer that does not depend on it.
+func (k *Lock) Context() context.Context {
+	if k == nil {
+		return (&lease.Lease{}).Context()
 	}
-	cause := fmt.Errorf("%w: trust window ended", ErrLockLost)
-	k.cancel(cause)
-	token := k.lease.Token
-	k.mu.Unlock()
-	k.l.log.Warn("baton: lock lost", "lock_name", k.name, "token", token, "err", cause)
+	return k.ls.Context()
 }
 
-func (k *Lock) lose(cause error) {
-	if k.ctx.Err() != nil {
-		return
+// Check reports whether the lock can still be trusted, comparing the trust
+// window with the monotonic clock now rather than waiting for the window's
+// timer (which runs late after a pause: a process stopped past its lease
+// may otherwise act before its Context is cancelled). It returns nil while
+// the window is open. Once it has passed, Check cancels Context and returns
+// an error matching ErrLockLost; after a loss or Release it returns the
+// cause of Context. Call it right before acting on the protected resource;
+// a pause between Check and the action is what fencing tokens cover.
+func (k *Lock) Check() error {
+	if k == nil {
+		return lease.ErrZero
 	}
-	k.cancel(cause)
-	k.l.log.Warn("baton: lock lost", "lock_name", k.name, "token", k.Token(), "err", cause)
+	return k.ls.Check()
 }
 
 // Extend sets the lease to end d from now (backend time), longer or shorter
@@ -131,96 +122,16 @@ func (k *Lock) lose(cause error) {
 // It returns an error matching ErrLockLost and ErrNotHeld when the lease is
 // no longer held (and then cancels Context), ErrLockLost after the lock was
 // lost, ErrReleased after Release, and a *ValidationError for a bad d. Any
-// other error is of unknown outcome: the trust window stays as it was.
+// other error is of unknown outcome: the trust window stays as it was. The
+// provider call is bounded by Config.CallTimeout as well as by ctx.
 func (k *Lock) Extend(ctx context.Context, d time.Duration) error {
-	if err := lockprovider.ValidateDurations(d, 0); err != nil {
-		return err
+	if k == nil {
+		return lease.ErrZero
 	}
-	if m := k.l.marginFor(d); m >= d {
-		return invalid("d", d.String(), "must exceed the trust window's safety margin "+m.String(), ErrInvalidDuration)
+	if ctx == nil {
+		return ErrNilContext
 	}
-	return k.extend(ctx, d)
-}
-
-func (k *Lock) extend(ctx context.Context, d time.Duration) error {
-	k.extMu.Lock()
-	defer k.extMu.Unlock()
-	if k.ctx.Err() != nil {
-		return k.endedErr()
-	}
-	send := time.Now()
-	atLeast := min(max(k.atLeastAt.Sub(send), 0), d)
-	lease, err := k.l.p.Extend(ctx, lockprovider.ExtendParams{
-		Name: k.name, Owner: k.owner, AtMostFor: d, AtLeastFor: atLeast,
-	})
-	k.l.observe(time.Since(send))
-	switch {
-	case err == nil:
-	case errors.Is(err, lockprovider.ErrNotHeld):
-		k.lose(fmt.Errorf("%w: %w", ErrLockLost, err))
-		return k.endedErr()
-	case definite(err):
-		return err
-	default:
-		return fmt.Errorf("baton: extend %q: %w", k.name, err)
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.ctx.Err() != nil {
-		// Lost or released while the call was in flight; the loss is
-		// final even though the backend granted the extension.
-		return k.endedErr()
-	}
-	k.lease = lease
-	k.ttl = d
-	k.deadline = send.Add(d - k.l.marginFor(d))
-	k.timer.Reset(time.Until(k.deadline))
-	return nil
-}
-
-// endedErr returns the reason the lock ended.
-func (k *Lock) endedErr() error {
-	return context.Cause(k.ctx)
-}
-
-// renew is the auto-renew goroutine: it ends at Release or loss.
-func (k *Lock) renew() {
-	defer close(k.renewDone)
-	t := time.NewTimer(k.renewState().ttl / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-k.ctx.Done():
-			return
-		case <-t.C:
-		}
-		// A failure of unknown outcome is retried until the trust
-		// window ends; the window's timer then cancels k.ctx.
-		st := k.renewState()
-		ctx, cancel := context.WithDeadline(k.ctx, st.deadline)
-		err := k.extend(ctx, st.ttl)
-		cancel()
-		if k.ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			k.l.log.Warn("baton: renewal failed; retrying", "lock_name", k.name, "err", err)
-			t.Reset(max(st.ttl/20, time.Millisecond))
-			continue
-		}
-		t.Reset(k.renewState().ttl / 3)
-	}
-}
-
-type renewState struct {
-	ttl      time.Duration
-	deadline time.Time
-}
-
-func (k *Lock) renewState() renewState {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return renewState{k.ttl, k.deadline}
+	return k.ls.Extend(ctx, d)
 }
 
 // Release ends the lock: it cancels Context with cause ErrReleased (unless
@@ -230,40 +141,19 @@ func (k *Lock) renewState() renewState {
 // Config.ReleaseTimeout.
 //
 // Release is idempotent: once the provider has answered, later calls return
-// nil. It returns an error matching ErrNotHeld when the lease had already
-// expired or passed to another owner, and an error of unknown outcome when
-// the provider could not be reached (the lease then lapses at its expiry;
-// calling Release again retries).
+// nil. An error of unknown outcome (the provider could not be reached, or
+// its reply was lost) means the lease lapses at its expiry unless a later
+// call succeeds; calling Release again retries. When the provider answers
+// that the lease is not held, Release tells the two possible reasons apart
+// by the trust window: if an earlier Release of unknown outcome was sent and
+// this retry is still inside the window of the last grant or extension, the
+// earlier one landed and Release returns nil; otherwise the lease had
+// lapsed or passed to another owner before it was released, and the error
+// matches both ErrLockLost and ErrNotHeld. A nil *Lock's Release returns
+// nil; a nil ctx counts as context.Background.
 func (k *Lock) Release(ctx context.Context) error {
 	if k == nil {
 		return nil
 	}
-	k.relMu.Lock()
-	defer k.relMu.Unlock()
-	if k.released {
-		return nil
-	}
-	k.cancel(ErrReleased)
-	k.mu.Lock()
-	k.timer.Stop()
-	k.mu.Unlock()
-	if k.renewDone != nil {
-		<-k.renewDone
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.l.releaseTimeout)
-	defer cancel()
-	start := time.Now()
-	err := k.l.p.Release(ctx, lockprovider.ReleaseParams{Name: k.name, Owner: k.owner})
-	k.l.observe(time.Since(start))
-	switch {
-	case err == nil:
-		k.released = true
-		return nil
-	case definite(err):
-		k.released = true
-		return fmt.Errorf("baton: release %q: %w", k.name, err)
-	default:
-		k.l.log.Warn("baton: release failed; the lease lapses at expiry", "lock_name", k.name, "err", err)
-		return fmt.Errorf("baton: release %q: %w", k.name, err)
-	}
+	return k.ls.Release(ctx)
 }

@@ -3,6 +3,7 @@ package baton_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -81,7 +83,6 @@ func TestAcquireBadInput(t *testing.T) {
 		{"negative TTL", "x", &baton.AcquireOptions{AtMostFor: -time.Second}, baton.ErrInvalidDuration},
 		{"negative AtLeastFor", "x", &baton.AcquireOptions{AtLeastFor: -time.Second}, baton.ErrInvalidDuration},
 		{"AtLeastFor above TTL", "x", &baton.AcquireOptions{AtMostFor: time.Second, AtLeastFor: 2 * time.Second}, baton.ErrInvalidDuration},
-		{"TTL below the safety margin", "x", &baton.AcquireOptions{AtMostFor: 2 * time.Millisecond}, baton.ErrInvalidDuration},
 		{"LockedBy too long", "x", &baton.AcquireOptions{LockedBy: strings.Repeat("h", 300)}, baton.ErrInvalid},
 	}
 	for _, c := range cases {
@@ -91,14 +92,33 @@ func TestAcquireBadInput(t *testing.T) {
 		mustValidation(t, "Acquire "+c.name, err, c.sentinel)
 	}
 
+	// The default margin is always below the lease; a configured one is
+	// not, and a lease it would swallow is refused.
+	if lock, err := l.TryAcquire(ctx, "short", &baton.AcquireOptions{AtMostFor: time.Millisecond}); err != nil {
+		t.Errorf("1ms lease with the default margin: %v", err)
+	} else {
+		_ = lock.Release(ctx)
+	}
+	lm := newLocker(t, memory.New(nil), &baton.Config{SafetyMargin: 10 * time.Millisecond})
+	_, err := lm.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 10 * time.Millisecond})
+	mustValidation(t, "TryAcquire TTL not above the safety margin", err, baton.ErrInvalidDuration)
+	_, err = lm.Acquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 10 * time.Millisecond})
+	mustValidation(t, "Acquire TTL not above the safety margin", err, baton.ErrInvalidDuration)
+
 	lock, err := l.TryAcquire(ctx, "x", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lock.Release(ctx)
-	for _, d := range []time.Duration{0, -time.Second, time.Millisecond, lockprovider.MaxDuration + 1} {
+	for _, d := range []time.Duration{0, -time.Second, lockprovider.MaxDuration + 1} {
 		mustValidation(t, "Extend "+d.String(), lock.Extend(ctx, d), baton.ErrInvalidDuration)
 	}
+	lockm, err := lm.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lockm.Release(ctx)
+	mustValidation(t, "Extend not above the safety margin", lockm.Extend(ctx, 10*time.Millisecond), baton.ErrInvalidDuration)
 }
 
 func TestTryAcquireRelease(t *testing.T) {
@@ -288,7 +308,8 @@ func TestAcquireBackoffIsNotAHotLoop(t *testing.T) {
 	})
 }
 
-// slowProvider delays every call: a slow network, for the deadline check.
+// slowProvider delays every acquire and extend before passing it on: a
+// slow network.
 type slowProvider struct {
 	lockprovider.Provider
 	delay time.Duration
@@ -297,6 +318,11 @@ type slowProvider struct {
 func (s *slowProvider) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
 	time.Sleep(s.delay)
 	return s.Provider.Acquire(ctx, p)
+}
+
+func (s *slowProvider) Extend(ctx context.Context, p lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	time.Sleep(s.delay)
+	return s.Provider.Extend(ctx, p)
 }
 
 func TestAcquireFailsEarlyOnShortDeadline(t *testing.T) {
@@ -380,8 +406,9 @@ func TestExtend(t *testing.T) {
 		if err := a.Extend(ctx, 3*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		// The window restarts at the Extend: 3s minus the margin.
-		if want := time.Now().Add(3*time.Second - 32*time.Millisecond); !a.TrustedUntil().Equal(want) {
+		// The window restarts at the Extend: 3s minus the margin (1%
+		// plus 20ms).
+		if want := time.Now().Add(3*time.Second - 50*time.Millisecond); !a.TrustedUntil().Equal(want) {
 			t.Errorf("Until %v, want %v", a.TrustedUntil(), want)
 		}
 		time.Sleep(2 * time.Second) // past the original TTL
@@ -620,4 +647,172 @@ func TestUnknownOutcome(t *testing.T) {
 		t.Errorf("grants %v, lock token %d: want one grant returned three times", fences, c.Token())
 	}
 	_ = c.Release(ctx)
+}
+
+// Auto-renew counts a third of the lease from each renewal's send, not its
+// reply, so round trips of up to a third of the lease never cost the lock.
+// A second Locker on the same provider, without the delay, checks that the
+// lease never lapsed on the backend either.
+func TestAutoRenewSlowRoundTrips(t *testing.T) {
+	const ttl = 1500 * time.Millisecond
+	for _, frac := range []int{27, 33, 40} {
+		t.Run(fmt.Sprintf("%d%%", frac), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				mem := memory.New(nil)
+				p := &slowProvider{Provider: mem, delay: ttl * time.Duration(frac) / 100}
+				l := newLocker(t, p, nil)
+				other := newLocker(t, mem, nil)
+				a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 60 { // 6s, four lease lengths
+					time.Sleep(100 * time.Millisecond)
+					if err := a.Context().Err(); err != nil {
+						t.Fatalf("lost with round trips of %d%% of the lease: %v", frac, context.Cause(a.Context()))
+					}
+					if b, err := other.TryAcquire(ctx, "x", nil); !errors.Is(err, baton.ErrNotAcquired) {
+						_ = b.Release(ctx)
+						t.Fatalf("the renewed lease lapsed on the backend: %v", err)
+					}
+				}
+				if err := a.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// lostReleaseReply passes the first n releases to the real provider, which
+// performs them, and then reports a transport error instead of the answer,
+// as when the reply is lost.
+type lostReleaseReply struct {
+	lockprovider.Provider
+	n atomic.Int64
+}
+
+func (p *lostReleaseReply) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
+	err := p.Provider.Release(ctx, rp)
+	if err == nil && p.n.Add(-1) >= 0 {
+		return errors.New("read tcp 127.0.0.1:6379: i/o timeout")
+	}
+	return err
+}
+
+// A second Release after one whose reply was lost tells "the first one
+// worked" from "the lease had lapsed" by the trust window.
+func TestReleaseAfterLostReply(t *testing.T) {
+	lapsed := func(err error) bool { return errors.Is(err, baton.ErrLockLost) && errors.Is(err, baton.ErrNotHeld) }
+	unknown := func(err error) bool { return err != nil && !errors.Is(err, baton.ErrNotHeld) }
+	isNil := func(err error) bool { return err == nil }
+	for _, c := range []struct {
+		name          string
+		lost          int64         // first releases whose reply is lost
+		before, after time.Duration // sleep before the first release, between the two
+		first, second func(error) bool
+	}{
+		{"retry inside the window", 1, 0, 500 * time.Millisecond, unknown, isNil},
+		{"retry after the window", 1, 0, 2 * time.Second, unknown, lapsed},
+		{"lease lapsed before the first release", 0, 2 * time.Second, 0, lapsed, isNil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				p := &lostReleaseReply{Provider: memory.New(nil)}
+				a := holdFor(t, newLocker(t, p, nil), "x", time.Second)
+				p.n.Store(c.lost)
+				time.Sleep(c.before)
+				if err := a.Release(ctx); !c.first(err) {
+					t.Errorf("first Release: %v", err)
+				}
+				time.Sleep(c.after)
+				if err := a.Release(ctx); !c.second(err) {
+					t.Errorf("second Release: %v", err)
+				}
+			})
+		})
+	}
+}
+
+// holdFor acquires name for d through l.
+func holdFor(t *testing.T, l *baton.Locker, name string, d time.Duration) *baton.Lock {
+	t.Helper()
+	lock, err := l.TryAcquire(context.Background(), name, &baton.AcquireOptions{AtMostFor: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lock
+}
+
+// Check answers from the clock.
+func TestCheck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLocker(t, memory.New(nil), nil)
+		a := holdFor(t, l, "x", time.Second)
+		if err := a.Check(); err != nil {
+			t.Errorf("Check while held: %v", err)
+		}
+		time.Sleep(time.Second)
+		if err := a.Check(); !errors.Is(err, baton.ErrLockLost) {
+			t.Errorf("Check after the lease: %v, want ErrLockLost", err)
+		}
+		b := holdFor(t, l, "y", time.Second)
+		_ = b.Release(context.Background())
+		if err := b.Check(); !errors.Is(err, baton.ErrReleased) {
+			t.Errorf("Check after Release: %v, want ErrReleased", err)
+		}
+	})
+}
+
+// A zero Lock answers with an error instead of a panic.
+func TestZeroLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var z baton.Lock
+	for what, err := range map[string]error{
+		"Release": z.Release(ctx), "Extend": z.Extend(ctx, time.Second), "Check": z.Check(),
+	} {
+		if !errors.Is(err, baton.ErrInvalid) {
+			t.Errorf("zero Lock %s: %v, want an error matching ErrInvalid", what, err)
+		}
+	}
+	if z.Context().Err() == nil || z.Name() != "" || z.Token() != 0 || !z.TrustedUntil().IsZero() {
+		t.Errorf("zero Lock: Context().Err() %v, Name %q, Token %d", z.Context().Err(), z.Name(), z.Token())
+	}
+	var n *baton.Lock
+	if err := n.Check(); !errors.Is(err, baton.ErrInvalid) {
+		t.Errorf("nil Lock Check: %v", err)
+	}
+	if err := n.Extend(ctx, time.Second); !errors.Is(err, baton.ErrInvalid) {
+		t.Errorf("nil Lock Extend: %v", err)
+	}
+}
+
+// The same on Redis in real time: every call to a real Redis provider is
+// delayed by 40% of a 1.5s lease; the auto-renewed lock is held for 6s.
+func TestAutoRenewSlowRoundTripsRedis(t *testing.T) {
+	t.Parallel()
+	const ttl = 1500 * time.Millisecond
+	ctx := context.Background()
+	real := redisProvider(t, testenv.Redis(t))
+	l := newLocker(t, &slowProvider{Provider: real, delay: ttl * 40 / 100}, nil)
+	other := newLocker(t, real, nil)
+	a, err := l.TryAcquire(ctx, "renewed-slowly", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release(ctx)
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if err := a.Check(); err != nil {
+			t.Fatalf("lost with round trips of 40%% of the lease: %v", err)
+		}
+		if b, err := other.TryAcquire(ctx, "renewed-slowly", nil); !errors.Is(err, baton.ErrNotAcquired) {
+			if err == nil {
+				_ = b.Release(ctx)
+			}
+			t.Fatalf("the renewed lease lapsed on Redis: %v", err)
+		}
+	}
 }

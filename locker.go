@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"os"
 	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -35,7 +35,8 @@ type Config struct {
 	Logger *slog.Logger
 
 	// LockedBy identifies this process to operators (it is stored with
-	// each lease, informational only). Empty means "hostname/pid".
+	// each lease, informational only). Empty means "hostname/pid", the
+	// scheduler's default too.
 	LockedBy string
 
 	// AtMostFor is the lease length (lockAtMostFor) used when AcquireOptions.AtMostFor
@@ -44,8 +45,10 @@ type Config struct {
 
 	// SafetyMargin is subtracted from every lease when computing the local
 	// trust window (see the package documentation). Zero means 1% of the
-	// lease plus 2 ms, an allowance for the local clock running at a
-	// slightly different rate from the backend's.
+	// lease, an allowance for the local clock running at a slightly
+	// different rate from the backend's, plus 20 ms (a quarter of the
+	// lease if that is less), an allowance for timers that fire late
+	// under load.
 	SafetyMargin time.Duration
 
 	// MinBackoff and MaxBackoff bound the jittered exponential backoff
@@ -85,7 +88,9 @@ type AcquireOptions struct {
 	// when it is released earlier (lockAtLeastFor). 0 <= AtLeastFor <= TTL.
 	AtLeastFor time.Duration
 	// AutoRenew starts a watchdog goroutine, owned by the Lock, that
-	// extends the lease by TTL every TTL/3 until Release or loss.
+	// extends the lease by AtMostFor a third of AtMostFor after each
+	// renewal was sent, until Release or loss (see the package
+	// documentation).
 	AutoRenew bool
 	// LockedBy overrides Config.LockedBy for this lock.
 	LockedBy string
@@ -189,7 +194,7 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 		l.callTimeout = DefaultCallTimeout
 	}
 	if l.lockedBy == "" {
-		l.lockedBy = defaultLockedBy()
+		l.lockedBy = lease.LockedBy()
 	} else if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: l.lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
 		return nil, err
 	}
@@ -219,20 +224,6 @@ func (l *Locker) check(ctx context.Context) error {
 		return ErrNilContext
 	}
 	return nil
-}
-
-func defaultLockedBy() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown"
-	}
-	s := host + "/" + strconv.Itoa(os.Getpid())
-	if len(s) > lockprovider.MaxLockedByLen {
-		// Informational only; a long hostname must not make every
-		// acquire fail.
-		s = s[len(s)-lockprovider.MaxLockedByLen:]
-	}
-	return s
 }
 
 func invalid(field, value, reason string, sentinel error) error {
@@ -287,7 +278,7 @@ func (l *Locker) marginFor(d time.Duration) time.Duration {
 	if l.margin > 0 {
 		return l.margin
 	}
-	return d/100 + 2*time.Millisecond
+	return lease.Margin(d)
 }
 
 // TryAcquire makes one attempt to acquire name. It returns an error
@@ -603,15 +594,15 @@ func (l *Locker) abandon(ctx context.Context, r request) {
 // request that may have produced the grant; the trust window starts there.
 func (l *Locker) attempt(ctx context.Context, r request, anchor time.Time) (*Lock, error) {
 	start := time.Now()
-	lease, err := l.p.Acquire(ctx, r.params)
+	grant, err := l.p.Acquire(ctx, r.params)
 	if answered(err) {
 		l.observe(time.Since(start))
 	}
 	if err != nil {
 		return nil, err
 	}
-	k := newLock(ctx, l, r, lease, anchor)
-	if k.ctx.Err() != nil || !time.Now().Before(k.TrustedUntil()) {
+	k := newLock(ctx, l, r, grant, anchor)
+	if k.Check() != nil {
 		// The grant came back after its trust window had ended (a very
 		// slow round trip or a pause): it cannot be trusted.
 		_ = k.Release(ctx)

@@ -33,6 +33,18 @@
 //   - this package: Resource and Value for in-process state, under a mutex,
 //     and the errors every target returns. It imports no driver.
 //
+// # The writer's own check
+//
+// Given the Context of a baton.Lock or a scheduled job's context (or a
+// context derived from them), pgfence's Guard.Update, Mark and Exec,
+// redisfence's Guard.Set, Resource.DoContext and Value.WriteContext first
+// compare the lock's trust window with the clock, and refuse the write
+// without sending it (an error matching baton.ErrLockLost) once the window
+// has passed. This catches a holder resumed after a pause before the lock's
+// own timer runs. It is no substitute for the token check: a pause between
+// the check and the write goes unnoticed by the writer, and the token stops
+// that write. A context that carries no lock skips the check.
+//
 // # What fencing needs from the resource
 //
 // The check and the write must be one atomic step (they are, in each target

@@ -34,5 +34,6 @@ type ValidationError = lockprovider.ValidationError
 // has always used.
 var (
 	checkToken = fencing.CheckToken
+	checkLease = fencing.CheckLease
 	stale      = fencing.Stale
 )

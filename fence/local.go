@@ -1,6 +1,9 @@
 package fence
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // Resource fences an in-process resource: it remembers the largest token it
 // has seen and runs work only for tokens at least that large. The zero value
@@ -31,6 +34,17 @@ func (r *Resource) Do(token int64, fn func() error) error {
 	return fn()
 }
 
+// DoContext is Do for a holder whose lock travels in ctx (the Context of a
+// baton.Lock, a scheduled job's context, or one derived from them): when the
+// lock's trust window has passed it runs nothing and returns an error
+// matching baton.ErrLockLost. A ctx without a lock behaves as Do.
+func (r *Resource) DoContext(ctx context.Context, token int64, fn func() error) error {
+	if err := checkLease(ctx); err != nil {
+		return err
+	}
+	return r.Do(token, fn)
+}
+
 // Last returns the largest token seen, or 0.
 func (r *Resource) Last() int64 {
 	r.mu.Lock()
@@ -50,6 +64,14 @@ type Value[T any] struct {
 // ErrStaleToken otherwise.
 func (x *Value[T]) Write(token int64, v T) error {
 	return x.r.Do(token, func() error { x.v = v; return nil })
+}
+
+// WriteContext is Write with the lock check of Resource.DoContext.
+func (x *Value[T]) WriteContext(ctx context.Context, token int64, v T) error {
+	if err := checkLease(ctx); err != nil {
+		return err
+	}
+	return x.Write(token, v)
 }
 
 // Read returns the value and the token of the write that set it (or of the

@@ -1,5 +1,6 @@
-// Package lockprovider is the contract between baton and the stores that hold
-// its leases: the service provider interface (SPI), in the manner of
+// Package lockprovider is the contract between baton and the providers that
+// hold its leases and rate-limit state (Redis, PostgreSQL, memory, or your
+// own): the service provider interface (SPI), in the manner of
 // database/sql/driver. Applications use package baton, scheduler, ratelimit
 // and fence; provider authors implement the interfaces here.
 //
@@ -30,12 +31,20 @@
 //
 // # Errors
 //
-// ErrNotAcquired and ErrStaleTick are definite refusals; ErrNotHeld says the
-// presented owner no longer holds the lease; validation errors wrap
-// ErrInvalid. Any other error means the outcome is unknown: the operation may
-// or may not have taken effect, and a lease it may have granted lapses at its
-// expiry. Repeating an Acquire with the same owner token is safe: while the
-// owner holds the lease, it returns the same grant.
+// ErrNotAcquired and ErrStaleTick are definite refusals, returned only when
+// the backend said so; ErrNotHeld says the presented owner no longer holds
+// the lease; validation errors are *ValidationError values wrapping
+// ErrInvalid. A backend that could not be reached or did not answer in time
+// gives an *UnavailableError (matching ErrUnavailable, never
+// ErrNotAcquired); with NotSent set the request never left the client and
+// nothing changed. Any other error, and an unavailability without NotSent,
+// means the outcome is unknown: the operation may or may not have taken
+// effect, and a lease it may have granted lapses at its expiry. Definite
+// tells the two apart. Repeating an Acquire with the same owner token is
+// safe: while the owner holds the lease, it returns the same grant.
+//
+// The sentinels' texts carry no package prefix: the caller wraps them once
+// with its operation and the lock name.
 //
 // # Round trips and concurrency
 //
@@ -50,7 +59,13 @@
 // ping), RateLister (list rate-limit state), Ledger (a record of every
 // scheduled run, written by the claim and the release themselves) and
 // Registry (scheduler instances publish their jobs and a heartbeat).
-// Consumers discover them by type assertion; each has a conformance suite
-// in lockprovidertest (RunAdmin, RunLedger, RunRegistry for the operator
-// capabilities).
+// Consumers discover them by type assertion.
+//
+// # Conformance
+//
+// Package lockprovidertest holds the suites every provider runs, ours and
+// third parties' alike: Run for the lease contract (with the
+// ReleaseNotifier and Inspector groups when implemented), RunRate for
+// RateLimiter, and RunAdmin, RunLedger and RunRegistry for the operator
+// capabilities.
 package lockprovider

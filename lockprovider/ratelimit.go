@@ -121,7 +121,7 @@ func (l RateLimit) Validate() error {
 	case l.Burst < 0:
 		return invalid("Burst", strconv.FormatInt(l.Burst, 10), "must not be negative", ErrInvalidLimit)
 	case l.Burst != 0 && !l.Algorithm.Reservable():
-		return invalid("Burst", strconv.FormatInt(l.Burst, 10), "must be zero for "+l.Algorithm.String()+" (its capacity is Limit)", ErrInvalidLimit)
+		return invalid("Burst", strconv.FormatInt(l.Burst, 10), "must be zero for "+l.Algorithm.String()+" (its capacity is Rate)", ErrInvalidLimit)
 	}
 	switch l.Algorithm {
 	case SlidingLog:
@@ -184,7 +184,7 @@ func (r RateRequest) Validate() error {
 			return err
 		}
 		if r.N > l.Capacity() {
-			return invalid("N", strconv.FormatInt(r.N, 10), fmt.Sprintf("exceeds the capacity %d of %s limit %d/%v", l.Capacity(), l.Algorithm, l.Rate, l.Period), ErrCostExceedsCapacity)
+			return invalid("N", strconv.FormatInt(r.N, 10), fmt.Sprintf("exceeds the capacity %d of %s limit %d/%v", l.Capacity(), l.Algorithm, l.Rate, l.Period), ErrExceedsCapacity)
 		}
 		if (r.MaxDelay > 0 || r.Refund) && !l.Algorithm.Reservable() {
 			return invalid("Limits", l.Algorithm.String(), "cannot reserve or refund (only token_bucket and gcra can)", ErrNotReservable)
@@ -234,9 +234,9 @@ type RateState struct {
 var (
 	ErrInvalidLimit = fmt.Errorf("%w: rate limit", ErrInvalid)
 	ErrInvalidCost  = fmt.Errorf("%w: cost", ErrInvalid)
-	// ErrCostExceedsCapacity means the cost can never be admitted: it is
+	// ErrExceedsCapacity means the cost can never be admitted: it is
 	// above the capacity of one of the limits.
-	ErrCostExceedsCapacity = fmt.Errorf("%w: cost exceeds capacity", ErrInvalid)
+	ErrExceedsCapacity = fmt.Errorf("%w: cost exceeds capacity", ErrInvalid)
 	// ErrNotReservable means a reservation or refund asked of a window
 	// algorithm.
 	ErrNotReservable = fmt.Errorf("%w: algorithm cannot reserve", ErrInvalid)

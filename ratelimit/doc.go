@@ -92,7 +92,8 @@
 // a limit's capacity (which could never pass), an empty, over-long or
 // control-character key, and duplicate limits are errors matching
 // [ErrInvalid] (a *lockprovider.ValidationError says which field and why).
-// Nothing is clamped.
+// Nothing is clamped. A nil or typed-nil provider, a zero Limiter and a nil
+// context are errors too ([ErrNilProvider], [ErrNilContext]), never a panic.
 //
 // # HTTP
 //

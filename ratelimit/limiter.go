@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -17,11 +18,19 @@ var (
 	ErrInvalid = lockprovider.ErrInvalid
 	// ErrExceedsCapacity means a cost above the capacity of a limit: it
 	// could never be admitted.
-	ErrExceedsCapacity = lockprovider.ErrCostExceedsCapacity
+	ErrExceedsCapacity = lockprovider.ErrExceedsCapacity
 	// ErrWouldExceedDeadline means Wait gave up at once, without
 	// consuming anything, because the context's deadline comes before the
 	// request could be admitted.
 	ErrWouldExceedDeadline = errors.New("ratelimit: wait would exceed context deadline")
+	// ErrNilProvider is returned by New for a nil provider (a typed nil
+	// such as a nil *memory.Provider included), and by the methods of a
+	// nil or zero Limiter (one not made by New). It is a
+	// *lockprovider.ValidationError.
+	ErrNilProvider error = &lockprovider.ValidationError{Field: "provider", Value: "nil", Reason: "must not be nil (make a Limiter with New)", Err: lockprovider.ErrInvalid}
+	// ErrNilContext is returned for a nil context. It is a
+	// *lockprovider.ValidationError.
+	ErrNilContext error = &lockprovider.ValidationError{Field: "ctx", Value: "nil", Reason: "must not be nil (use context.Background)", Err: lockprovider.ErrInvalid}
 )
 
 // Limiter limits keys with one or more limits, checked and charged together
@@ -42,8 +51,8 @@ type Limiter struct {
 // must not share both Algorithm and Period. At most
 // lockprovider.MaxRateLimits limits.
 func New(provider lockprovider.RateLimiter, limits ...Limit) (*Limiter, error) {
-	if provider == nil {
-		return nil, &lockprovider.ValidationError{Field: "provider", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+	if isnil.IsNil(provider) {
+		return nil, ErrNilProvider
 	}
 	l := &Limiter{provider: provider, limits: append([]Limit(nil), limits...), reservable: true}
 	for _, lim := range limits {
@@ -63,8 +72,14 @@ func New(provider lockprovider.RateLimiter, limits ...Limit) (*Limiter, error) {
 	return l, nil
 }
 
-// Limits returns the limits, in the order given to New.
-func (l *Limiter) Limits() []Limit { return append([]Limit(nil), l.limits...) }
+// Limits returns the limits, in the order given to New (none for a nil or
+// zero Limiter).
+func (l *Limiter) Limits() []Limit {
+	if l == nil {
+		return nil
+	}
+	return append([]Limit(nil), l.limits...)
+}
 
 // Result is the outcome of a decision.
 type Result struct {
@@ -107,11 +122,26 @@ func (l *Limiter) Allow(ctx context.Context, key string) (Result, error) {
 // pass). Any error other than a validation error means the outcome is
 // unknown.
 func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Result, error) {
+	if err := l.check(ctx); err != nil {
+		return Result{}, err
+	}
 	res, err := l.provider.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi})
 	if err != nil {
 		return Result{}, err
 	}
 	return l.result(res), nil
+}
+
+// check refuses a nil or zero Limiter and a nil ctx, which would otherwise
+// panic inside the provider.
+func (l *Limiter) check(ctx context.Context) error {
+	if l == nil || l.provider == nil {
+		return ErrNilProvider
+	}
+	if ctx == nil {
+		return ErrNilContext
+	}
+	return nil
 }
 
 func (l *Limiter) result(r lockprovider.RateResult) Result {
@@ -153,7 +183,7 @@ func (l *Limiter) Wait(ctx context.Context, key string) error { return l.WaitN(c
 // only if the slot falls before ctx's deadline; otherwise WaitN returns
 // ErrWouldExceedDeadline at once and nothing is charged. If ctx ends during
 // the sleep, WaitN gives the units back (a refund, best effort, bounded by
-// one second) and returns the context's error.
+// refundTimeout, one second) and returns the context's error.
 //
 // With a window algorithm among the limits, nothing can be booked ahead:
 // WaitN tries, and when refused sleeps for the RetryAfter the provider
@@ -163,6 +193,9 @@ func (l *Limiter) Wait(ctx context.Context, key string) error { return l.WaitN(c
 //
 // n above the capacity of a limit fails at once with ErrExceedsCapacity.
 func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
+	if err := l.check(ctx); err != nil {
+		return err
+	}
 	if n > l.capacity {
 		return (lockprovider.RateRequest{Key: key, N: n, Limits: l.spi}).Validate()
 	}
@@ -213,10 +246,15 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 	}
 }
 
+// refundTimeout bounds a refund, which runs after the caller's context
+// ended: long enough for one round trip to a healthy provider, short
+// enough not to hold up a caller that is giving up.
+const refundTimeout = time.Second
+
 // refund gives back a reservation that will not be used, even though ctx
 // has ended.
 func (l *Limiter) refund(ctx context.Context, key string, n int64) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
 	defer cancel()
 	// Best effort: if the refund is lost, the slot simply goes unused.
 	_, _ = l.provider.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi, Refund: true})

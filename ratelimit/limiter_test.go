@@ -3,11 +3,14 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/ratelimit"
 )
 
@@ -500,5 +503,52 @@ func TestWaitFarDeadline(t *testing.T) {
 	defer cancel()
 	if err := l.Wait(ctx, "k"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Nil and zero values return typed errors instead of panicking: a nil or
+// typed-nil provider, a zero or nil Limiter, a nil context; the middleware
+// with a nil Limiter fails by its fail policy.
+func TestNilAndZeroValues(t *testing.T) {
+	t.Parallel()
+	var typedNil *memory.Provider
+	if _, err := ratelimit.New(typedNil, ratelimit.PerSecond(1)); !errors.Is(err, ratelimit.ErrNilProvider) || !errors.Is(err, ratelimit.ErrInvalid) {
+		t.Errorf("New(typed nil) = %v; want ErrNilProvider", err)
+	}
+	ctx := context.Background()
+	var zero ratelimit.Limiter
+	var nilLimiter *ratelimit.Limiter
+	for name, l := range map[string]*ratelimit.Limiter{"zero": &zero, "nil": nilLimiter} {
+		if _, err := l.Allow(ctx, "k"); !errors.Is(err, ratelimit.ErrNilProvider) {
+			t.Errorf("%s Limiter: Allow = %v; want ErrNilProvider", name, err)
+		}
+		if err := l.Wait(ctx, "k"); !errors.Is(err, ratelimit.ErrNilProvider) {
+			t.Errorf("%s Limiter: Wait = %v; want ErrNilProvider", name, err)
+		}
+		if got := l.Limits(); len(got) != 0 {
+			t.Errorf("%s Limiter: Limits = %v; want none", name, got)
+		}
+	}
+	l := mustNew(t, memory.New(nil), ratelimit.PerSecond(1))
+	//lint:ignore SA1012 a nil context is the input under test
+	if _, err := l.Allow(nil, "k"); !errors.Is(err, ratelimit.ErrNilContext) {
+		t.Errorf("Allow(nil ctx) = %v; want ErrNilContext", err)
+	}
+	//lint:ignore SA1012 a nil context is the input under test
+	if err := l.Wait(nil, "k"); !errors.Is(err, ratelimit.ErrNilContext) {
+		t.Errorf("Wait(nil ctx) = %v; want ErrNilContext", err)
+	}
+	for _, failOpen := range []bool{false, true} {
+		var got error
+		mw := ratelimit.Middleware(nil, ratelimit.MiddlewareConfig{FailOpen: failOpen, OnError: func(_ *http.Request, err error) { got = err }})
+		rec := httptest.NewRecorder()
+		mw(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+		want := http.StatusServiceUnavailable
+		if failOpen {
+			want = http.StatusNotFound // passed to the handler
+		}
+		if rec.Code != want || !errors.Is(got, ratelimit.ErrNilProvider) {
+			t.Errorf("Middleware(nil) FailOpen=%v: status %d, OnError %v; want %d and ErrNilProvider", failOpen, rec.Code, got, want)
+		}
 	}
 }

@@ -87,6 +87,10 @@ type MiddlewareConfig struct {
 // (empty, longer than 200 bytes, control characters). A provider failure is
 // logged, passed to OnError, and then let through (FailOpen) or answered
 // with 503 and Retry-After: 1.
+//
+// A nil or zero l (one not made by New) cannot decide anything: every
+// request is then handled as a provider failure with ErrNilProvider
+// (logged, passed to OnError, let through or answered 503), never a panic.
 func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handler {
 	key := cfg.Key
 	if key == nil {
@@ -102,7 +106,7 @@ func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handle
 			http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
 		})
 	}
-	policy := policyField(l.limits)
+	policy := policyField(l.Limits())
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			k, err := key(r)
@@ -116,7 +120,7 @@ func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handle
 			}
 			res, err := l.AllowN(r.Context(), k, n)
 			if err != nil {
-				if errors.Is(err, lockprovider.ErrInvalid) {
+				if errors.Is(err, lockprovider.ErrInvalid) && err != ErrNilProvider {
 					http.Error(w, "rate limit: invalid key or cost", http.StatusBadRequest)
 					return
 				}
@@ -128,7 +132,7 @@ func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handle
 					next.ServeHTTP(w, r)
 					return
 				}
-				w.Header().Set("Retry-After", "1")
+				w.Header().Set("Retry-After", unavailableRetryAfter)
 				http.Error(w, "rate limiter unavailable", http.StatusServiceUnavailable)
 				return
 			}
@@ -144,6 +148,11 @@ func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handle
 		})
 	}
 }
+
+// unavailableRetryAfter is the Retry-After, in seconds, of the 503 answered
+// when the provider fails and FailOpen is off: soon, since outages are
+// usually short, without inviting a tight retry loop.
+const unavailableRetryAfter = "1"
 
 // ceilSeconds rounds d up to whole seconds, at least 1 for a positive d.
 func ceilSeconds(d time.Duration) int64 {

@@ -1,11 +1,10 @@
 package scheduler
 
 import (
-	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -32,7 +31,7 @@ type Config struct {
 	DefaultAtLeastFor time.Duration
 
 	// LockedBy names this instance in the lock store for operators. Empty
-	// means "hostname:pid".
+	// means "hostname/pid", as for baton.Locker.
 	LockedBy string
 
 	// CallTimeout bounds each provider call (acquire, extend, release,
@@ -86,10 +85,10 @@ type Hooks struct {
 	// Attempt: a locked job is about to try to acquire its lock for a
 	// tick.
 	Attempt func(Event)
-	// Skipped: this instance does not run the tick. Event.Err says why:
-	// ErrNotAcquired (held elsewhere), ErrStaleTick (the tick already ran)
-	// or ErrStillRunning (the previous run on this instance has not
-	// returned).
+	// Skipped: this instance does not run the tick. Event.Err says why;
+	// test it with errors.Is: ErrNotAcquired (held elsewhere),
+	// ErrStaleTick (the tick already ran) or ErrStillRunning (the previous
+	// run on this instance has not returned).
 	Skipped func(Event)
 	// Started: the job function is about to be called.
 	Started func(Event)
@@ -99,8 +98,9 @@ type Hooks struct {
 	// *PanicError), or the acquire failed with an unknown outcome (the job
 	// did not run; Event.Err wraps the provider's error).
 	Failed func(Event)
-	// LockLost: the job's lease ended while it ran; its context was
-	// cancelled with cause ErrLockLost.
+	// LockLost: the job's lease ended while it ran (or the acquire's reply
+	// came after the trust window, and the job did not start); its context
+	// was cancelled with cause ErrLockLost, which Event.Err matches.
 	LockLost func(Event)
 }
 
@@ -143,14 +143,7 @@ func (cfg *Config) withDefaults() (Config, error) {
 		return c, invalid("", "CallTimeout", c.CallTimeout.String(), "must not be negative", ErrInvalidDuration, nil)
 	}
 	if c.LockedBy == "" {
-		host, err := os.Hostname()
-		if err != nil || host == "" {
-			host = "unknown"
-		}
-		c.LockedBy = fmt.Sprintf("%s:%d", host, os.Getpid())
-		if len(c.LockedBy) > lockprovider.MaxLockedByLen {
-			c.LockedBy = c.LockedBy[len(c.LockedBy)-lockprovider.MaxLockedByLen:]
-		}
+		c.LockedBy = lease.LockedBy()
 	}
 	// Validate LockedBy with the provider's rules via a probe of params.
 	probe := lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: c.LockedBy, AtMostFor: time.Second}

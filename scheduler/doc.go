@@ -34,9 +34,13 @@
 //	replica A, next tick: T+d ──acquire(T+d) ✓ ...
 //
 // Skips are logged at debug, counted (Job.Stats) and reported to
-// Hooks.Skipped. An acquire whose outcome is unknown (timeout, connection
+// Hooks.Skipped, whose Event.Err matches ErrNotAcquired, ErrStaleTick or
+// ErrStillRunning. An acquire whose outcome is unknown (timeout, connection
 // error) is logged at warn and reported to Hooks.Failed; the job does not
-// run that tick and any lease granted lapses at its expiry.
+// run that tick, and the scheduler releases whatever the acquire may have
+// granted (with the same owner token, bounded by Config.CallTimeout), as it
+// does when Close or Shutdown interrupts an acquire, so that the next tick
+// is not blocked until the lease expires.
 //
 // The winner calls the job with a Run carrying the name, the tick and the
 // lease's fencing token; pass the token to resources that can reject stale
@@ -52,15 +56,26 @@
 // A lease lasts AtMostFor on the provider's clock. The scheduler never
 // compares the provider's absolute time with its own: it counts the
 // lease's granted length (Lease.Until − Lease.GrantedAt) from the instant
-// it sent the acquire, on its own monotonic clock. That local trust window
-// ends no later than the lease, whatever the offset between the clocks and
-// however slow the round trip. When it ends while the job runs, the job's
-// context is cancelled with cause ErrLockLost (read it with
-// context.Cause) and Hooks.LockLost is called: another replica may hold
-// the lease now. Jobs that may run longer use AutoRenew (the lease is
-// extended every AtMostFor/3 and the window moved; a failed extension
-// that finds the lease gone cancels the context with ErrLockLost; one of
-// unknown outcome is retried next period) or Run.Extend.
+// it sent the acquire, on its own monotonic clock, minus a safety margin
+// (1% of the length plus 20 ms, or a quarter of the length if that is
+// less) for clocks that run at slightly different rates and for timers
+// that fire late under load. That local trust window ends before the
+// lease, whatever the offset between the clocks and however slow the
+// round trip. When it ends while the job runs, the job's context is
+// cancelled with cause ErrLockLost (read it with context.Cause) and
+// Hooks.LockLost is called: another replica may hold the lease soon.
+//
+// The cancellation is driven by a timer, which a paused or starved process
+// runs late. Run.Check compares the window with the clock at once; the
+// fenced writes of package fence call it when given the job's context.
+//
+// Jobs that may run longer use AutoRenew or Run.Extend; each successful
+// extension restarts the window at the moment it was sent, minus the same
+// margin. AutoRenew extends by AtMostFor a third of AtMostFor after the
+// previous extension was sent (not after its reply, so slow round trips do
+// not add up); an extension that finds the lease gone cancels the context
+// with ErrLockLost, and one that fails otherwise is retried promptly until
+// the window ends.
 //
 // # Clock skew
 //

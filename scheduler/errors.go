@@ -23,7 +23,8 @@ var ErrClosed = errors.New("scheduler: closed")
 // the same job on this instance has not returned yet.
 var ErrStillRunning = errors.New("scheduler: previous run still running")
 
-// ErrNotLocked is returned by Run.Extend for a job registered without Locked.
+// ErrNotLocked is returned by Run.Extend and Run.Check for a job registered
+// without Locked.
 var ErrNotLocked = errors.New("scheduler: job is not locked")
 
 // Skip reasons, re-exported from lockprovider so that hook code can tell

@@ -2,11 +2,12 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -22,11 +23,11 @@ type Run struct {
 	Token   int64     // fencing token of the lease; 0 for jobs without Locked
 	CatchUp bool      // this run catches up a tick that no replica ran
 
-	lease *runLease // nil for jobs without Locked
+	lease *lease.Lease // nil for jobs without Locked
 }
 
 // Extend prolongs the lease of a locked job to end d from now (provider
-// clock) and moves the end of the job context's trust window accordingly.
+// clock) and restarts the job context's trust window at this call.
 // If the lease is gone it cancels the job's context with ErrLockLost and
 // returns an error matching ErrLockLost and lockprovider.ErrNotHeld. It
 // returns ErrNotLocked for a job registered without Locked. The minimum
@@ -36,10 +37,26 @@ func (r Run) Extend(ctx context.Context, d time.Duration) error {
 	if r.lease == nil {
 		return ErrNotLocked
 	}
-	if err := lockprovider.ValidateDurations(d, 0); err != nil {
+	err := r.lease.Extend(ctx, d)
+	if errors.Is(err, lockprovider.ErrInvalidDuration) {
 		return invalid(r.Job, "Extend", d.String(), "is not a valid lease length", ErrInvalidDuration, err)
 	}
-	return r.lease.extend(ctx, d)
+	return err
+}
+
+// Check reports whether the run's lease can still be trusted, comparing
+// its trust window with the monotonic clock now rather than waiting for the
+// window's timer, which a paused or overloaded process runs late. It
+// returns nil while the window is open; once it has passed, Check cancels
+// the job's context and returns an error matching ErrLockLost; after the
+// run ended, an error saying so. It returns ErrNotLocked for a job
+// registered without Locked. The fenced writes of package fence given the
+// job's context call it before writing.
+func (r Run) Check() error {
+	if r.lease == nil {
+		return ErrNotLocked
+	}
+	return r.lease.Check()
 }
 
 // EveryOption adjusts an Every schedule.
@@ -64,7 +81,7 @@ type LockOption func(*lockOpts) error
 type lockOpts struct {
 	atMostFor, atLeastFor       time.Duration
 	hasAtMostFor, hasAtLeastFor bool
-	keepAlive, catchUp          bool
+	autoRenew, catchUp          bool
 }
 
 // AtMostFor sets the lease length: a crashed holder blocks the job for
@@ -97,7 +114,7 @@ func AtLeastFor(d time.Duration) LockOption {
 // a run may outlast AtMostFor. If an extension finds the lease gone,
 // the job's context is cancelled with ErrLockLost.
 func AutoRenew() LockOption {
-	return func(o *lockOpts) error { o.keepAlive = true; return nil }
+	return func(o *lockOpts) error { o.autoRenew = true; return nil }
 }
 
 // CatchUp runs the job once at Start when its latest tick before Start ran
@@ -263,18 +280,4 @@ type Stats struct {
 // Stats returns the job's counters.
 func (j *Job) Stats() Stats {
 	return Stats{Runs: j.runs.Load(), Skips: j.skips.Load(), Failures: j.failures.Load(), LockLost: j.lockLost.Load()}
-}
-
-// runLease is the lease of one run of a locked job, with the local trust
-// window that bounds the job context.
-type runLease struct {
-	j      *Job
-	owner  string
-	cancel context.CancelCauseFunc
-	ev     Event // for the LockLost hook
-
-	mu       sync.Mutex
-	acquired time.Time // local time the acquire was sent
-	timer    *time.Timer
-	lost     bool
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -40,9 +41,9 @@ func (s *Scheduler) ledger() lockprovider.Ledger {
 	return l
 }
 
-// claim acquires a job's lease for a tick, through the ledger when it is
+// acquire asks for a job's lease for a tick, through the ledger when it is
 // on, so the claim opens the run's record in the same round trip.
-func (s *Scheduler) claim(ctx context.Context, p lockprovider.AcquireParams, catchUp bool) (lockprovider.Lease, error) {
+func (s *Scheduler) acquire(ctx context.Context, p lockprovider.AcquireParams, catchUp bool) (lockprovider.Lease, error) {
 	if l := s.ledger(); l != nil {
 		return l.AcquireRun(ctx, p, lockprovider.RunStart{CatchUp: catchUp, Retention: s.cfg.LedgerRetention})
 	}
@@ -77,22 +78,27 @@ func (s *Scheduler) outcome(r runResult) (lockprovider.Outcome, string) {
 	return lockprovider.OutcomeSucceeded, ""
 }
 
-// releaseLease ends a run's lease; with the ledger on, the same round
-// trip records how the run ended.
-func (s *Scheduler) releaseLease(ctx context.Context, owner string, r runResult) error {
-	rp := lockprovider.ReleaseParams{Name: r.lease.Name, Owner: owner}
-	l := s.ledger()
-	if l == nil {
-		return s.provider.Release(ctx, rp)
+// ledgerRelease returns the release call of a run's lease when the ledger
+// is on (nil otherwise: the lease uses the provider's Release): the
+// release that also records how the run ended, from res and, for a loss,
+// from the lease itself.
+func (s *Scheduler) ledgerRelease(l *lease.Lease, res *runResult) func(context.Context, lockprovider.ReleaseParams) error {
+	led := s.ledger()
+	if led == nil {
+		return nil
 	}
-	out, msg := s.outcome(r)
-	return l.ReleaseRun(ctx, rp, lockprovider.RunEnd{
-		Run: lockprovider.RunRecord{
-			Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
-			Started: r.lease.GrantedAt, CatchUp: r.catchUp,
-		},
-		Outcome: out, Error: msg, Retention: s.cfg.LedgerRetention,
-	})
+	return func(ctx context.Context, rp lockprovider.ReleaseParams) error {
+		r := *res
+		r.lost = errors.Is(l.Err(), lockprovider.ErrLockLost)
+		out, msg := s.outcome(r)
+		return led.ReleaseRun(ctx, rp, lockprovider.RunEnd{
+			Run: lockprovider.RunRecord{
+				Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
+				Started: r.lease.GrantedAt, CatchUp: r.catchUp,
+			},
+			Outcome: out, Error: msg, Retention: s.cfg.LedgerRetention,
+		})
+	}
 }
 
 // spec describes j for the registry.
@@ -103,7 +109,7 @@ func (s *Scheduler) spec(j *Job) lockprovider.JobSpec {
 	}
 	if j.locked {
 		js.AtMostFor, js.AtLeastFor = j.opts.atMostFor, j.opts.atLeastFor
-		if j.opts.keepAlive {
+		if j.opts.autoRenew {
 			js.Options = append(js.Options, "auto_renew")
 		}
 		if j.opts.catchUp {

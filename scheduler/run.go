@@ -7,8 +7,13 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
+
+// errRunEnded is the cause of a run's context once the run has returned
+// and its lease was released; Run.Extend and Run.Check return it then.
+var errRunEnded = errors.New("scheduler: the run has ended and its lease was released")
 
 // execute handles one tick of j on its own goroutine: claim, run, release.
 // The caller has done s.wg.Add(1).
@@ -30,19 +35,35 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		s.call(ctx, j, Run{Job: j.name, Tick: tick, CatchUp: catchUp}, ev)
 		return
 	}
+	res := &runResult{catchUp: catchUp}
+	l := s.claim(j, tick, &ev, res)
+	if l == nil {
+		return
+	}
+	res.err = s.call(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev)
+	_ = l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
+}
 
-	s.hook(s.cfg.Hooks.Attempt, ev)
+// claim acquires j's lock for tick and returns the run's lease, or nil when
+// this instance does not run the tick (the hooks and logs say why). After
+// an acquire of unknown outcome, or one that Close interrupted, it releases
+// whatever the acquire may have granted, so that the next tick does not
+// find the name held until the lease expires. With the ledger on, the
+// acquire opens the run's record and the lease's release completes it
+// with res.
+func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *lease.Lease {
+	s.hook(s.cfg.Hooks.Attempt, *ev)
 	owner := lockprovider.NewOwner()
 	sent := s.now()
 	actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
-	lease, err := s.claim(actx, lockprovider.AcquireParams{
+	grant, err := s.acquire(actx, lockprovider.AcquireParams{
 		Name:       j.name,
 		Owner:      owner,
 		LockedBy:   s.cfg.LockedBy,
 		AtMostFor:  j.opts.atMostFor,
 		AtLeastFor: j.opts.atLeastFor,
 		Tick:       tick,
-	}, catchUp)
+	}, res.catchUp)
 	cancel()
 	switch {
 	case err == nil:
@@ -50,92 +71,60 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		ev.Err = err
 		j.skips.Add(1)
 		if s.cfg.InspectOnSkip {
-			s.fillHolder(&ev)
+			s.fillHolder(ev)
 		}
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: lock taken", "job", j.name, "tick", tick, "reason", err)
-		s.hook(s.cfg.Hooks.Skipped, ev)
-		return
-	case s.runCtx.Err() != nil:
-		// Close interrupted the acquire; any lease granted lapses at expiry.
-		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: acquire interrupted by close", "job", j.name, "tick", tick, "err", err)
-		return
+		s.hook(s.cfg.Hooks.Skipped, *ev)
+		return nil
 	default:
-		// The outcome is unknown: a lease may have been granted, and it
-		// lapses at its expiry. Running would risk a second run of the tick.
+		if !lockprovider.Definite(err) {
+			// A lease may have been granted: running would risk a second
+			// run of the tick, keeping it would block the job until the
+			// lease expires.
+			if rerr := lease.Abandon(s.runCtx, s.provider, j.name, owner, s.cfg.CallTimeout); rerr != nil {
+				s.cfg.Logger.WarnContext(s.runCtx, "scheduler: release after a failed acquire; the lease lapses at its expiry", "job", j.name, "tick", tick, "err", rerr)
+			}
+		}
+		if s.runCtx.Err() != nil {
+			s.cfg.Logger.DebugContext(s.runCtx, "scheduler: acquire interrupted by close", "job", j.name, "tick", tick, "err", err)
+			return nil
+		}
 		ev.Err = fmt.Errorf("scheduler: acquire %q for tick %s: %w", j.name, tick.Format(time.RFC3339Nano), err)
 		j.failures.Add(1)
-		level := "scheduler: acquire failed; not running"
+		msg := "scheduler: acquire failed; not running"
 		if errors.Is(err, lockprovider.ErrInvalid) {
-			s.cfg.Logger.ErrorContext(s.runCtx, level, "job", j.name, "tick", tick, "err", err)
+			s.cfg.Logger.ErrorContext(s.runCtx, msg, "job", j.name, "tick", tick, "err", err)
 		} else {
-			s.cfg.Logger.WarnContext(s.runCtx, level, "job", j.name, "tick", tick, "err", err)
+			s.cfg.Logger.WarnContext(s.runCtx, msg, "job", j.name, "tick", tick, "err", err)
 		}
-		s.hook(s.cfg.Hooks.Failed, ev)
-		return
+		s.hook(s.cfg.Hooks.Failed, *ev)
+		return nil
 	}
 
-	ev.Token = lease.Token
-	// Trust window: the lease's length as granted by the provider, counted
-	// on our clock from before the request was sent, so the window ends no
-	// later than the lease does on the provider's clock.
-	granted := lease.Until.Sub(lease.GrantedAt)
-	if granted <= 0 || granted > j.opts.atMostFor {
-		granted = j.opts.atMostFor
+	ev.Token = grant.Token
+	lost := *ev
+	l := new(lease.Lease)
+	res.lease = grant
+	l.Start(s.runCtx, s.lease, lease.Params{
+		Release:    s.ledgerRelease(l, res),
+		Name:       j.name,
+		Owner:      owner,
+		AtMostFor:  j.opts.atMostFor,
+		AtLeastFor: j.opts.atLeastFor,
+		AutoRenew:  j.opts.autoRenew,
+		OnLost: func(cause error) {
+			j.lockLost.Add(1)
+			lost.Err = cause
+			s.hook(s.cfg.Hooks.LockLost, lost)
+		},
+	}, grant, sent)
+	if l.Check() != nil {
+		// The acquire took longer than the trust window: the lease may
+		// already be someone else's. Do not start the job.
+		_ = l.Release(s.runCtx)
+		return nil
 	}
-	ctx, cancelJob := context.WithCancelCause(s.runCtx)
-	defer cancelJob(nil)
-	rl := &runLease{j: j, owner: owner, cancel: cancelJob, acquired: sent, ev: ev}
-	rl.mu.Lock()
-	window := sent.Add(granted).Sub(s.now())
-	rl.timer = time.AfterFunc(window, rl.expire)
-	rl.mu.Unlock()
-	if window <= 0 {
-		// The acquire took longer than the lease: it may already be
-		// someone else's. Do not start the job.
-		rl.lose(nil)
-		s.release(j, owner, runResult{lease: lease, catchUp: catchUp, lost: true})
-		return
-	}
-
-	var stopKeepAlive chan struct{}
-	var keepAliveDone chan struct{}
-	if j.opts.keepAlive {
-		stopKeepAlive, keepAliveDone = make(chan struct{}), make(chan struct{})
-		go rl.keepAlive(ctx, stopKeepAlive, keepAliveDone)
-	}
-
-	jobErr := s.call(ctx, j, Run{Job: j.name, Tick: tick, Token: lease.Token, CatchUp: catchUp, lease: rl}, ev)
-
-	if stopKeepAlive != nil {
-		close(stopKeepAlive)
-		<-keepAliveDone
-	}
-	rl.mu.Lock()
-	rl.timer.Stop()
-	lost := rl.lost
-	rl.lost = true // a Run.Extend after the job returned must not touch the lease
-	rl.mu.Unlock()
-
-	s.release(j, owner, runResult{lease: lease, catchUp: catchUp, err: jobErr, lost: lost})
-}
-
-// release ends a run's lease (the provider keeps it until its AtLeastFor
-// bound). It works even when closing: WithoutCancel keeps the call alive
-// after Close cancelled runCtx.
-func (s *Scheduler) release(j *Job, owner string, r runResult) {
-	token, tick, lost := r.lease.Token, r.lease.Tick, r.lost
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.runCtx), s.cfg.CallTimeout)
-	defer cancel()
-	err := s.releaseLease(ctx, owner, r)
-	switch {
-	case err == nil:
-	case errors.Is(err, lockprovider.ErrNotHeld):
-		if !lost {
-			s.cfg.Logger.WarnContext(s.runCtx, "scheduler: lease had ended before release", "job", j.name, "tick", tick, "token", token)
-		}
-	default:
-		s.cfg.Logger.WarnContext(s.runCtx, "scheduler: release failed; the lease lapses at its expiry", "job", j.name, "tick", tick, "token", token, "err", err)
-	}
+	return l
 }
 
 // call runs the job function, recovering a panic, and reports the outcome.
@@ -175,91 +164,5 @@ func (s *Scheduler) fillHolder(ev *Event) {
 	defer cancel()
 	if info, err := in.Inspect(ctx, ev.Job); err == nil && info.Held {
 		ev.LockedBy, ev.Until = info.LockedBy, info.Until
-	}
-}
-
-// expire ends the trust window: the lease may have passed to another
-// replica, so the job must stop.
-func (rl *runLease) expire() { rl.lose(nil) }
-
-// lose cancels the job context with ErrLockLost, once.
-func (rl *runLease) lose(cause error) {
-	rl.mu.Lock()
-	if rl.lost {
-		rl.mu.Unlock()
-		return
-	}
-	rl.lost = true
-	rl.timer.Stop()
-	rl.mu.Unlock()
-	s := rl.j.s
-	rl.cancel(ErrLockLost)
-	rl.j.lockLost.Add(1)
-	ev := rl.ev
-	ev.Err = ErrLockLost
-	if cause != nil {
-		ev.Err = fmt.Errorf("%w: %w", ErrLockLost, cause)
-	}
-	s.cfg.Logger.WarnContext(s.runCtx, "scheduler: lock lost while the job ran; job context cancelled",
-		"job", rl.j.name, "tick", ev.Tick, "token", ev.Token, "err", ev.Err)
-	s.hook(s.cfg.Hooks.LockLost, ev)
-}
-
-// extend asks the provider for d more and moves the trust window.
-func (rl *runLease) extend(ctx context.Context, d time.Duration) error {
-	j, s := rl.j, rl.j.s
-	rl.mu.Lock()
-	lost := rl.lost
-	rl.mu.Unlock()
-	if lost {
-		return ErrLockLost
-	}
-	sent := s.now()
-	// Keep the original minimum hold: what is left of it, within the new
-	// lease.
-	atLeast := min(max(rl.acquired.Add(j.opts.atLeastFor).Sub(sent), 0), d)
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
-	_, err := s.provider.Extend(cctx, lockprovider.ExtendParams{Name: j.name, Owner: rl.owner, AtMostFor: d, AtLeastFor: atLeast})
-	cancel()
-	switch {
-	case err == nil:
-		rl.mu.Lock()
-		defer rl.mu.Unlock()
-		if rl.lost {
-			return ErrLockLost // the window closed while we asked
-		}
-		rl.timer.Reset(sent.Add(d).Sub(s.now()))
-		return nil
-	case errors.Is(err, lockprovider.ErrNotHeld):
-		rl.lose(err)
-		return fmt.Errorf("%w: %w", ErrLockLost, err)
-	default:
-		return fmt.Errorf("scheduler: extend %q: %w", j.name, err)
-	}
-}
-
-// keepAlive extends the lease every atMostFor/3 until stop is closed. A
-// failed extension of unknown outcome is retried at the next period; the
-// trust window still ends the run if none succeeds in time.
-func (rl *runLease) keepAlive(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	period := rl.j.opts.atMostFor / 3
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			err := rl.extend(ctx, rl.j.opts.atMostFor)
-			if errors.Is(err, ErrLockLost) {
-				return
-			}
-			if err != nil {
-				rl.j.s.cfg.Logger.WarnContext(ctx, "scheduler: keep-alive extension failed; retrying next period", "job", rl.j.name, "err", err)
-			}
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -16,6 +17,7 @@ import (
 type Scheduler struct {
 	provider lockprovider.Provider
 	cfg      Config
+	lease    lease.Policy // of every run's lease
 
 	runCtx    context.Context // parent of every job context; cancelled with ErrClosed
 	runCancel context.CancelCauseFunc
@@ -54,8 +56,16 @@ func New(provider lockprovider.Provider, cfg *Config) (*Scheduler, error) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Scheduler{
-		provider:  provider,
-		cfg:       c,
+		provider: provider,
+		cfg:      c,
+		lease: lease.Policy{
+			Provider:    provider,
+			CallTimeout: c.CallTimeout,
+			Released:    errRunEnded,
+			Now:         c.Now,
+			Logger:      c.Logger,
+			Label:       "scheduler",
+		},
 		runCtx:    ctx,
 		runCancel: cancel,
 		jobs:      make(map[string]*Job),
@@ -200,8 +210,9 @@ func (s *Scheduler) loop() {
 	}
 }
 
-// stopTicking ends the timer loop and refuses new registrations. It
-// reports whether the loop was running.
+// stopTicking moves the scheduler to its closed state, which refuses new
+// registrations and Start, ends the timer loop and waits until the loop has
+// returned (at once if it never started). Running jobs are not touched.
 func (s *Scheduler) stopTicking() {
 	s.mu.Lock()
 	prev := s.state

@@ -36,7 +36,7 @@ type app struct {
 	start   time.Time
 	paused  atomic.Bool // this replica has done its demo pause
 
-	customerTTL, customerAtLeast time.Duration
+	customerAtMostFor, customerAtLeast time.Duration
 }
 
 // tables are the quoted, schema-qualified names of the app's tables.

@@ -38,7 +38,7 @@ type plan struct {
 // plans returns the schedules: production ones, or the demo's, where every
 // job ticks every 2 seconds at a different offset so their runs do not
 // overlap (which keeps the demo's log readable).
-func plans(demo bool) (report, sync, inventory plan, customerTTL, customerAtLeast time.Duration) {
+func plans(demo bool) (report, sync, inventory plan, customerAtMostFor, customerAtLeast time.Duration) {
 	if demo {
 		return plan{every: 2 * time.Second, atMostFor: 1500 * time.Millisecond, atLeastFor: time.Second},
 			plan{every: 2 * time.Second, offset: 500 * time.Millisecond},
@@ -53,8 +53,8 @@ func plans(demo bool) (report, sync, inventory plan, customerTTL, customerAtLeas
 
 // register adds the three jobs to sched.
 func (a *app) register(sched *scheduler.Scheduler) ([]*scheduler.Job, []wire.Job, error) {
-	report, sync, inv, custTTL, custAtLeast := plans(a.cfg.Demo)
-	a.customerTTL, a.customerAtLeast = custTTL, custAtLeast
+	report, sync, inv, custAtMostFor, custAtLeast := plans(a.cfg.Demo)
+	a.customerAtMostFor, a.customerAtLeast = custAtMostFor, custAtLeast
 
 	var jobs []*scheduler.Job
 	var infos []wire.Job
@@ -74,9 +74,9 @@ func (a *app) register(sched *scheduler.Scheduler) ([]*scheduler.Job, []wire.Job
 		return nil
 	}
 	err := errors.Join(
-		add(jobReport, report, true, fmt.Sprintf("Redis lock, lockAtMostFor %v, lockAtLeastFor %v", report.atMostFor, report.atLeastFor), a.dailyReport),
-		add(jobSync, sync, false, fmt.Sprintf("every replica; per-customer Redis locks (TryAcquire, TTL %v, lockAtLeastFor %v); token bucket 10 + 5/s in Postgres", custTTL, custAtLeast), a.customerSync),
-		add(jobInventory, inv, true, fmt.Sprintf("Redis lock, lockAtMostFor %v; fenced UPDATE in Postgres (last_fence)", inv.atMostFor), a.inventory),
+		add(jobReport, report, true, fmt.Sprintf("Redis lock, AtMostFor %v, AtLeastFor %v", report.atMostFor, report.atLeastFor), a.dailyReport),
+		add(jobSync, sync, false, fmt.Sprintf("every replica; per-customer Redis locks (TryAcquire, AtMostFor %v, AtLeastFor %v); token bucket 10 + 5/s in Postgres", custAtMostFor, custAtLeast), a.customerSync),
+		add(jobInventory, inv, true, fmt.Sprintf("Redis lock, AtMostFor %v; fenced UPDATE in Postgres (last_fence)", inv.atMostFor), a.inventory),
 	)
 	return jobs, infos, err
 }
@@ -179,10 +179,10 @@ func (a *app) customerSync(ctx context.Context, run scheduler.Run) error {
 
 func (a *app) syncCustomer(ctx context.Context, id string, tick time.Time) (string, error) {
 	// 1. Avoid duplicate concurrent syncs of one customer: don't wait,
-	// skip. lockAtLeastFor keeps the lock for the rest of the tick, so a
+	// skip. AtLeastFor keeps the lock for the rest of the tick, so a
 	// replica that reaches this customer later in the tick skips it too.
 	lock, err := a.locker.TryAcquire(ctx, "sync:customer:"+id,
-		&baton.AcquireOptions{AtMostFor: a.customerTTL, AtLeastFor: a.customerAtLeast})
+		&baton.AcquireOptions{AtMostFor: a.customerAtMostFor, AtLeastFor: a.customerAtLeast})
 	if errors.Is(err, baton.ErrNotAcquired) {
 		return wire.Skipped, nil
 	}
@@ -290,7 +290,7 @@ func (a *app) freeze(run scheduler.Run) {
 	}
 	a.event(slog.LevelWarn, run.Job, run.Tick, wire.Paused, "token", run.Token, "pid", os.Getpid(),
 		"pause_for", a.cfg.PauseFor,
-		"detail", fmt.Sprintf("freezing for %v with token %d, past lockAtMostFor (%s)", a.cfg.PauseFor, run.Token, how))
+		"detail", fmt.Sprintf("freezing for %v with token %d, past AtMostFor (%s)", a.cfg.PauseFor, run.Token, how))
 	began := time.Now()
 	if !a.cfg.PauseStop || !stopSelf(2*a.cfg.PauseFor+5*time.Second) {
 		time.Sleep(a.cfg.PauseFor)

@@ -4,8 +4,8 @@
 //
 // Its jobs:
 //
-//   - daily-report: a scheduled job locked in Redis with lockAtMostFor and
-//     lockAtLeastFor. Exactly one replica builds each report.
+//   - daily-report: a scheduled job locked in Redis with AtMostFor and
+//     AtLeastFor. Exactly one replica builds each report.
 //   - customer-sync: runs on every replica; each takes per-customer Redis
 //     locks (TryAcquire, skipping customers another replica holds) and
 //     calls a third-party API through a token bucket whose state is in

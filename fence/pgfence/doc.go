@@ -16,5 +16,5 @@
 // This package imports pgx and not go-redis; package redisfence is its
 // Redis counterpart, and package fence has the errors both return and the
 // in-process targets. See package fence for what fencing guarantees and
-// what it needs from the store.
+// what it needs from the resource.
 package pgfence

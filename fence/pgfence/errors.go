@@ -18,5 +18,6 @@ var (
 var (
 	invalid    = fencing.Invalid
 	checkToken = fencing.CheckToken
+	checkLease = fencing.CheckLease
 	stale      = fencing.Stale
 )

@@ -41,6 +41,7 @@ type helperSpec struct {
 	Lock      string
 	AtMostFor time.Duration
 	Bypass    bool // pause: write with a plain UPDATE instead of the guard
+	LockCtx   bool // pause: write through the guard with the lock's Context
 }
 
 // backend is a token source and the guarded table's database.

@@ -23,25 +23,33 @@ import (
 // must refuse A's write, the row must hold B's write, and A's Context must
 // report the loss. With the guard bypassed (a plain UPDATE), A's stale write
 // lands: proof that the test can fail.
+//
+// In the "checked" mode A writes at once with its lock's Context, so the
+// guard's check of the trust window is A's first check after the resume: it
+// must refuse the write with ErrLockLost before sending it, although the
+// window's timer has often not run yet (A's Context().Err() just before the
+// write is logged). In the "guarded" mode A first calls Lock.Check, which
+// must report the loss, then writes with a context that carries no lock, so
+// that the database itself refuses the write with ErrStaleToken.
 func TestPause(t *testing.T) {
 	t.Parallel()
 	for _, backend := range []string{"redis", "postgres"} {
-		for _, bypass := range []bool{false, true} {
-			name := backend + "-tokens/" + map[bool]string{false: "guarded", true: "bypassed"}[bypass]
-			t.Run(name, func(t *testing.T) {
+		for _, mode := range []string{"checked", "guarded", "bypassed"} {
+			t.Run(backend+"-tokens/"+mode, func(t *testing.T) {
 				t.Parallel()
-				testPause(t, backend, bypass)
+				testPause(t, backend, mode)
 			})
 		}
 	}
 }
 
-func testPause(t *testing.T, backendName string, bypass bool) {
+func testPause(t *testing.T, backendName, mode string) {
+	bypass := mode == "bypassed"
 	const ttl = time.Second
 	ctx := context.Background()
 	pg := testenv.Postgres(t)
 	spec := helperSpec{Role: "pause", Backend: backendName, Prefix: testenv.Prefix(t), RedisURL: testenv.RedisURL(t), PGURL: pg.URL,
-		Lock: "doc:1", AtMostFor: ttl, Bypass: bypass}
+		Lock: "doc:1", AtMostFor: ttl, Bypass: bypass, LockCtx: mode == "checked"}
 	b := openBackend(t, spec)
 	migrate(t, b)
 	if _, err := b.pool.Exec(ctx, `CREATE TABLE doc (id int PRIMARY KEY, body text NOT NULL)`); err != nil {
@@ -86,10 +94,15 @@ func testPause(t *testing.T, backendName string, bypass bool) {
 	time.Sleep(2500*time.Millisecond - time.Since(stoppedAt))
 	a.send("go") // buffered in the pipe until A runs again
 	a.signal(syscall.SIGCONT)
+	before := a.expect("ctx before check", 30*time.Second)
+	check := a.expect("check", 30*time.Second)
 	wrote := a.expect("wrote", 30*time.Second)
 	ctxState := a.expect("ctx", 30*time.Second)
-	t.Logf("A token %d stopped 2.5s; B token %d granted %v after the stop; A's write: %s; A's Context: %s",
-		tokA, tokB, grantedB.Round(time.Millisecond), wrote, ctxState)
+	t.Logf("A token %d stopped 2.5s; B token %d granted %v after the stop; A's Context before its first check: %s; check: %s; A's write: %s; A's Context: %s",
+		tokA, tokB, grantedB.Round(time.Millisecond), before, check, wrote, ctxState)
+	if mode != "checked" && !strings.HasPrefix(check, "lost") {
+		t.Errorf("A's first Check after the pause: %s, want ErrLockLost", check)
+	}
 
 	var body string
 	var last int64
@@ -106,8 +119,8 @@ func testPause(t *testing.T, backendName string, bypass bool) {
 		}
 		return
 	}
-	if wrote != "stale" {
-		t.Errorf("A's write with token %d: %s, want ErrStaleToken", tokA, wrote)
+	if want := map[string]string{"checked": "lost", "guarded": "stale"}[mode]; wrote != want {
+		t.Errorf("A's write with token %d: %s, want %s", tokA, wrote, want)
 	}
 	if body != "written by B" || last != tokB {
 		t.Errorf("row holds %q with fence %d; want B's write with fence %d", body, last, tokB)
@@ -131,15 +144,28 @@ func pauseWorker(t *testing.T, spec helperSpec, report func(string, ...any)) {
 	if cmd := <-in; cmd != "go" {
 		t.Fatalf("command %q", cmd)
 	}
-	// Write at once, as a process that does not know it was paused.
+	// Check, then write at once, as a process that does not know it was
+	// paused.
+	report("ctx before check %v", lock.Context().Err())
+	wctx := ctx
+	if spec.LockCtx {
+		wctx = lock.Context() // the guard checks the lock first
+		report("check left to the guard")
+	} else if err := lock.Check(); errors.Is(err, baton.ErrLockLost) {
+		report("check lost (%v)", err)
+	} else {
+		report("check %v", err)
+	}
 	if spec.Bypass {
 		_, err = b.pool.Exec(ctx, `UPDATE doc SET body = 'written by A' WHERE id = 1`)
 	} else {
-		err = guard.Update(ctx, b.pool, lock.Token(), 1, map[string]any{"body": "written by A"})
+		err = guard.Update(wctx, b.pool, lock.Token(), 1, map[string]any{"body": "written by A"})
 	}
 	switch {
 	case err == nil:
 		report("wrote ok")
+	case errors.Is(err, baton.ErrLockLost):
+		report("wrote lost")
 	case errors.Is(err, fence.ErrStaleToken):
 		report("wrote stale")
 	default:

@@ -111,7 +111,9 @@ func AddColumn(ctx context.Context, db DB, table string) error {
 //
 // It returns nil when the write was applied, an error matching fence.ErrStaleToken
 // when the row has seen a larger token, fence.ErrNotFound when no row has the key,
-// and a *fence.ValidationError for bad input. One round trip.
+// and a *fence.ValidationError for bad input. When ctx is a lock's context (or
+// derived from one) whose trust window has passed, it sends nothing and
+// returns an error matching baton.ErrLockLost. One round trip.
 func (g *Guard) Update(ctx context.Context, db DB, token int64, key any, set map[string]any) error {
 	cols := make([]string, 0, len(set))
 	for c := range set {
@@ -180,6 +182,9 @@ func (g *Guard) exec(ctx context.Context, db DB, token int64, key any, set strin
 	if db == nil {
 		return invalid("db", "<nil>", "must not be nil", fence.ErrInvalid)
 	}
+	if err := checkLease(ctx); err != nil {
+		return err
+	}
 	tok := "$" + strconv.Itoa(len(args)+1)
 	k := "$" + strconv.Itoa(len(args)+2)
 	args = append(args, token, key)
@@ -224,6 +229,10 @@ func (g *Guard) exec(ctx context.Context, db DB, token int64, key any, set strin
 	return fmt.Errorf("%w: %s.%s = %v", fence.ErrConflict, g.table, g.key, key)
 }
 
+// maxIdentLen is PostgreSQL's identifier length limit (NAMEDATALEN - 1);
+// a longer name would be truncated silently.
+const maxIdentLen = 63
+
 func quote(ident string) string { return `"` + ident + `"` }
 
 func quoteTable(table string) (string, error) {
@@ -245,8 +254,8 @@ func checkIdent(field, s string) error {
 	switch {
 	case s == "":
 		return invalid(field, s, "must not be empty", ErrInvalidIdentifier)
-	case len(s) > 63:
-		return invalid(field, s, "is longer than 63 bytes", ErrInvalidIdentifier)
+	case len(s) > maxIdentLen:
+		return invalid(field, s, fmt.Sprintf("is longer than %d bytes", maxIdentLen), ErrInvalidIdentifier)
 	case s[0] >= '0' && s[0] <= '9':
 		return invalid(field, s, "must not start with a digit", ErrInvalidIdentifier)
 	}

@@ -6,5 +6,6 @@ import "github.com/baton-go/baton/fence/internal/fencing"
 var (
 	invalid    = fencing.Invalid
 	checkToken = fencing.CheckToken
+	checkLease = fencing.CheckLease
 	stale      = fencing.Stale
 )

@@ -42,12 +42,17 @@ func NewGuard(c goredis.Scripter) (*Guard, error) {
 // Set stores value under key if token is not smaller than the key's stored
 // fence (or the key does not exist), and records token as the fence. It
 // returns an error matching fence.ErrStaleToken otherwise. Repeating a Set (as a
-// client retry does) is harmless: equal tokens are accepted.
+// client retry does) is harmless: equal tokens are accepted. When ctx is a
+// lock's context (or derived from one) whose trust window has passed, it
+// sends nothing and returns an error matching baton.ErrLockLost.
 func (r *Guard) Set(ctx context.Context, key string, token int64, value string) error {
 	if key == "" {
 		return invalid("key", key, "must not be empty", fence.ErrInvalid)
 	}
 	if err := checkToken(token); err != nil {
+		return err
+	}
+	if err := checkLease(ctx); err != nil {
 		return err
 	}
 	res, err := setScript.Run(ctx, r.c, []string{key}, strconv.FormatInt(token, 10), value).Result()

@@ -60,11 +60,12 @@ func Reduced(l lockprovider.RateLimit) (p, q int64) {
 	return ratemath.Reduced(l.Period.Microseconds(), l.Rate)
 }
 
-// Reply layout: a header of replyHeader integers, then perLimit integers
-// per limit.
+// Reply layout: a header of ReplyHeader integers (allowed, server time,
+// delay-or-retry), then PerLimit integers per limit (remaining, retry,
+// reset).
 const (
-	replyHeader = 3
-	perLimit    = 3
+	ReplyHeader = 3
+	PerLimit    = 3
 )
 
 // errReply is returned by Decode for a malformed reply.
@@ -75,7 +76,7 @@ var errReply = errors.New("ratewire: malformed rate-limit reply")
 // since the Unix epoch), delay-or-retry (µs), then per limit remaining,
 // retry (µs) and reset (µs).
 func Decode(v []int64, limits int) (lockprovider.RateResult, error) {
-	if len(v) != replyHeader+perLimit*limits {
+	if len(v) != ReplyHeader+PerLimit*limits {
 		return lockprovider.RateResult{}, fmt.Errorf("%w: %d values for %d limits", errReply, len(v), limits)
 	}
 	res := lockprovider.RateResult{
@@ -89,7 +90,7 @@ func Decode(v []int64, limits int) (lockprovider.RateResult, error) {
 		res.RetryAfter = time.Duration(v[2]) * time.Microsecond
 	}
 	for i := range res.Limits {
-		w := v[replyHeader+perLimit*i:]
+		w := v[ReplyHeader+PerLimit*i:]
 		res.Limits[i] = lockprovider.RateState{
 			Remaining:  w[0],
 			RetryAfter: time.Duration(w[1]) * time.Microsecond,

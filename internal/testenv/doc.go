@@ -15,7 +15,9 @@
 // servers of their own with StartRedis and StartPostgres, which they may
 // stop, kill, pause and restart, and put a Proxy between a client and a
 // server to blackhole the connection, drop replies, delay each chunk or
-// reset connections while the test runs.
+// reset connections while the test runs. StartEtcdCluster starts a private
+// etcd cluster (from the etcd binary; Debian's etcd-server package) whose
+// members, the leader among them, can be killed and restarted.
 //
 // Main wraps a package's TestMain: it runs the tests, stops the shared
 // servers and checks for leaked goroutines.

@@ -137,7 +137,16 @@ func TestLeaderKilledAndMemberRestarted(t *testing.T) {
 	}
 	wcancel()
 	phase.Store(2)
-	time.Sleep(3 * time.Second)
+	// Grants resume by themselves: wait for a few, bounded (a worker may
+	// first sit out a call to a member that was down, up to Timeout).
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		mu.Lock()
+		n := grants[2]
+		mu.Unlock()
+		if n >= 5 {
+			break
+		}
+	}
 	cancel()
 	wg.Wait()
 	mu.Lock()
@@ -287,5 +296,72 @@ func TestPausedHolderIsFenced(t *testing.T) {
 	}
 	if err := res.Do(a.Token, nil); !errors.Is(err, fence.ErrStaleToken) {
 		t.Fatalf("paused holder's late write: %v, want ErrStaleToken", err)
+	}
+}
+
+// With two of three members down there is no quorum: Acquire, Release and
+// NotifyRelease report unavailability, never a refusal; with the members
+// back, the name's state is whole (held, or released by the release sent
+// during the outage) and grants resume with larger tokens.
+func TestQuorumLost(t *testing.T) {
+	c := testenv.StartEtcdCluster(t, 3)
+	p, err := etcd.New(client(t, c), &etcd.Config{Prefix: "q/", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := lockprovider.NewOwner()
+	l, err := p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "n", Owner: owner, AtMostFor: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Members[1].Kill()
+	c.Members[2].Kill()
+	_, err = acquire(t, p, "n", time.Minute)
+	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotAcquired) {
+		t.Errorf("Acquire without quorum: %v, want ErrUnavailable", err)
+	}
+	err = p.Release(t.Context(), lockprovider.ReleaseParams{Name: "n", Owner: owner})
+	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotHeld) {
+		t.Errorf("Release without quorum: %v, want ErrUnavailable", err)
+	}
+	if _, err := p.NotifyRelease(t.Context(), "n", make(chan struct{}, 1)); !errors.Is(err, lockprovider.ErrUnavailable) {
+		t.Errorf("NotifyRelease without quorum: %v, want ErrUnavailable", err)
+	}
+	for _, m := range c.Members[1:] {
+		if err := m.Restart(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := c.WaitLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The release during the outage had an unknown outcome: the member
+	// that stayed up may have logged it and committed it once the others
+	// returned. Either the lease is as it was, or it was released.
+	var info lockprovider.LeaseInfo
+	for {
+		if info, err = p.Inspect(ctx, "n"); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("Inspect after the outage: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if info.Token != l.Token {
+		t.Errorf("after the outage: token %d, want %d", info.Token, l.Token)
+	}
+	if info.Held {
+		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "n", Owner: owner}); err != nil {
+			t.Errorf("Release after the outage: %v", err)
+		}
+	} else {
+		t.Log("the release sent during the outage took effect when the quorum returned")
+	}
+	next, err := acquire(t, p, "n", time.Minute)
+	if err != nil || next.Token <= l.Token {
+		t.Errorf("Acquire after the outage: %+v, %v; want a token above %d", next, err, l.Token)
 	}
 }

@@ -101,7 +101,7 @@
 //     context fail with the right error and charge nothing.
 //   - ConcurrentExact: 128 concurrent requests admit exactly the capacity.
 //   - StateExpires: a drained key is full again after ResetAfter.
-//   - Bounds: five times the limit offered for three seconds never breaks
+//   - Bounds: many times the limit offered for three seconds never breaks
 //     the algorithm's bound (judged on the server times reported) and
 //     admits at least 90% of what the algorithm admits for those arrivals.
 //

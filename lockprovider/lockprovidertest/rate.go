@@ -402,7 +402,7 @@ func (e *rateEnv) testRateValidation() {
 		{"no limits", lockprovider.RateRequest{Key: key, N: 1}, lockprovider.ErrInvalidLimit},
 		{"too many limits", lockprovider.RateRequest{Key: key, N: 1, Limits: tooMany}, lockprovider.ErrInvalidLimit},
 		{"negative cost", lockprovider.RateRequest{Key: key, N: -1, Limits: one}, lockprovider.ErrInvalidCost},
-		{"cost above capacity", lockprovider.RateRequest{Key: key, N: 11, Limits: one}, lockprovider.ErrCostExceedsCapacity},
+		{"cost above capacity", lockprovider.RateRequest{Key: key, N: 11, Limits: one}, lockprovider.ErrExceedsCapacity},
 		{"negative MaxDelay", lockprovider.RateRequest{Key: key, N: 1, Limits: one, MaxDelay: -time.Second}, lockprovider.ErrInvalidDuration},
 		{"reserve on a window", lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{window}, MaxDelay: time.Second}, lockprovider.ErrNotReservable},
 		{"refund on a window", lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{good, window}, Refund: true}, lockprovider.ErrNotReservable},

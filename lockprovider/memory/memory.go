@@ -19,7 +19,8 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Provider is an in-process lease store. It is safe for concurrent use.
+// Provider is an in-process provider of leases and rate limits. It is safe
+// for concurrent use.
 type Provider struct {
 	now func() time.Time
 

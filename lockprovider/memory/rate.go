@@ -32,7 +32,7 @@ type rateKey struct{ key, id string }
 //	fixed_window    a window index, b count
 //	sliding_window  a window index, b current count, c previous count
 //	token_bucket    a tokens (1 token = Period/gcd units), b last update µs
-//	gcra            a theoretical arrival time µs, b fraction (1/(Limit/gcd) µs)
+//	gcra            a theoretical arrival time µs, b fraction (1/(Rate/gcd) µs)
 //	sliding_log     log: admission times µs, ascending
 type rateEntry struct {
 	a, b, c int64
@@ -103,7 +103,7 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 	nl := len(r.Limits)
 	n := r.N
-	out := make([]int64, 3+3*nl)
+	out := make([]int64, ratewire.ReplyHeader+ratewire.PerLimit*nl)
 	out[1] = now
 	d := make([]int64, nl)
 	var D int64
@@ -265,9 +265,8 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 				e.expires = now + reset
 			}
 		}
-		out[3+3*i] = max(0, rem)
-		out[4+3*i] = d[i]
-		out[5+3*i] = reset
+		w := out[ratewire.ReplyHeader+ratewire.PerLimit*i:]
+		w[0], w[1], w[2] = max(0, rem), d[i], reset
 	}
 	if allowed {
 		out[0] = 1

@@ -26,24 +26,28 @@
 //
 // # Scripts and clock
 //
-// lock_acquire.lua grants with SET NX PX, INCR of the counter and
-// PEXPIRETIME: the grant time is the key's expiry minus the lease length, so
-// the hot path needs no TIME call. Lease times are Redis's clock (its
-// wall clock, in milliseconds); the application's clock is never used.
-// A missing counter (first use, expiry, data loss) restarts at the server's
-// TIME in microseconds, so tokens keep increasing across FLUSHALL and restarts
-// without persistence as long as a name is granted less than once per
-// microsecond on average. lock_acquire_tick.lua adds the tick check;
-// lock_extend.lua, lock_release.lua and lock_inspect.lua do the rest.
+// lock_acquire.lua grants in three commands: TIME, SET NX PXAT (the lease
+// ends at the grant time plus its length, so the reply carries both without
+// a PEXPIRETIME) and SET GET of the fencing counter. Lease times are
+// Redis's clock (its wall clock, in milliseconds); the application's clock
+// is never used. The token is the larger of the previous token + 1 and the
+// server's TIME in microseconds, and becomes the counter's value: a counter
+// that is missing (first use, expiry, FLUSHALL, a restart without
+// persistence) or behind (a failover to a lagging replica) cannot make a
+// token repeat, and a clock stepping back on one server cannot either.
+// lock_acquire_tick.lua adds the tick check; lock_extend.lua,
+// lock_release.lua and lock_inspect.lua do the rest.
 //
 // # Failover
 //
-// Redis replicates asynchronously. A failover can lose a lease (another
-// owner then acquires it while the first still believes it holds it) and
-// the newest fencing counter value (two grants can then carry the same
-// token). Fencing on the protected resource, comparing tokens and treating
-// equal tokens from different owners with suspicion, is what protects data;
-// the lease alone does not. The same holds for a restart without persistence.
+// Redis replicates asynchronously. A failover can lose a lease: another
+// owner then acquires it while the first still believes it holds it. It
+// can also lose the newest fencing counter values, but not repeat a token:
+// the promoted replica's first grant takes its own TIME, later than every
+// earlier grant as long as its clock is not behind the old master's by more
+// than the failover took. Fencing on the protected resource is what
+// protects data; the lease alone does not. The same holds for a restart
+// without persistence.
 //
 // # Release notifications
 //

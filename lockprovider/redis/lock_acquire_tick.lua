@@ -14,12 +14,22 @@ if v then
 end
 local k = redis.call('GET', KEYS[3])
 if k and tonumber(k) >= tonumber(ARGV[4]) then return -1 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local f = redis.call('INCR', KEYS[2])
-if f == 1 then
-  local tm = redis.call('TIME')
-  f = tm[1] * 1000000 + tm[2]
-  redis.call('SET', KEYS[2], f, 'PX', ARGV[3])
+local tm = redis.call('TIME')
+-- Integers go to Redis as strings: a Lua number would be formatted as a
+-- double, which costs more.
+local un = tm[1] * 1000 + math.floor(tm[2] / 1000) + ARGV[2]
+local u = string.format('%d', un)
+redis.call('SET', KEYS[1], ARGV[1], 'PXAT', u)
+-- The token as in lock_acquire.lua.
+local n = tm[1] * 1000000 + tm[2]
+local f = string.format('%d', n)
+local c = redis.call('SET', KEYS[2], f, 'KEEPTTL', 'GET')
+if not c then
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+elseif tonumber(c) >= n then
+  n = tonumber(c) + 1
+  f = string.format('%d', n)
+  redis.call('SET', KEYS[2], f, 'KEEPTTL')
 end
 redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[3])
-return {f, redis.call('PEXPIRETIME', KEYS[1])}
+return {n, un}

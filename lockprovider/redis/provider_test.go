@@ -91,10 +91,11 @@ func TestValidationBeforeNetwork(t *testing.T) {
 	if n := hook.n.Load(); n != 0 {
 		t.Errorf("%d commands sent for invalid input, want 0", n)
 	}
-	// A backend failure is an "outcome unknown" error, not a refusal.
+	// A backend failure is unavailability, not a refusal; a refused dial
+	// sent nothing.
 	_, err := p.Acquire(ctx, acquireParams("n"))
-	if err == nil || errors.Is(err, lockprovider.ErrNotAcquired) || !strings.Contains(err.Error(), "outcome unknown") {
-		t.Errorf("Acquire on a dead server: %v, want an outcome-unknown error", err)
+	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotAcquired) || !lockprovider.Definite(err) {
+		t.Errorf("Acquire on a dead server: %v, want a definite ErrUnavailable", err)
 	}
 }
 

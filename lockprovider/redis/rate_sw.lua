@@ -10,8 +10,10 @@ local w = floor(now / per)
 local wid, cur, prev = w, 0, 0
 local v = redis.call('GET', k)
 if v then
-  local x, y, z = string.match(v, '^(%d+):(%d+):(%d+)$')
-  wid, cur, prev = tonumber(x), tonumber(y), tonumber(z)
+  -- find and sub: cheaper than a pattern match with captures.
+  local i = string.find(v, ':', 1, true)
+  local j = string.find(v, ':', i + 1, true)
+  wid, cur, prev = tonumber(string.sub(v, 1, i - 1)), tonumber(string.sub(v, i + 1, j - 1)), tonumber(string.sub(v, j + 1))
   if wid == w - 1 then
     wid, cur, prev = w, 0, cur
   elseif wid < w - 1 then
@@ -44,7 +46,7 @@ elseif prev > 0 then
 end
 if d == 0 and n > 0 then
   -- Window index and counts are below 1e14, so Lua prints them exactly.
-  redis.call('SET', k, wid .. ':' .. cur .. ':' .. prev, 'PX', floor((reset + 999) / 1000))
+  redis.call('SET', k, wid .. ':' .. cur .. ':' .. prev, 'PX', string.format('%d', floor((reset + 999) / 1000)))
 end
 local rem = floor(lim - est - cur)
 if rem < 0 then rem = 0 end

@@ -41,7 +41,9 @@
 // succeeds when a majority still held the lease and answered within the
 // new lease's validity; Release when a majority held it (ErrNotHeld when a
 // majority did not). A release inside AtLeastFor keeps each master's key
-// until the at-least bound on that master's clock.
+// until the at-least bound on that master's clock, owned by nobody: the
+// name stays taken, and the former owner can no longer extend or release
+// it.
 //
 // # Contention
 //
@@ -55,10 +57,17 @@
 // # Failures
 //
 // Each round waits for every master, bounded by Config.Timeout (and for
-// Acquire by the lease's validity). Configure the masters' clients so a
-// dead master fails fast rather than being retried:
+// Acquire by the lease's validity). Configure the masters' clients so that
+// they honour those deadlines (go-redis ignores context deadlines on the
+// socket unless told otherwise, and waits its ReadTimeout, 3 s) and so that
+// a dead master fails fast rather than being retried:
 //
-//	redis.NewClient(&redis.Options{Addr: addr, DialerRetries: 1, MaxRetries: -1, DialTimeout: 250 * time.Millisecond})
+//	redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true,
+//		DialerRetries: 1, MaxRetries: -1, DialTimeout: 250 * time.Millisecond})
+//
+// An acquire that fails releases on the masters that took the lease and on
+// those that did not answer, since a delayed request may still take it
+// there; what such a request takes after the release lapses at AtMostFor.
 //
 // When fewer than a majority answer, operations return an
 // *lockprovider.UnavailableError (NotSent when every failure was a refused

@@ -16,7 +16,8 @@ func Example() {
 	var masters []*goredis.Client
 	for _, addr := range []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"} {
 		c := goredis.NewClient(&goredis.Options{
-			Addr: addr, DialerRetries: 1, MaxRetries: -1, DialTimeout: 250 * time.Millisecond,
+			Addr: addr, ContextTimeoutEnabled: true,
+			DialerRetries: 1, MaxRetries: -1, DialTimeout: 250 * time.Millisecond,
 		})
 		defer c.Close()
 		masters = append(masters, c)

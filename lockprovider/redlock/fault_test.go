@@ -13,6 +13,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/fence"
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/redlock"
 	"github.com/baton-go/baton/scheduler"
@@ -246,4 +247,69 @@ func TestSchedulerExactlyOnce(t *testing.T) {
 		t.Errorf("%d of about 20 ticks ran, want at least 15", len(runs))
 	}
 	t.Logf("%d of about 20 ticks ran, each once", len(runs))
+}
+
+// Masters behind proxies: with two of five partitioned away (requests get
+// no answer) grants continue, each round waiting Config.Timeout for the
+// silent ones; with three, Acquire reports unavailability of unknown
+// outcome; once the partition heals, grants resume with larger tokens.
+func TestPartition(t *testing.T) {
+	servers, _ := masters(t, 5)
+	proxies := make([]*testenv.Proxy, len(servers))
+	clients := make([]*goredis.Client, len(servers))
+	for i, s := range servers {
+		proxies[i] = testenv.NewProxy(t, s.Addr())
+		clients[i] = goredis.NewClient(&goredis.Options{Addr: proxies[i].Addr(), DialerRetries: 1, MaxRetries: -1, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = clients[i].Close() })
+	}
+	p := newProvider(t, clients, redlock.Config{Timeout: 300 * time.Millisecond})
+	before, err := acquire(t, p, "n", lockprovider.NewOwner(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Release(t.Context(), lockprovider.ReleaseParams{Name: "n", Owner: before.Owner}); err != nil {
+		t.Fatal(err)
+	}
+
+	proxies[0].SetMode(testenv.Blackhole)
+	proxies[3].SetMode(testenv.Blackhole)
+	owner := lockprovider.NewOwner()
+	minority, err := acquire(t, p, "n", owner, time.Minute)
+	if err != nil {
+		t.Fatalf("Acquire with 2 of 5 partitioned: %v", err)
+	}
+	if minority.Token <= before.Token {
+		t.Errorf("token %d, want > %d", minority.Token, before.Token)
+	}
+	if _, err := acquire(t, p, "n", lockprovider.NewOwner(), time.Minute); !errors.Is(err, lockprovider.ErrNotAcquired) {
+		t.Errorf("second owner with 2 of 5 partitioned: %v, want ErrNotAcquired", err)
+	}
+	if err := p.Release(t.Context(), lockprovider.ReleaseParams{Name: "n", Owner: owner}); err != nil {
+		t.Errorf("Release with 2 of 5 partitioned: %v", err)
+	}
+
+	proxies[4].SetMode(testenv.Blackhole)
+	_, err = acquire(t, p, "n", lockprovider.NewOwner(), 2*time.Second)
+	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotAcquired) || lockprovider.Definite(err) {
+		t.Errorf("Acquire with 3 of 5 partitioned: %v, want ErrUnavailable of unknown outcome", err)
+	}
+
+	for _, px := range proxies {
+		px.SetMode(testenv.Pass)
+	}
+	// Requests of the abandoned acquire that the partition held back are
+	// delivered now, after its release, so they may hold masters until
+	// that 2 s lease ends.
+	var after lockprovider.Lease
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if after, err = acquire(t, p, "n", lockprovider.NewOwner(), time.Minute); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Acquire after the partition healed: %v", err)
+		}
+	}
+	if after.Token <= minority.Token {
+		t.Errorf("token after healing %d, want > %d", after.Token, minority.Token)
+	}
 }

@@ -30,7 +30,7 @@ func masters(t testing.TB, n int) ([]*testenv.RedisServer, []*goredis.Client) {
 // a dead master costs an operation little. It is closed when the test ends.
 func client(t testing.TB, s *testenv.RedisServer) *goredis.Client {
 	c := goredis.NewClient(&goredis.Options{
-		Addr: s.Addr(), DialerRetries: 1, MaxRetries: -1, DialTimeout: 2 * time.Second,
+		Addr: s.Addr(), DialerRetries: 1, MaxRetries: -1, DialTimeout: 2 * time.Second, ContextTimeoutEnabled: true,
 	})
 	t.Cleanup(func() { _ = c.Close() })
 	return c

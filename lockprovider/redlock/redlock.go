@@ -218,8 +218,9 @@ func (p *Provider) drift(d time.Duration) time.Duration {
 
 // reply is one master's answer in a round.
 type reply struct {
-	v   any
-	err error
+	v    any
+	err  error
+	sent time.Time // just before the request was handed to the client
 }
 
 // round runs f on the masters listed in idx (all when nil) in parallel,
@@ -235,13 +236,21 @@ func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f f
 	if idx == nil {
 		idx = p.all()
 	}
-	var wg sync.WaitGroup
-	for _, i := range idx {
-		wg.Go(func() {
-			v, err := f(ctx, p.masters[i])
-			out[i] = reply{v, err}
-		})
+	call := func(i int) {
+		sent := time.Now()
+		v, err := f(ctx, p.masters[i])
+		out[i] = reply{v, err, sent}
 	}
+	// The last master is asked from this goroutine: one goroutine fewer
+	// per round.
+	if len(idx) == 0 {
+		return out
+	}
+	var wg sync.WaitGroup
+	for _, i := range idx[:len(idx)-1] {
+		wg.Go(func() { call(i) })
+	}
+	call(idx[len(idx)-1])
 	wg.Wait()
 	return out
 }
@@ -417,13 +426,25 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	replies := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
 		return p.acquire.Run(ctx, c, keys, args...).Result()
 	})
+	// setFrom is the earliest instant the caller's lease keys can have been
+	// set: the first request of this attempt that took a master, or start
+	// for masters taken by an earlier attempt. Every key lives at least
+	// AtMostFor from it, so the grant is timed from it rather than from
+	// start, which can be earlier by the time the requests waited to be
+	// sent.
+	setFrom := time.Now().Add(time.Hour)
 	var granting []int          // masters where the caller holds the lease now
 	var counter int64           // largest counter seen
 	var same *state             // the grant the caller already holds
 	agree := 0                  // masters holding that grant
 	holders := map[string]int{} // other owners and their masters
 	stale := 0                  // masters refusing the tick
+	var unknown []int           // masters that did not answer: a late request may still take the lease there
 	for i, r := range replies {
+		if r.err != nil {
+			unknown = append(unknown, i)
+			continue
+		}
 		v, ok := r.v.([]any)
 		if !ok {
 			if n, isInt := r.v.(int64); isInt && n == -1 {
@@ -439,6 +460,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 			holders[fmt.Sprint(v[1])]++
 		case 1: // already the caller's
 			granting = append(granting, i)
+			setFrom = start
 			if len(v) > 2 {
 				if c, ok := toInt(v[2]); ok && c > counter {
 					counter = c
@@ -457,6 +479,9 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 			}
 		case 2:
 			granting = append(granting, i)
+			if r.sent.Before(setFrom) {
+				setFrom = r.sent
+			}
 			if c, ok := toInt(v[1]); ok && c > counter {
 				counter = c
 			}
@@ -482,7 +507,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 			sp = splitDrop
 			err = lockprovider.ErrNotAcquired
 		}
-		p.undo(ctx, ap.Name, ap.Owner, granting)
+		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, sp, err
 	}
 	if same != nil && agree >= p.quorum {
@@ -491,14 +516,24 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		// Release and expiry remove.
 		return same.lease(ap.Name, ap.Owner), noSplit, nil
 	}
+	if setFrom.After(start) && (!checkValidity || !setFrom.After(validUntil)) {
+		granted = setFrom.UnixMilli()
+		st.granted, st.until, st.atLeastUntil = granted, granted+ap.AtMostFor.Milliseconds(), granted+ap.AtLeastFor.Milliseconds()
+		start = time.UnixMilli(granted) // whole ms, not after setFrom
+		validUntil = start.Add(ap.AtMostFor - p.drift(ap.AtMostFor))
+		if checkValidity {
+			deadline = validUntil
+		}
+	}
 	if checkValidity && !time.Now().Before(validUntil) {
-		p.undo(ctx, ap.Name, ap.Owner, granting)
+		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, noSplit, p.late("acquire", start, validUntil.Sub(start))
 	}
 
 	st.token = counter + 1
+	times := []any{st.granted, st.until, st.atLeastUntil}
 	replies = p.round(ctx, deadline, granting, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.commit.Run(ctx, c, keys, ap.Owner, st.token, st.tick, p.recordTTL, commitPX).Result()
+		return p.commit.Run(ctx, c, keys, append([]any{ap.Owner, st.token, st.tick, p.recordTTL, commitPX}, times...)...).Result()
 	})
 	committed := 0
 	for _, r := range replies {
@@ -508,10 +543,10 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	}
 	switch {
 	case committed < p.quorum:
-		p.undo(ctx, ap.Name, ap.Owner, granting)
+		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, noSplit, failure(ctx, "acquire: commit token", replies, "the lease lapsed on a majority before the token was recorded")
 	case checkValidity && !time.Now().Before(validUntil):
-		p.undo(ctx, ap.Name, ap.Owner, granting)
+		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, noSplit, p.late("acquire", start, validUntil.Sub(start))
 	}
 	return st.lease(ap.Name, ap.Owner), noSplit, nil
@@ -531,8 +566,10 @@ func (p *Provider) all() []int {
 	return idx
 }
 
-// undo releases what an abandoned acquire took, best effort, on the
-// masters listed.
+// undo deletes what an abandoned acquire took, best effort, on the
+// masters listed. It ignores the at-least bound: the lease never counted,
+// and a later attempt with the same owner token must not find it lingering
+// as its own.
 func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
 	if len(idx) == 0 {
 		return
@@ -540,7 +577,7 @@ func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
 	ctx = context.WithoutCancel(ctx)
 	keys := p.keys(name)[:1]
 	p.round(ctx, time.Now().Add(p.timeout), idx, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.release.Run(ctx, c, keys, owner).Result()
+		return p.release.Run(ctx, c, keys, owner, 1).Result()
 	})
 }
 
@@ -608,7 +645,7 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 	}
 	keys := p.keys(rp.Name)[:1]
 	replies := p.round(ctx, time.Now().Add(p.timeout), nil, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.release.Run(ctx, c, keys, rp.Owner).Result()
+		return p.release.Run(ctx, c, keys, rp.Owner, 0).Result()
 	})
 	ok, refusedBy := 0, 0
 	for _, r := range replies {

@@ -1,6 +1,7 @@
 package shedlock
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -17,18 +18,11 @@ import (
 // It also matches lockprovider.ErrInvalid.
 var ErrInvalidDuration = lockprovider.ErrInvalidDuration
 
-// DurationError reports a duration string that ParseDuration rejects.
-type DurationError struct {
-	Input  string // the string as given
-	Reason string
+// durationError is the error of ParseDuration: the module's one validation
+// error type.
+func durationError(input, reason string) error {
+	return &lockprovider.ValidationError{Field: "duration", Value: strconv.Quote(input), Reason: reason, Err: ErrInvalidDuration}
 }
-
-func (e *DurationError) Error() string {
-	return fmt.Sprintf("shedlock: invalid duration %q: %s", e.Input, e.Reason)
-}
-
-// Unwrap makes the error match ErrInvalidDuration and lockprovider.ErrInvalid.
-func (e *DurationError) Unwrap() error { return ErrInvalidDuration }
 
 // The two forms Spring (and so ShedLock's annotations) accept: ISO-8601
 // seconds-based durations, case-insensitive, with days as 24 hours and an
@@ -55,15 +49,15 @@ var simpleUnits = map[string]time.Duration{
 // "PT0.5S", as well as "30s", "10m", "500ms", "1d" and a bare "30000"
 // (milliseconds). Like ShedLock's annotation parser it rejects negative
 // results. A year, month or week part ("P1Y", "P1W") is not a duration
-// there either, and is rejected. Every error is a *DurationError matching
-// ErrInvalidDuration.
+// there either, and is rejected. Every error is a
+// *lockprovider.ValidationError matching ErrInvalidDuration.
 func ParseDuration(s string) (time.Duration, error) {
 	d, err := parse(s)
 	if err != nil {
 		return 0, err
 	}
 	if d < 0 {
-		return 0, &DurationError{Input: s, Reason: "must not be negative"}
+		return 0, durationError(s, "must not be negative")
 	}
 	return d, nil
 }
@@ -73,19 +67,19 @@ func parse(s string) (time.Duration, error) {
 		return parseISO(s, m)
 	}
 	if u := strings.ToUpper(strings.TrimLeft(s, "+-")); strings.HasPrefix(u, "P") {
-		return 0, &DurationError{Input: s, Reason: "is not an ISO-8601 duration of days, hours, minutes and seconds (PnDTnHnMn.nS)"}
+		return 0, durationError(s, "is not an ISO-8601 duration of days, hours, minutes and seconds (PnDTnHnMn.nS)")
 	}
 	m := simpleRE.FindStringSubmatch(s)
 	if m == nil {
-		return 0, &DurationError{Input: s, Reason: `is neither ISO-8601 ("PT30S") nor a number with a unit ("30s")`}
+		return 0, durationError(s, `is neither ISO-8601 ("PT30S") nor a number with a unit ("30s")`)
 	}
 	unit, ok := simpleUnits[strings.ToLower(m[2])]
 	if !ok {
-		return 0, &DurationError{Input: s, Reason: fmt.Sprintf("unknown unit %q (want ns, us, ms, s, m, h, d or none for milliseconds)", m[2])}
+		return 0, durationError(s, fmt.Sprintf("unknown unit %q (want ns, us, ms, s, m, h, d or none for milliseconds)", m[2]))
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
 	if err != nil {
-		return 0, &DurationError{Input: s, Reason: "number out of range"}
+		return 0, durationError(s, "number out of range")
 	}
 	return mul(s, n, unit)
 }
@@ -95,7 +89,7 @@ func parse(s string) (time.Duration, error) {
 func parseISO(s string, m []string) (time.Duration, error) {
 	// m[3] is the "T" group: a bare "PT" or "P" has no part at all.
 	if m[2] == "" && m[4] == "" && m[5] == "" && m[6] == "" {
-		return 0, &DurationError{Input: s, Reason: "has no day, hour, minute or second part"}
+		return 0, durationError(s, "has no day, hour, minute or second part")
 	}
 	total := new(big.Int)
 	add := func(v string, unit time.Duration) error {
@@ -104,7 +98,7 @@ func parseISO(s string, m []string) (time.Duration, error) {
 		}
 		n, ok := new(big.Int).SetString(strings.TrimPrefix(v, "+"), 10)
 		if !ok {
-			return &DurationError{Input: s, Reason: "bad number " + strconv.Quote(v)}
+			return durationError(s, "bad number "+strconv.Quote(v))
 		}
 		total.Add(total, n.Mul(n, big.NewInt(int64(unit))))
 		return nil
@@ -129,14 +123,14 @@ func parseISO(s string, m []string) (time.Duration, error) {
 		total.Neg(total)
 	}
 	if !total.IsInt64() {
-		return 0, &DurationError{Input: s, Reason: "out of range (about ±292 years)"}
+		return 0, durationError(s, "out of range (about ±292 years)")
 	}
 	return time.Duration(total.Int64()), nil
 }
 
 func mul(s string, n int64, unit time.Duration) (time.Duration, error) {
 	if n > math.MaxInt64/int64(unit) || n < math.MinInt64/int64(unit) {
-		return 0, &DurationError{Input: s, Reason: "out of range (about ±292 years)"}
+		return 0, durationError(s, "out of range (about ±292 years)")
 	}
 	return time.Duration(n) * unit, nil
 }
@@ -165,20 +159,29 @@ func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
 	if err := lockprovider.ValidateName(l.Name); err != nil {
 		return "", nil, err
 	}
+	// parse reads one attribute; its errors name the job and the attribute.
+	parse := func(field, v string) (time.Duration, error) {
+		d, err := ParseDuration(v)
+		var ve *lockprovider.ValidationError
+		if errors.As(err, &ve) {
+			ve.Job, ve.Field = l.Name, field
+		}
+		return d, err
+	}
 	var opts []scheduler.LockOption
 	atMost, atLeast := time.Duration(-1), time.Duration(-1)
 	if l.LockAtMostFor != "" {
-		d, err := ParseDuration(l.LockAtMostFor)
+		d, err := parse("lockAtMostFor", l.LockAtMostFor)
 		if err != nil {
-			return "", nil, fmt.Errorf("lockAtMostFor of %q: %w", l.Name, err)
+			return "", nil, err
 		}
 		atMost = d
 		opts = append(opts, scheduler.AtMostFor(d))
 	}
 	if l.LockAtLeastFor != "" {
-		d, err := ParseDuration(l.LockAtLeastFor)
+		d, err := parse("lockAtLeastFor", l.LockAtLeastFor)
 		if err != nil {
-			return "", nil, fmt.Errorf("lockAtLeastFor of %q: %w", l.Name, err)
+			return "", nil, err
 		}
 		atLeast = d
 		opts = append(opts, scheduler.AtLeastFor(d))
@@ -193,8 +196,12 @@ func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
 	case atLeast >= 0:
 		err = lockprovider.ValidateDurations(lockprovider.MaxDuration, atLeast)
 	}
+	var ve *lockprovider.ValidationError
+	if errors.As(err, &ve) {
+		ve.Job = l.Name
+	}
 	if err != nil {
-		return "", nil, fmt.Errorf("@SchedulerLock %q: %w", l.Name, err)
+		return "", nil, err
 	}
 	return l.Name, opts, nil
 }

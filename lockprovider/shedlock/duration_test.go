@@ -54,9 +54,9 @@ func TestParseDurationErrors(t *testing.T) {
 		"P200000D", "9223372036854775807s", "PT99999999999999999999S",
 	} {
 		d, err := shedlock.ParseDuration(in)
-		var de *shedlock.DurationError
-		if !errors.As(err, &de) || !errors.Is(err, shedlock.ErrInvalidDuration) || !errors.Is(err, lockprovider.ErrInvalid) {
-			t.Errorf("ParseDuration(%q) = %v, %v; want a *DurationError matching ErrInvalidDuration", in, d, err)
+		var ve *lockprovider.ValidationError
+		if !errors.As(err, &ve) || !errors.Is(err, shedlock.ErrInvalidDuration) || !errors.Is(err, lockprovider.ErrInvalid) {
+			t.Errorf("ParseDuration(%q) = %v, %v; want a *lockprovider.ValidationError matching ErrInvalidDuration", in, d, err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/lockprovider/shedlock"
 )
 
@@ -209,5 +210,38 @@ func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
 	// The next tick is granted.
 	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: created.Add(time.Second)}); err != nil {
 		t.Errorf("Acquire for the next tick: %v", err)
+	}
+}
+
+// Switching between ShedLock's keys and the native Redis provider keeps
+// tokens increasing, both ways, without any step when the native fencing
+// counter does not exist yet (the documented switch deletes stale ones).
+func TestRedisSwitchToNativeKeepsTokensIncreasing(t *testing.T) {
+	c := testenv.Redis(t)
+	ctx := t.Context()
+	compat := newRedis(t, c)
+	native, err := redisprovider.New(c, &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cycle := func(p lockprovider.Provider) int64 {
+		t.Helper()
+		owner := lockprovider.NewOwner()
+		l, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: owner, AtMostFor: time.Minute})
+		if err != nil {
+			t.Fatalf("%T: Acquire: %v", p, err)
+		}
+		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "job", Owner: owner}); err != nil {
+			t.Fatal(err)
+		}
+		return l.Token
+	}
+	last := int64(0)
+	for i, p := range []lockprovider.Provider{compat, compat, native, native, compat, compat} {
+		tok := cycle(p)
+		if tok <= last {
+			t.Errorf("grant %d (%T): token %d not above %d", i, p, tok, last)
+		}
+		last = tok
 	}
 }

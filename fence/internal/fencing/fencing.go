@@ -6,10 +6,12 @@
 package fencing
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -47,4 +49,16 @@ func CheckToken(token int64) error {
 // last, a larger token.
 func Stale(token, last int64) error {
 	return fmt.Errorf("%w: token %d, resource has seen %d", ErrStaleToken, token, last)
+}
+
+// CheckLease refuses a write when ctx carries a lock (the Context of a
+// baton.Lock, a scheduled job's context, or one derived from them) whose
+// trust window has passed, so that a holder that was paused learns it
+// before its write reaches the resource, even if the lock's timer has not
+// run yet. A ctx without a lock passes.
+func CheckLease(ctx context.Context) error {
+	if err := lease.Check(ctx); err != nil {
+		return fmt.Errorf("fence: write refused: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,140 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/internal/lease"
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/memory"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestMargin(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]time.Duration{
+		30 * time.Second:         320 * time.Millisecond,
+		time.Second:              30 * time.Millisecond,
+		80 * time.Millisecond:    20*time.Millisecond + 800*time.Microsecond,
+		40 * time.Millisecond:    10*time.Millisecond + 400*time.Microsecond,
+		time.Millisecond:         260 * time.Microsecond,
+		lockprovider.MaxDuration: lockprovider.MaxDuration/100 + 20*time.Millisecond,
+	} {
+		if got := lease.Margin(d); got != want {
+			t.Errorf("Margin(%v) = %v, want %v", d, got, want)
+		}
+	}
+	for d := time.Millisecond; d < time.Hour; d = d*3/2 + 1 {
+		if m := lease.Margin(d); m >= d || m <= 0 {
+			t.Fatalf("Margin(%v) = %v: not in (0, d)", d, m)
+		}
+	}
+}
+
+// start acquires name on p and returns its started Lease.
+func start(t *testing.T, p lockprovider.Provider, pol lease.Policy, params lease.Params) *lease.Lease {
+	t.Helper()
+	ctx := context.Background()
+	if params.Owner == "" {
+		params.Owner = lockprovider.NewOwner()
+	}
+	sent := time.Now()
+	if pol.Now != nil {
+		sent = pol.Now()
+	}
+	grant, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: params.Name, Owner: params.Owner, LockedBy: "test", AtMostFor: params.AtMostFor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol.Provider = p
+	l := new(lease.Lease)
+	l.Start(ctx, pol, params, grant, sent)
+	t.Cleanup(func() { _ = l.Release(ctx) })
+	return l
+}
+
+// A holder whose process was paused, or starved, runs its window's timer
+// late. Check must not depend on it: here the clock jumps past the window
+// (as it does across a pause) while the timer, counting real time, is far
+// from firing. The first Check after the jump reports the loss, cancels
+// the context, and is reachable from derived contexts.
+func TestCheckDoesNotWaitForTheTimer(t *testing.T) {
+	t.Parallel()
+	var jump atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(jump.Load())) }
+	var lost atomic.Int32
+	l := start(t, memory.New(nil), lease.Policy{Now: now, Label: "test"}, lease.Params{
+		Name: "paused", AtMostFor: time.Minute, OnLost: func(error) { lost.Add(1) },
+	})
+	type key struct{}
+	derived := context.WithValue(l.Context(), key{}, "v")
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check inside the window: %v", err)
+	}
+	if err := lease.Check(derived); err != nil {
+		t.Fatalf("lease.Check inside the window: %v", err)
+	}
+	jump.Store(int64(time.Minute))
+	if l.Context().Err() != nil {
+		t.Fatal("the context ended before any check; the test cannot tell Check from the timer")
+	}
+	if err := lease.Check(derived); !errors.Is(err, lockprovider.ErrLockLost) {
+		t.Fatalf("first check after the window: %v, want ErrLockLost", err)
+	}
+	if cause := context.Cause(derived); !errors.Is(cause, lockprovider.ErrLockLost) {
+		t.Errorf("context cause after the check: %v", cause)
+	}
+	if err := l.Check(); !errors.Is(err, lockprovider.ErrLockLost) {
+		t.Errorf("second check: %v", err)
+	}
+	if n := lost.Load(); n != 1 {
+		t.Errorf("OnLost called %d times, want 1", n)
+	}
+	if err := l.Extend(context.Background(), time.Minute); !errors.Is(err, lockprovider.ErrLockLost) {
+		t.Errorf("Extend after the loss: %v", err)
+	}
+}
+
+func TestCheckWithoutLease(t *testing.T) {
+	t.Parallel()
+	if err := lease.Check(context.Background()); err != nil {
+		t.Errorf("Check of a context without a lease: %v", err)
+	}
+	//lint:ignore SA1012 a nil ctx must not panic either
+	if err := lease.Check(nil); err != nil {
+		t.Errorf("Check(nil): %v", err)
+	}
+}
+
+func TestZero(t *testing.T) {
+	t.Parallel()
+	var l lease.Lease
+	ctx := context.Background()
+	for what, err := range map[string]error{
+		"Check": l.Check(), "Extend": l.Extend(ctx, time.Second), "Release": l.Release(ctx), "Err": l.Err(),
+	} {
+		if !errors.Is(err, lease.ErrZero) || !errors.Is(err, lockprovider.ErrInvalid) {
+			t.Errorf("zero Lease %s: %v", what, err)
+		}
+	}
+	if !errors.Is(context.Cause(l.Context()), lease.ErrZero) {
+		t.Errorf("zero Lease Context cause: %v", context.Cause(l.Context()))
+	}
+}
+
+func TestLockedBy(t *testing.T) {
+	t.Parallel()
+	by := lease.LockedBy()
+	if by == "" || len(by) > lockprovider.MaxLockedByLen {
+		t.Fatalf("LockedBy() = %q", by)
+	}
+	err := lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: by, AtMostFor: time.Second}.Validate()
+	if err != nil {
+		t.Errorf("LockedBy() %q is not valid for providers: %v", by, err)
+	}
+}
