@@ -244,43 +244,7 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 		cmd = ledgerAcquireTickScript.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease), lease + runsSuffix},
 			append([]any{value, atMost, p.recordTTLArg, tick}, tail...)...)
 	}
-	return p.acquireReply(cmd, ap, tick, atMost, atLeast)
-}
-
-// acquireReply decodes the reply of an acquire script, as Acquire does.
-func (p *Provider) acquireReply(cmd *goredis.Cmd, ap lockprovider.AcquireParams, tick, atMost, atLeast int64) (lockprovider.Lease, error) {
-	v, err := cmd.Result()
-	if err != nil {
-		return lockprovider.Lease{}, unknown("acquire", ap.Name, err)
-	}
-	switch v := v.(type) {
-	case int64:
-		if v < 0 {
-			return lockprovider.Lease{}, lockprovider.ErrStaleTick
-		}
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
-	case []any:
-		if len(v) == 2 {
-			f, ok1 := v[0].(int64)
-			until, ok2 := v[1].(int64)
-			if ok1 && ok2 {
-				granted := until - atMost
-				l := lockprovider.Lease{
-					Name: ap.Name, Owner: ap.Owner, Token: f,
-					GrantedAt:    time.UnixMilli(granted),
-					Until:        time.UnixMilli(until),
-					AtLeastUntil: time.UnixMilli(granted + atLeast),
-				}
-				if tick != 0 {
-					l.Tick = time.UnixMilli(tick)
-				}
-				return l, nil
-			}
-		} else if l, ok := heldReply(v, ap.Name, ap.Owner); ok {
-			return l, nil
-		}
-	}
-	return lockprovider.Lease{}, unknown("acquire", ap.Name, unexpected(v))
+	return acquireReply(cmd, ap, tick, atMost, atLeast)
 }
 
 // ReleaseRun implements lockprovider.Ledger: Release's own script with the
