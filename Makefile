@@ -40,9 +40,9 @@ test-fault: ## The fault-injection suite (TestFault*) of every module, with the 
 		(cd $$m && $(GO) test -race -count=1 -timeout 10m -run '$(FAULT_TESTS)' $$TESTFLAGS ./...); done
 
 .PHONY: lint
-lint: ## gofmt and staticcheck
+lint: ## gofmt, then staticcheck in every module
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+	@set -e; for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); done
 
 # A private redis-server when one is installed: its CPU and command counts
 # per operation are then the contenders' alone.

@@ -1,5 +1,5 @@
 // Package baton coordinates work across the replicas of a service: a
-// distributed lock with fencing tokens, on a pluggable lease store
+// distributed lock with fencing tokens, on a pluggable provider
 // (lockprovider: Redis, PostgreSQL, or in-process memory). Package scheduler
 // builds ShedLock-style scheduled jobs on the same providers, package
 // ratelimit distributed rate limits, and package fence makes a protected
@@ -76,8 +76,9 @@
 // because the pause can fall between the check and the write. Lock.Token
 // returns a fencing token that is larger than the token of every earlier
 // grant of the same name; when the protected resource remembers the largest
-// token it has seen and refuses smaller ones (package fence does this for
-// SQL rows, Redis hashes and in-process values), a stale holder's writes
+// token it has seen and refuses smaller ones (packages fence/pgfence,
+// fence/redisfence and fence do this for SQL rows, Redis hashes and
+// in-process values), a stale holder's writes
 // are rejected. Tokens are comparable only within one lock name: guard each
 // resource with one lock name. Without fencing, treat the lock as an
 // efficiency measure (it avoids duplicate work almost always), not as a

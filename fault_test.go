@@ -16,6 +16,7 @@ import (
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/redis"
 )
 
 // A Redis restart without persistence while a lock is held: the lease is
@@ -315,10 +316,10 @@ func TestFaultPostgresBlackholeAcquireDeadline(t *testing.T) {
 	proxy.SetMode(testenv.Pass)
 }
 
-// TryAcquire and Release on Redis whose connection stops answering (a
-// blackholed proxy): TryAcquire returns within its deadline plus
-// ReleaseTimeout (the release of an attempt of unknown outcome), Release
-// within ReleaseTimeout, and neither reports the outage as "held".
+// TryAcquire, Acquire and Release on Redis whose connection stops answering
+// (a blackholed proxy): TryAcquire and Acquire return within their deadline
+// plus the bounded release of an attempt of unknown outcome, Release within
+// ReleaseTimeout, and none reports the outage as "held".
 func TestFaultRedisBlackholeDeadlines(t *testing.T) {
 	t.Parallel()
 	const (
@@ -349,6 +350,29 @@ func TestFaultRedisBlackholeDeadlines(t *testing.T) {
 	if took > deadline+releaseTimeout+faultBound {
 		t.Errorf("TryAcquire with a %v deadline returned after %v", deadline, took)
 	}
+	// Acquire also registers for release notifications, which opens a
+	// subscription connection through the blackhole: concurrent waiters
+	// each return by their own deadline.
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, deadline)
+			defer cancel()
+			start := time.Now()
+			_, err := l.Acquire(cctx, fmt.Sprint("waiter-", i), nil)
+			took := time.Since(start)
+			t.Logf("Acquire %d with a %v deadline: %v after %v", i, deadline, err, took.Round(time.Millisecond))
+			if err == nil {
+				t.Errorf("Acquire %d through a blackhole succeeded", i)
+			}
+			if took > deadline+releaseTimeout+faultBound {
+				t.Errorf("Acquire %d with a %v deadline returned after %v", i, deadline, took)
+			}
+		}()
+	}
+	wg.Wait()
 
 	start = time.Now()
 	err = held.Release(ctx)
@@ -532,5 +556,76 @@ func TestFaultBlackholeWithoutDeadline(t *testing.T) {
 		}
 		t.Cleanup(pool.Close)
 		run(t, postgresProvider(t, pool), proxy)
+	})
+}
+
+// An acquire whose reply is lost (the proxy drops replies): the request
+// took effect on the server, so the caller gets an error of unknown outcome
+// (never "held", never definite), and the name is free again for others by
+// AtMostFor at the latest, sooner when the Locker's release of the unknown
+// attempt reaches the server.
+func TestFaultDroppedAcquireReply(t *testing.T) {
+	t.Parallel()
+	const atMostFor = 3 * time.Second
+	ctx := context.Background()
+	run := func(t *testing.T, proxied, direct lockprovider.Provider, proxy *testenv.Proxy) {
+		l := newLocker(t, proxied, &baton.Config{CallTimeout: time.Second})
+		other := newLocker(t, direct, nil)
+		lk, err := l.TryAcquire(ctx, "warm", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = lk.Release(ctx)
+		proxy.SetMode(testenv.DropReplies)
+		start := time.Now()
+		_, err = l.TryAcquire(ctx, "dropped", &baton.AcquireOptions{AtMostFor: atMostFor})
+		t.Logf("TryAcquire with its reply dropped: %v after %v", err, time.Since(start).Round(time.Millisecond))
+		if err == nil || errors.Is(err, baton.ErrNotAcquired) || lockprovider.Definite(err) {
+			t.Errorf("TryAcquire with its reply dropped: %v; want an error of unknown outcome", err)
+		}
+		var b *baton.Lock
+		for {
+			if b, err = other.TryAcquire(ctx, "dropped", nil); err == nil {
+				break
+			}
+			if !errors.Is(err, baton.ErrNotAcquired) {
+				t.Fatalf("other client: %v", err)
+			}
+			if time.Since(start) > atMostFor+faultBound {
+				t.Fatalf("the name still held %v after the dropped reply (AtMostFor %v)", time.Since(start), atMostFor)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("free for another client %v after the request (AtMostFor %v)", time.Since(start).Round(time.Millisecond), atMostFor)
+		_ = b.Release(ctx)
+		proxy.SetMode(testenv.Pass)
+	}
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		srv := testenv.StartRedis(t)
+		proxy := testenv.NewProxy(t, srv.Addr())
+		c := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		prefix := testenv.Prefix(t)
+		proxied, err := redis.New(c, &redis.Config{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := redis.New(srv.Client(t), &redis.Config{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, proxied, direct, proxy)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		pg := testenv.Postgres(t)
+		proxy, u := testenv.ProxyURL(t, pg.URL)
+		pool, err := pgxpool.New(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		run(t, postgresProvider(t, pool), postgresProvider(t, pg.Pool), proxy)
 	})
 }

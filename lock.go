@@ -25,7 +25,22 @@ func newLock(ctx context.Context, l *Locker, r request, grant lockprovider.Lease
 	k := new(Lock)
 	// Values of the acquiring context (trace ids) carry over; its
 	// cancellation does not: the lock outlives the Acquire call.
-	k.ls.Start(lease.Detach(ctx), lease.Policy{
+	k.ls.Start(lease.Detach(ctx), l.leasePolicy(), lease.Params{
+		Name:       r.params.Name,
+		Owner:      r.params.Owner,
+		AtMostFor:  r.params.AtMostFor,
+		AtLeastFor: r.params.AtLeastFor,
+		AutoRenew:  r.autoRenew,
+	}, grant, anchor)
+	return k
+}
+
+// leasePolicy is what the Locker's locks share, made on first use.
+func (l *Locker) leasePolicy() *lease.Policy {
+	if p := l.leases.Load(); p != nil {
+		return p
+	}
+	p := lease.NewPolicy(lease.Policy{
 		Provider:       l.p,
 		Margin:         l.margin,
 		CallTimeout:    l.callTimeout,
@@ -34,14 +49,11 @@ func newLock(ctx context.Context, l *Locker, r request, grant lockprovider.Lease
 		Observer:       (*rttObserver)(l),
 		Logger:         l.log,
 		Label:          "baton",
-	}, lease.Params{
-		Name:       r.params.Name,
-		Owner:      r.params.Owner,
-		AtMostFor:  r.params.AtMostFor,
-		AtLeastFor: r.params.AtLeastFor,
-		AutoRenew:  r.autoRenew,
-	}, grant, anchor)
-	return k
+	})
+	if !l.leases.CompareAndSwap(nil, p) {
+		p = l.leases.Load()
+	}
+	return p
 }
 
 // Name returns the lock's name.

@@ -116,6 +116,8 @@ type Locker struct {
 
 	mu    sync.Mutex
 	gates map[string]*gate // waiters per name, see enter
+
+	leases atomic.Pointer[lease.Policy] // shared by the locks; see leasePolicy
 }
 
 // gate lets one Acquire per name and Locker talk to the provider at a time;
@@ -582,10 +584,8 @@ const (
 // so that a failed acquire never leaves the caller holding a lock silently.
 func (l *Locker) abandon(ctx context.Context, r request) {
 	wait := max(abandonRoundTrips*l.estimate(), minAbandonWait)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(wait, l.releaseTimeout, l.callTimeout))
-	defer cancel()
-	err := l.p.Release(ctx, lockprovider.ReleaseParams{Name: r.params.Name, Owner: r.params.Owner})
-	if err != nil && !errors.Is(err, lockprovider.ErrNotHeld) {
+	err := lease.Abandon(ctx, l.p, r.params.Name, r.params.Owner, min(wait, l.releaseTimeout, l.callTimeout))
+	if err != nil {
 		l.log.WarnContext(ctx, "baton: release after failed acquire", "lock_name", r.params.Name, "err", err)
 	}
 }

@@ -51,11 +51,11 @@ func runConcurrent(b *testing.B, conc int, op func(ctx context.Context) error) {
 // limiters lives in the bench module (bench/cmd/benchrun), so that they
 // stay out of this module's dependencies.
 func BenchmarkRedis(b *testing.B) {
-	store := newRedisProvider(b)
+	provider := newRedisProvider(b)
 	for _, conc := range []int{1, 16} {
 		key := "bench-" + testenv.Unique()
 		for _, alg := range allAlgorithms {
-			l, err := ratelimit.New(store, benchLimit(alg))
+			l, err := ratelimit.New(provider, benchLimit(alg))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -75,11 +75,11 @@ func BenchmarkRedis(b *testing.B) {
 // BenchmarkPostgres measures decisions per second on one hot key (every
 // decision locks the same row) at concurrency 1 and 16.
 func BenchmarkPostgres(b *testing.B) {
-	store := newPostgresProvider(b)
+	provider := newPostgresProvider(b)
 	for _, conc := range []int{1, 16} {
 		key := "bench-" + testenv.Unique()
 		for _, alg := range allAlgorithms {
-			l, err := ratelimit.New(store, benchLimit(alg))
+			l, err := ratelimit.New(provider, benchLimit(alg))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -30,7 +30,7 @@ type Config struct {
 	// without AtLeastFor. Zero means none.
 	DefaultAtLeastFor time.Duration
 
-	// LockedBy names this instance in the lock store for operators. Empty
+	// LockedBy names this instance in the provider for operators. Empty
 	// means "hostname/pid", as for baton.Locker.
 	LockedBy string
 

@@ -17,7 +17,7 @@ import (
 type Scheduler struct {
 	provider lockprovider.Provider
 	cfg      Config
-	lease    lease.Policy // of every run's lease
+	lease    *lease.Policy // of every run's lease
 
 	runCtx    context.Context // parent of every job context; cancelled with ErrClosed
 	runCancel context.CancelCauseFunc
@@ -58,14 +58,14 @@ func New(provider lockprovider.Provider, cfg *Config) (*Scheduler, error) {
 	return &Scheduler{
 		provider: provider,
 		cfg:      c,
-		lease: lease.Policy{
+		lease: lease.NewPolicy(lease.Policy{
 			Provider:    provider,
 			CallTimeout: c.CallTimeout,
 			Released:    errRunEnded,
 			Now:         c.Now,
 			Logger:      c.Logger,
 			Label:       "scheduler",
-		},
+		}),
 		runCtx:    ctx,
 		runCancel: cancel,
 		jobs:      make(map[string]*Job),

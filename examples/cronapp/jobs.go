@@ -243,10 +243,24 @@ func (a *app) inventory(ctx context.Context, run scheduler.Run) error {
 	// Whether the write lands is the fence's decision, not the context's:
 	// a write already under way when the lease was lost cannot be recalled
 	// (cancelling a statement leaves its outcome unknown), so it runs to a
-	// definite answer under its own deadline.
+	// definite answer under its own deadline. The deadline context keeps
+	// the job context's values, so the guard still checks the lease first.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	err = a.guard.Exec(wctx, a.pool, run.Token, widgetID, "stock = stock - $1", 1)
+	if pause && errors.Is(err, scheduler.ErrLockLost) {
+		// The guard's lease check saw the ended trust window and refused
+		// before sending. A pause that strikes after that check, with
+		// the statement already on its way, is not seen by this process:
+		// the demo sends the write as such a process would (with a
+		// context that carries no lock) to show the last_fence guard in
+		// PostgreSQL refusing it.
+		a.event(slog.LevelWarn, run.Job, run.Tick, wire.Resumed, "token", run.Token,
+			"detail", "lease check refused the write before sending ("+err.Error()+"); sending it anyway, as a write already in flight would be")
+		bctx, bcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer bcancel()
+		err = a.guard.Exec(bctx, a.pool, run.Token, widgetID, "stock = stock - $1", 1)
+	}
 	switch {
 	case errors.Is(err, fence.ErrStaleToken):
 		a.event(slog.LevelWarn, run.Job, run.Tick, wire.Rejected, "token", run.Token,

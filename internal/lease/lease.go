@@ -58,7 +58,8 @@ var errNilContext error = &lockprovider.ValidationError{
 // Observer receives the duration of every provider round trip a Lease makes.
 type Observer interface{ Observe(time.Duration) }
 
-// Policy is what the leases of one user (a Locker, a Scheduler) share.
+// Policy is what the leases of one user (a Locker, a Scheduler) share;
+// see NewPolicy.
 type Policy struct {
 	Provider lockprovider.Provider
 	// Margin is subtracted from every lease to give the trust window. Zero
@@ -104,7 +105,7 @@ type Params struct {
 // after Start. Its methods are safe for concurrent use; those of a zero
 // Lease return ErrZero.
 type Lease struct {
-	pol       Policy
+	pol       *Policy
 	name      string
 	owner     string
 	atLeastAt time.Time // the end of the minimum hold on the local clock
@@ -133,24 +134,31 @@ type Lease struct {
 	renewDone chan struct{}
 }
 
+// NewPolicy returns p with its defaults filled in, for the leases of one
+// user to share.
+func NewPolicy(p Policy) *Policy {
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.Logger == nil {
+		p.Logger = slog.New(slog.DiscardHandler)
+	}
+	if p.ReleaseTimeout <= 0 {
+		p.ReleaseTimeout = p.CallTimeout
+		if p.ReleaseTimeout <= 0 {
+			p.ReleaseTimeout = 5 * time.Second
+		}
+	}
+	return &p
+}
+
 // Start initialises l, a zero Lease, for grant, which the provider returned
-// to an acquire sent at sent (on Policy.Now's clock). Its context is derived
+// to an acquire sent at sent (on the policy's clock). pol comes from
+// NewPolicy and must not change afterwards. The context of l is derived
 // from parent; the trust window ends at sent plus the granted length (at
 // most p.AtMostFor) minus the margin. A window that has already ended is
 // not reported here: call Check.
-func (l *Lease) Start(parent context.Context, pol Policy, p Params, grant lockprovider.Lease, sent time.Time) {
-	if pol.Now == nil {
-		pol.Now = time.Now
-	}
-	if pol.Logger == nil {
-		pol.Logger = slog.New(slog.DiscardHandler)
-	}
-	if pol.ReleaseTimeout <= 0 {
-		pol.ReleaseTimeout = pol.CallTimeout
-		if pol.ReleaseTimeout <= 0 {
-			pol.ReleaseTimeout = 5 * time.Second
-		}
-	}
+func (l *Lease) Start(parent context.Context, pol *Policy, p Params, grant lockprovider.Lease, sent time.Time) {
 	l.pol = pol
 	l.name, l.owner, l.onLost = p.Name, p.Owner, p.OnLost
 	l.release = p.Release

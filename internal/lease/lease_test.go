@@ -53,7 +53,7 @@ func start(t *testing.T, p lockprovider.Provider, pol lease.Policy, params lease
 	}
 	pol.Provider = p
 	l := new(lease.Lease)
-	l.Start(ctx, pol, params, grant, sent)
+	l.Start(ctx, lease.NewPolicy(pol), params, grant, sent)
 	t.Cleanup(func() { _ = l.Release(ctx) })
 	return l
 }

@@ -145,3 +145,49 @@ func TestFaultRedisIgnoredDeadlineCanary(t *testing.T) {
 	}
 	proxy.SetMode(testenv.Pass)
 }
+
+// Registering for release notifications through a connection that stopped
+// answering returns by the caller's deadline, for concurrent callers too.
+func TestFaultRedisNotifyBlackholeDeadline(t *testing.T) {
+	t.Parallel()
+	srv := testenv.StartRedis(t)
+	proxy := testenv.NewProxy(t, srv.Addr())
+	c := goredis.NewClient(&goredis.Options{Addr: proxy.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	p, _ := newProvider(t, c)
+	if err := c.Ping(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	proxy.SetMode(testenv.Blackhole)
+	const deadline = time.Second
+	const callers = 3
+	took := make([]time.Duration, callers)
+	errs := make([]error, callers)
+	done := make(chan int, callers)
+	for i := range callers {
+		go func() {
+			ctx, cancel := context.WithTimeout(t.Context(), deadline)
+			defer cancel()
+			start := time.Now()
+			stop, err := p.NotifyRelease(ctx, fmt.Sprint("n-", i), make(chan struct{}, 1))
+			took[i], errs[i] = time.Since(start), err
+			if stop != nil {
+				stop()
+			}
+			done <- i
+		}()
+	}
+	for range callers {
+		<-done
+	}
+	proxy.SetMode(testenv.Pass)
+	for i := range callers {
+		t.Logf("caller %d: %v after %v", i, errs[i], took[i].Round(time.Millisecond))
+		if errs[i] == nil {
+			t.Errorf("caller %d: registered through a blackhole", i)
+		}
+		if took[i] > deadline+300*time.Millisecond {
+			t.Errorf("caller %d: NotifyRelease with a %v deadline returned after %v", i, deadline, took[i])
+		}
+	}
+}

@@ -104,9 +104,10 @@ func (n *notifier) init(c Client, log *slog.Logger) {
 // announced. A release that leaves the lease in force until its AtLeastFor
 // bound is not announced. After a lost connection is re-established, the
 // waiters of each channel are signalled once, since a release may have gone
-// unheard. Requires Redis 7.0 or newer (sharded pub/sub). Against a server
-// that accepts connections but does not answer, opening the subscription
-// can take go-redis's dial and read timeouts even when ctx ends sooner.
+// unheard. Requires Redis 7.0 or newer (sharded pub/sub). It returns by
+// ctx's deadline even against a server that accepts connections but does
+// not answer: the subscription is opened, and closed by stop, on goroutines
+// of the provider, never by the caller.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
@@ -150,7 +151,11 @@ func (n *notifier) add(ctx context.Context, channel string, ch chan<- struct{}) 
 	var once sync.Once
 	stop := func() { once.Do(func() { n.remove(s, channel, cw, w) }) }
 	if fresh {
-		n.subscribe(ctx, s, channel, cw)
+		// On a goroutine: opening the connection and sending SSUBSCRIBE
+		// wait on the network under s.io, and a connection that stopped
+		// answering must cost each caller its own deadline at most, not
+		// the sum of everyone's before it.
+		go n.subscribe(ctx, s, channel, cw)
 	}
 	select {
 	case <-cw.ready:
@@ -207,12 +212,20 @@ func (n *notifier) remove(s *subscription, channel string, cw *channelWaiters, w
 		}
 	}
 	n.mu.Unlock()
+	if last {
+		s.cancel() // a reconnect in progress gives up
+	}
+	// The commands wait on the network under s.io, possibly behind a
+	// subscribe to a server that stopped answering: the caller does not
+	// wait for them.
+	go n.teardown(s, channel, last)
+}
 
+// teardown unsubscribes channel, or closes the connection when it was the
+// last, in order with the other commands of s.
+func (n *notifier) teardown(s *subscription, channel string, last bool) {
 	s.io.Lock()
 	defer s.io.Unlock()
-	if last {
-		s.cancel()
-	}
 	if s.ps == nil {
 		return
 	}

@@ -5,7 +5,8 @@
 -- ARGV[1] owner, ARGV[2] token, ARGV[3] tick ms or 0, ARGV[4] record TTL ms,
 -- ARGV[5] the lease's remaining length in ms, or 0 to keep its expiry,
 -- ARGV[6..8] the grant's granted, until and atLeastUntil (client ms)
--- Returns 1, or 0 when the caller does not hold the lease here.
+-- Returns {1, the lease's remaining ms here}, or 0 when the caller does not
+-- hold the lease here.
 local v = redis.call('GET', KEYS[1])
 if not v or string.sub(v, 1, #ARGV[1] + 1) ~= ARGV[1] .. '\n' then return 0 end
 local _, e, _, a, _, _, _, tk = string.find(v, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+)', #ARGV[1] + 2)
@@ -27,4 +28,4 @@ if ARGV[3] ~= '0' then
     redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4])
   end
 end
-return 1
+return {1, redis.call('PTTL', KEYS[1])}

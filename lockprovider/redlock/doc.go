@@ -22,9 +22,12 @@
 //     commit.lua records it on the granting masters (the counter becomes
 //     the larger of the two), only where the caller still holds the lease.
 //
-// The grant counts when q masters recorded the token before start +
-// AtMostFor - drift, where start is the client's clock before the first
-// round and drift is AtMostFor*Config.DriftFactor + Config.DriftMin (1 % +
+// The grant counts when q masters recorded the token and the grant is
+// still valid when the second round returns: each recorded key lives at
+// least until the later of AtMostFor after its first-round request was sent
+// and its remaining TTL (read by the second round) after that request was
+// sent; the grant is valid until the q-th latest of those instants, less
+// the drift allowance AtMostFor*Config.DriftFactor + Config.DriftMin (1 % +
 // 2 ms by default). Otherwise it is released everywhere and Acquire returns
 // an error matching lockprovider.ErrUnavailable. One round cannot do both:
 // the token must be read from a majority and then be on a majority before
@@ -32,8 +35,9 @@
 // one, reads a larger counter. docs/guarantees.md gives the argument and
 // what holds under master restarts, pauses and clock jumps.
 //
-// Lease.GrantedAt is start and Lease.Until is start + AtMostFor, on the
-// client's clock; the masters' keys were set after start and live longer.
+// Lease.GrantedAt is when the first request that took a master was sent,
+// and Lease.Until is GrantedAt + AtMostFor, on the client's clock; the
+// masters' keys were set after GrantedAt and live at least that long.
 // baton's Locker subtracts its safety margin, by default the same drift
 // allowance, from the trust window.
 //

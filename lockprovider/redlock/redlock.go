@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -411,9 +412,10 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	// against: it is taken for long enough to finish both rounds, then
 	// set to AtMostFor by the second (tests use such leases; baton's
 	// Locker refuses them, its safety margin being the same allowance).
-	validUntil := start.Add(ap.AtMostFor - p.drift(ap.AtMostFor))
-	checkValidity := validUntil.After(start)
-	deadline, px, commitPX := validUntil, ap.AtMostFor.Milliseconds(), int64(0)
+	checkValidity := ap.AtMostFor > p.drift(ap.AtMostFor)
+	// The validity is decided after the second round; either round may
+	// take until the keys can end.
+	deadline, px, commitPX := start.Add(ap.AtMostFor), ap.AtMostFor.Milliseconds(), int64(0)
 	if !checkValidity {
 		deadline = start.Add(p.timeout)
 		px, commitPX = px+p.timeout.Milliseconds(), px
@@ -516,38 +518,57 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		// Release and expiry remove.
 		return same.lease(ap.Name, ap.Owner), noSplit, nil
 	}
-	if setFrom.After(start) && (!checkValidity || !setFrom.After(validUntil)) {
+	firstStart := start // when masters kept from earlier attempts were taken
+	if setFrom.After(start) {
 		granted = setFrom.UnixMilli()
 		st.granted, st.until, st.atLeastUntil = granted, granted+ap.AtMostFor.Milliseconds(), granted+ap.AtLeastFor.Milliseconds()
 		start = time.UnixMilli(granted) // whole ms, not after setFrom
-		validUntil = start.Add(ap.AtMostFor - p.drift(ap.AtMostFor))
-		if checkValidity {
-			deadline = validUntil
-		}
 	}
-	if checkValidity && !time.Now().Before(validUntil) {
-		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-		return lockprovider.Lease{}, noSplit, p.late("acquire", start, validUntil.Sub(start))
+	if checkValidity {
+		// The keys live at least AtMostFor from start; the second round
+		// may use all of it, the validity is decided after it.
+		deadline = start.Add(ap.AtMostFor)
 	}
 
 	st.token = counter + 1
 	times := []any{st.granted, st.until, st.atLeastUntil}
+	first := replies
 	replies = p.round(ctx, deadline, granting, func(ctx context.Context, c *goredis.Client) (any, error) {
 		return p.commit.Run(ctx, c, keys, append([]any{ap.Owner, st.token, st.tick, p.recordTTL, commitPX}, times...)...).Result()
 	})
-	committed := 0
-	for _, r := range replies {
-		if n, ok := r.v.(int64); ok && n == 1 {
-			committed++
+	// Each committed master's key lives at least until the later of two
+	// bounds: AtMostFor after the request that set it was sent, and its
+	// remaining TTL, as the commit read it, after the commit was sent. The
+	// grant is valid while a majority of keys live: until the q-th latest
+	// of those bounds, less the drift allowance.
+	var ends []time.Time
+	for i, r := range replies {
+		v, ok := r.v.([]any)
+		if !ok || len(v) != 2 {
+			continue
 		}
+		setAt := firstStart
+		if kind, _ := toInt(first[i].v.([]any)[0]); kind == 2 {
+			setAt = first[i].sent
+		}
+		end := setAt.Add(ap.AtMostFor)
+		if ms, ok := toInt(v[1]); ok {
+			if e := r.sent.Add(time.Duration(ms) * time.Millisecond); e.After(end) {
+				end = e
+			}
+		}
+		ends = append(ends, end)
 	}
-	switch {
-	case committed < p.quorum:
+	if len(ends) < p.quorum {
 		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, noSplit, failure(ctx, "acquire: commit token", replies, "the lease lapsed on a majority before the token was recorded")
-	case checkValidity && !time.Now().Before(validUntil):
-		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-		return lockprovider.Lease{}, noSplit, p.late("acquire", start, validUntil.Sub(start))
+	}
+	if checkValidity {
+		slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
+		if validEnd := ends[p.quorum-1].Add(-p.drift(ap.AtMostFor)); !time.Now().Before(validEnd) {
+			p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
+			return lockprovider.Lease{}, noSplit, p.late("acquire", start, validEnd.Sub(start))
+		}
 	}
 	return st.lease(ap.Name, ap.Owner), noSplit, nil
 }

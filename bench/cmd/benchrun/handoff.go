@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -177,9 +176,10 @@ func runHandoffs(ctx context.Context, log *slog.Logger, e *env, rounds int, d ti
 			k := (i + r) % len(impls)
 			s := runHandoff(ctx, impls[k], d)
 			if s.ops == 0 {
-				return result{}, errors.Join(errors.New("handoff "+impls[k].name+": no hand-off"), s.firstErr)
-			}
-			if s.firstErr != nil {
+				// A poller can miss every hand-off of a short round on a
+				// loaded machine; the round counts as none.
+				log.Warn("no hand-off in the round", "contender", impls[k].name, "first error", s.firstErr)
+			} else if s.firstErr != nil {
 				log.Warn("hand-off errors", "contender", impls[k].name, "errors", s.errs, "first", s.firstErr)
 			}
 			cl.samples[k] = append(cl.samples[k], s)

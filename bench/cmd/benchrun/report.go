@@ -231,6 +231,21 @@ func (r report) budgets() string {
 			}
 		}
 	}
+	for _, res := range r.results {
+		if res.cmp.id != "handoff-redis" {
+			continue
+		}
+		cl := res.cells[0]
+		if i := cl.index(res.cmp, "baton Locker"); i >= 0 {
+			p50 := cl.stats(i).p50
+			ok := "met"
+			if p50 > time.Millisecond {
+				ok = "**missed**"
+			}
+			fmt.Fprintf(&b, "| Hand-off, 16 waiters: baton Locker median latency | ≤ 1 ms | %s | – | %s |\n", fmtDur(p50), ok)
+			n++
+		}
+	}
 	if s := r.sched; s != nil {
 		for _, j := range s.jobs {
 			if len(s.impls) == 2 {
