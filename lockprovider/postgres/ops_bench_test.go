@@ -17,8 +17,7 @@ import (
 
 // go test -run '^$' -bench Ledger -cpu 2 ./lockprovider/postgres/
 func BenchmarkLedger(b *testing.B) {
-	p, _ := benchProvider(b)
-	lockprovidertest.BenchLedger(b, p)
+	lockprovidertest.BenchLedger(b, benchProvider(b))
 }
 
 // queryCounter counts the statements a pool sends.
