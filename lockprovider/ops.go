@@ -158,10 +158,8 @@ type Ledger interface {
 	Runs(ctx context.Context, q RunQuery) ([]RunRecord, error)
 
 	// LastRuns returns the newest run of job and its newest successful
-	// run, each with Token 0 when there is none. The success is one the
-	// ledger still holds: a provider may keep it beyond MaxRuns (Redis and
-	// memory do; PostgreSQL does not, as that would cost every claim a
-	// scan), never beyond MaxAge.
+	// run that the ledger still holds (see Retention), each with Token 0
+	// when there is none.
 	LastRuns(ctx context.Context, job string) (last, lastSuccess RunRecord, err error)
 }
 

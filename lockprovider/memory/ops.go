@@ -11,18 +11,10 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// success is a job's newest successful run, kept apart from the count
-// retention like the other providers do, until the age retention drops it.
-type success struct {
-	run   lockprovider.RunRecord
-	until time.Time
-}
-
 // opsState holds the run ledger and the job registry. Guarded by
 // Provider.mu.
 type opsState struct {
 	runs      map[string][]lockprovider.RunRecord // per job, oldest first
-	successes map[string]success                  // newest success per job
 	instances map[string]lockprovider.Instance
 }
 
@@ -169,9 +161,6 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 		slices.SortFunc(runs, func(a, b lockprovider.RunRecord) int { return a.Started.Compare(b.Started) })
 	}
 	o.runs[rec.Job] = trimRuns(runs, end.Retention, now)
-	if rec.Outcome == lockprovider.OutcomeSucceeded {
-		o.successes[rec.Job] = success{run: rec, until: rec.Started.Add(end.Retention.WithDefaults().MaxAge)}
-	}
 	return relErr
 }
 
@@ -221,11 +210,14 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	o := p.opsLocked()
-	if runs := o.runs[job]; len(runs) > 0 {
+	runs := o.runs[job]
+	if len(runs) > 0 {
 		last = runs[len(runs)-1]
 	}
-	if s, ok := o.successes[job]; ok && s.until.After(p.now()) {
-		lastSuccess = s.run
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].Outcome == lockprovider.OutcomeSucceeded {
+			return last, runs[i], nil
+		}
 	}
 	return last, lastSuccess, nil
 }
@@ -313,7 +305,6 @@ func (p *Provider) opsLocked() *opsState {
 	o := &p.ops
 	if o.runs == nil {
 		o.runs = make(map[string][]lockprovider.RunRecord)
-		o.successes = make(map[string]success)
 		o.instances = make(map[string]lockprovider.Instance)
 	}
 	return o

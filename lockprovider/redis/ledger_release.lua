@@ -4,14 +4,13 @@
 -- the complete one, so there is one record per run and the claim's LTRIM
 -- bounds the runs kept. The run is almost always the newest record; if a
 -- later run started first, the newest eight are searched, and a run not
--- found (trimmed) is pushed anew. A success is also kept apart as the
--- job's last success. Trimming by age and the list's expiry are the
--- claim's work (ledger_acquire.lua), which keeps the release lean.
+-- found (trimmed) is pushed anew. Trimming by age and the list's expiry
+-- are the claim's work (ledger_acquire.lua), which keeps the release lean.
 --
--- KEYS[1] lease, KEYS[2] run list, KEYS[3] last success
+-- KEYS[1] lease, KEYS[2] run list
 -- ARGV[1] owner, ARGV[2] token, ARGV[3] started ms, ARGV[4] tick ms or 0,
 -- ARGV[5] lockedBy, ARGV[6] flags, ARGV[7] outcome, ARGV[8] error text,
--- ARGV[9] max runs, ARGV[10] max age ms (the last success's lifetime)
+-- ARGV[9] max runs
 local r = release()
 local tm = redis.call('TIME')
 local now = tm[1] * 1000 + math.floor(tm[2] / 1000)
@@ -35,8 +34,5 @@ else
     redis.call('LPUSH', s, rec)
     redis.call('LTRIM', s, 0, ARGV[9] - 1)
   end
-end
-if ARGV[7] == 'succeeded' then
-  redis.call('SET', KEYS[3], rec, 'PX', ARGV[10])
 end
 return r

@@ -45,12 +45,9 @@ func wrap(fn, body, tail string) string {
 	return "local function " + fn + "()\n" + body + "\nend\n" + tail
 }
 
-// Key suffixes of the ledger, next to the lease key in the name's slot:
-// the run list and the last success.
-const (
-	runsSuffix    = ":r"
-	successSuffix = ":s"
-)
+// runsSuffix names the run list of a job, next to the lease key in the
+// name's slot.
+const runsSuffix = ":r"
 
 var (
 	_ lockprovider.Admin      = (*Provider)(nil)
@@ -263,9 +260,9 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 		tick = r.Tick.UnixMilli()
 	}
 	lease := p.key(rp.Name)
-	n, err := ledgerReleaseScript.Run(ctx, p.client, []string{lease, lease + runsSuffix, lease + successSuffix},
+	n, err := ledgerReleaseScript.Run(ctx, p.client, []string{lease, lease + runsSuffix},
 		rp.Owner, r.Token, r.Started.UnixMilli(), tick, r.LockedBy, flags(r.CatchUp, r.Manual),
-		string(end.Outcome), lockprovider.CutError(end.Error), ret.MaxRuns, ret.MaxAge.Milliseconds()).Int64()
+		string(end.Outcome), lockprovider.CutError(end.Error), ret.MaxRuns).Int64()
 	switch {
 	case err != nil:
 		return unknown("release", rp.Name, err)
@@ -275,35 +272,23 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 	return nil
 }
 
-// readRuns reads a job's run records and its last success in one script
+// readRuns reads a job's run records, newest start first, in one script
 // call.
-func (p *Provider) readRuns(ctx context.Context, job string) ([]lockprovider.RunRecord, lockprovider.RunRecord, error) {
-	lease := p.key(job)
-	v, err := ledgerRunsScript.Run(ctx, p.client, []string{lease + runsSuffix, lease + successSuffix}).Slice()
+func (p *Provider) readRuns(ctx context.Context, job string) ([]lockprovider.RunRecord, error) {
+	recs, err := ledgerRunsScript.Run(ctx, p.client, []string{p.key(job) + runsSuffix}).StringSlice()
 	if err != nil {
-		return nil, lockprovider.RunRecord{}, opError("runs of", job, err)
+		return nil, opError("runs of", job, err)
 	}
-	if len(v) != 2 {
-		return nil, lockprovider.RunRecord{}, fmt.Errorf("redis: runs of %q: %w", job, unexpected(v))
-	}
-	recs, _ := v[0].([]any)
 	runs := make([]lockprovider.RunRecord, 0, len(recs))
-	for _, e := range recs {
-		s, _ := e.(string)
+	for _, s := range recs {
 		rec, ok := parseRecord(job, s)
 		if !ok {
-			return nil, lockprovider.RunRecord{}, fmt.Errorf("redis: runs of %q: %w", job, unexpected(e))
+			return nil, fmt.Errorf("redis: runs of %q: %w", job, unexpected(s))
 		}
 		runs = append(runs, rec)
 	}
 	slices.SortStableFunc(runs, func(a, b lockprovider.RunRecord) int { return b.Started.Compare(a.Started) })
-	var succ lockprovider.RunRecord
-	if s, ok := v[1].(string); ok {
-		if rec, ok := parseRecord(job, s); ok {
-			succ = rec
-		}
-	}
-	return runs, succ, nil
+	return runs, nil
 }
 
 func msTime(s string) time.Time {
@@ -339,7 +324,7 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	runs, _, err := p.readRuns(ctx, q.Job)
+	runs, err := p.readRuns(ctx, q.Job)
 	if err != nil {
 		return nil, err
 	}
@@ -360,14 +345,19 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 	if err := lockprovider.ValidateName(job); err != nil {
 		return last, lastSuccess, err
 	}
-	runs, succ, err := p.readRuns(ctx, job)
+	runs, err := p.readRuns(ctx, job)
 	if err != nil {
 		return last, lastSuccess, err
 	}
 	if len(runs) > 0 {
 		last = runs[0]
 	}
-	return last, succ, nil
+	for _, r := range runs {
+		if r.Outcome == lockprovider.OutcomeSucceeded {
+			return last, r, nil
+		}
+	}
+	return last, lastSuccess, nil
 }
 
 // registryKeys are the registry's keys, in one slot of their own.
