@@ -20,8 +20,7 @@
     ON CONFLICT (job, token) DO NOTHING
 ), trim AS (
     DELETE FROM {{.Runs}} r
-    USING up, prev
-    WHERE r.job = $1
-      AND r.token = ANY (ARRAY(SELECT o.token FROM {{.Runs}} o WHERE o.job = $1 ORDER BY o.token LIMIT 4))
+    USING up, prev, (SELECT o.token FROM {{.Runs}} o WHERE o.job = $1 ORDER BY o.token LIMIT 4) old
+    WHERE r.job = $1 AND r.token = old.token
       AND (r.seq <= prev.seq - $9::bigint OR r.started_at < up.locked_at - $10::interval)
 )
