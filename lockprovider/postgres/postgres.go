@@ -106,6 +106,7 @@ type Provider struct {
 	migrations                                                                      []migration
 
 	listen *listener
+	ops    opsQueries // see ops.go
 }
 
 // Compile-time checks of the capabilities.
@@ -128,6 +129,8 @@ type names struct {
 	Waiters    string // Locks with the suffix _waiters
 	Rates      string
 	RateLogged bool
+	Runs       string // Locks with the suffix _runs: the run ledger
+	Registry   string // Locks with the suffix _reg: the job registry
 }
 
 type migration struct {
@@ -188,6 +191,9 @@ func New(db DB, cfg *Config) (*Provider, error) {
 		}
 	}
 	p.listen = newListener(p, db, c.Listen)
+	if err := p.ops.render(p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -227,6 +233,8 @@ func resolveNames(c *Config) (names, error) {
 	n.Locks = qualify(table)
 	n.Waiters = qualify(table + waitersSuffix)
 	n.Rates = qualify(rates)
+	n.Runs = qualify(table + runsSuffix)
+	n.Registry = qualify(table + registrySuffix)
 	return n, nil
 }
 
@@ -308,6 +316,12 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 // acquireTick is Acquire with a tick, which must tell a stale tick from a
 // lease held by another owner.
 func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	return p.acquireWith(ctx, p.acquireTickSQL, a, a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor, a.Tick)
+}
+
+// acquireWith runs acquire.sql, or a statement that extends it (the
+// ledger's), with args, and decodes its answer.
+func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.AcquireParams, args ...any) (lockprovider.Lease, error) {
 	var (
 		granted, open      bool
 		now                time.Time
@@ -316,7 +330,7 @@ func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams
 		fence              pgtype.Int8
 		lastTick           pgtype.Timestamptz
 	)
-	err := p.db.QueryRow(ctx, p.acquireTickSQL, a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor, a.Tick).
+	err := p.db.QueryRow(ctx, sql, args...).
 		Scan(&granted, &now, &curOwner, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		return lockprovider.Lease{}, acquireError(a.Name, err)
