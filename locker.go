@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -138,7 +138,7 @@ type gate struct {
 // ErrNilProvider for a nil p (a typed nil pointer included) and a
 // *ValidationError for a bad cfg.
 func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
-	if isNil(p) {
+	if isnil.IsNil(p) {
 		return nil, ErrNilProvider
 	}
 	var c Config
@@ -201,20 +201,6 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 		return nil, err
 	}
 	return l, nil
-}
-
-// isNil reports whether p is nil or a typed nil (a nil pointer, map, func
-// or the like in a non-nil interface), which would panic on first use far
-// from the mistake.
-func isNil(p any) bool {
-	if p == nil {
-		return true
-	}
-	switch v := reflect.ValueOf(p); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }
 
 // check rejects a nil or zero Locker and a nil ctx.

@@ -54,13 +54,18 @@
 // # Optional capabilities
 //
 // A provider may implement ReleaseNotifier (wake waiters when a lease ends),
-// Inspector (read lease state for operators and catch-up) and RateLimiter
-// (server-side rate limiting). Consumers discover them by type assertion.
+// Inspector (read lease state for operators and catch-up), RateLimiter
+// (server-side rate limiting), Admin (force-release, rate-limit reset,
+// ping), RateLister (list rate-limit state), Ledger (a record of every
+// scheduled run, written by the claim and the release themselves) and
+// Registry (scheduler instances publish their jobs and a heartbeat).
+// Consumers discover them by type assertion.
 //
 // # Conformance
 //
 // Package lockprovidertest holds the suites every provider runs, ours and
 // third parties' alike: Run for the lease contract (with the
-// ReleaseNotifier and Inspector groups when implemented) and RunRate for
-// RateLimiter.
+// ReleaseNotifier and Inspector groups when implemented), RunRate for
+// RateLimiter, and RunAdmin, RunLedger and RunRegistry for the operator
+// capabilities.
 package lockprovider

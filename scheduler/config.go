@@ -47,6 +47,31 @@ type Config struct {
 	// Hooks observe job runs. Every hook is optional.
 	Hooks Hooks
 
+	// Ledger records every tick this instance claims in the provider's
+	// run ledger, when the provider implements lockprovider.Ledger:
+	// replica, token, start, end, outcome and error, written by the claim
+	// and the release themselves (no extra round trip). Off by default.
+	Ledger bool
+
+	// LedgerRetention bounds the ledger per job. The zero value means
+	// lockprovider.DefaultMaxRuns runs and lockprovider.DefaultMaxRunAge.
+	LedgerRetention lockprovider.Retention
+
+	// NoRegistry stops the scheduler from publishing its jobs and a
+	// heartbeat to the provider's job registry. By default a scheduler
+	// whose provider implements lockprovider.Registry publishes them from
+	// Start to Shutdown, under LockedBy, which must then be unique per
+	// instance.
+	NoRegistry bool
+
+	// RegistryTTL is how long the registry entry outlives its last
+	// renewal; it is renewed every RegistryTTL/3. Zero means
+	// DefaultRegistryTTL (30s).
+	RegistryTTL time.Duration
+
+	// Version is published in the registry, e.g. the application's build.
+	Version string
+
 	// Now replaces time.Now, for tests that simulate a skewed clock. The
 	// returned times must carry a monotonic reading (derive them from
 	// time.Now). Nil means time.Now. Leases are still timed by the
@@ -140,5 +165,5 @@ func (cfg *Config) withDefaults() (Config, error) {
 		return c, invalid("", "DefaultAtLeastFor", c.DefaultAtLeastFor.String(),
 			"must not exceed DefaultAtMostFor "+c.DefaultAtMostFor.String(), ErrInvalidDuration, nil)
 	}
-	return c, nil
+	return c, c.validateOps()
 }

@@ -94,6 +94,19 @@
 // the last tick granted (lockprovider.Inspector). The run carries that
 // tick, so replicas starting together still run it once.
 //
+// # Run ledger, job registry, missed ticks
+//
+// With Config.Ledger and a provider implementing lockprovider.Ledger, the
+// claim of each tick opens a run record and the release completes it
+// (replica, token, start, end, outcome: succeeded, failed, panicked,
+// lock_lost or shut_down, and the error text) in the round trips they
+// already make. A provider implementing lockprovider.Registry receives
+// this instance's jobs and a heartbeat from Start to Shutdown (unless
+// Config.NoRegistry). From both, Check finds the ticks that no replica ran,
+// that failed, or whose run never finished (a dead-man's switch), and
+// ParseSchedule reads a registered schedule back; the baton command wraps
+// them for operators.
+//
 // # Errors and panics
 //
 // Registration errors come from Do: a *SpecError for a bad cron spec

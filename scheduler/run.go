@@ -35,11 +35,12 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		s.call(ctx, j, Run{Job: j.name, Tick: tick, CatchUp: catchUp}, ev)
 		return
 	}
-	l := s.claim(j, tick, &ev)
+	res := &runResult{catchUp: catchUp}
+	l := s.claim(j, tick, &ev, res)
 	if l == nil {
 		return
 	}
-	s.call(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev)
+	res.err = s.call(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev)
 	_ = l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
 }
 
@@ -47,20 +48,22 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 // this instance does not run the tick (the hooks and logs say why). After
 // an acquire of unknown outcome, or one that Close interrupted, it releases
 // whatever the acquire may have granted, so that the next tick does not
-// find the name held until the lease expires.
-func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event) *lease.Lease {
+// find the name held until the lease expires. With the ledger on, the
+// acquire opens the run's record and the lease's release completes it
+// with res.
+func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *lease.Lease {
 	s.hook(s.cfg.Hooks.Attempt, *ev)
 	owner := lockprovider.NewOwner()
 	sent := s.now()
 	actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
-	grant, err := s.provider.Acquire(actx, lockprovider.AcquireParams{
+	grant, err := s.acquire(actx, lockprovider.AcquireParams{
 		Name:       j.name,
 		Owner:      owner,
 		LockedBy:   s.cfg.LockedBy,
 		AtMostFor:  j.opts.atMostFor,
 		AtLeastFor: j.opts.atLeastFor,
 		Tick:       tick,
-	})
+	}, res.catchUp)
 	cancel()
 	switch {
 	case err == nil:
@@ -101,7 +104,9 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event) *lease.Lease {
 	ev.Token = grant.Token
 	lost := *ev
 	l := new(lease.Lease)
+	res.lease = grant
 	l.Start(s.runCtx, s.lease, lease.Params{
+		Release:    s.ledgerRelease(l, res),
 		Name:       j.name,
 		Owner:      owner,
 		AtMostFor:  j.opts.atMostFor,
@@ -123,7 +128,7 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event) *lease.Lease {
 }
 
 // call runs the job function, recovering a panic, and reports the outcome.
-func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) {
+func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) error {
 	j.runs.Add(1)
 	s.hook(s.cfg.Hooks.Started, ev)
 	start := s.now()
@@ -134,9 +139,10 @@ func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) {
 		j.failures.Add(1)
 		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", "job", j.name, "tick", run.Tick, "token", run.Token, "err", err)
 		s.hook(s.cfg.Hooks.Failed, ev)
-		return
+		return err
 	}
 	s.hook(s.cfg.Hooks.Succeeded, ev)
+	return nil
 }
 
 func protect(ctx context.Context, fn Func, run Run) (err error) {

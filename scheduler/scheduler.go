@@ -31,6 +31,8 @@ type Scheduler struct {
 	wake     chan struct{} // buffered 1: the queue's head may have changed
 	stop     chan struct{} // closed to end the timer loop
 	loopDone chan struct{}
+
+	registry registrar // see ops.go
 }
 
 // maxWait bounds the timer loop's sleep; see loop.
@@ -96,6 +98,7 @@ func (s *Scheduler) add(j *Job, named bool) error {
 	s.jobs[j.name] = j
 	j.index = -1
 	if s.state == stateRunning {
+		s.jobsChanged()
 		s.enqueue(j, s.now())
 		if j.opts.catchUp {
 			s.wg.Add(1)
@@ -140,6 +143,7 @@ func (s *Scheduler) Start() error {
 		}
 	}
 	go s.loop()
+	s.startRegistry()
 	return nil
 }
 
@@ -221,6 +225,7 @@ func (s *Scheduler) stopTicking() {
 		close(s.loopDone)
 	}
 	<-s.loopDone
+	s.stopRegistry()
 }
 
 // Shutdown stops firing new ticks and waits for running jobs to return and

@@ -94,6 +94,10 @@ type Params struct {
 	// OnLost, if set, is called once when the lease is lost (never after
 	// Release), after the context was cancelled.
 	OnLost func(cause error)
+	// Release, if set, replaces Policy.Provider.Release for this lease,
+	// e.g. to record the run's end in the same round trip (the scheduler's
+	// run ledger). It must behave as Provider.Release.
+	Release func(ctx context.Context, p lockprovider.ReleaseParams) error
 }
 
 // Lease is one held lease: the grant, its local trust window on the
@@ -106,6 +110,7 @@ type Lease struct {
 	owner     string
 	atLeastAt time.Time // the end of the minimum hold on the local clock
 	onLost    func(error)
+	release   func(context.Context, lockprovider.ReleaseParams) error // Params.Release
 
 	vctx   valueCtx // the parent context, carrying this Lease
 	ctx    context.Context
@@ -156,6 +161,7 @@ func NewPolicy(p Policy) *Policy {
 func (l *Lease) Start(parent context.Context, pol *Policy, p Params, grant lockprovider.Lease, sent time.Time) {
 	l.pol = pol
 	l.name, l.owner, l.onLost = p.Name, p.Owner, p.OnLost
+	l.release = p.Release
 	l.atLeastAt = sent.Add(p.AtLeastFor)
 	l.vctx = valueCtx{Context: parent, l: l}
 	l.ctx, l.cancel = context.WithCancelCause(&l.vctx)
@@ -513,7 +519,11 @@ func (l *Lease) Release(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(detach(ctx), l.pol.ReleaseTimeout)
 	defer cancel()
 	send := l.pol.Now()
-	err := l.pol.Provider.Release(ctx, lockprovider.ReleaseParams{Name: l.name, Owner: l.owner})
+	release := l.release
+	if release == nil {
+		release = l.pol.Provider.Release
+	}
+	err := release(ctx, lockprovider.ReleaseParams{Name: l.name, Owner: l.owner})
 	l.observe(send)
 	switch {
 	case err == nil:

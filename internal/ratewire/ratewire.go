@@ -35,6 +35,25 @@ func AppendID(b []byte, l lockprovider.RateLimit) []byte {
 // ID is AppendID as a string.
 func ID(l lockprovider.RateLimit) string { return string(AppendID(nil, l)) }
 
+// ParseID inverts ID: the algorithm and period a state ID names, for
+// listings of stored state.
+func ParseID(id string) (lockprovider.Algorithm, time.Duration, bool) {
+	if id == "" {
+		return 0, 0, false
+	}
+	var a lockprovider.Algorithm
+	for i, c := range algCodes {
+		if i > 0 && c == id[0] {
+			a = lockprovider.Algorithm(i)
+		}
+	}
+	us, err := strconv.ParseInt(id[1:], 10, 64)
+	if a == 0 || err != nil || us <= 0 {
+		return 0, 0, false
+	}
+	return a, time.Duration(us) * time.Microsecond, true
+}
+
 // Reduced returns l's period in microseconds and its rate, both divided by
 // their greatest common divisor (see ratemath.Reduced).
 func Reduced(l lockprovider.RateLimit) (p, q int64) {

@@ -17,6 +17,13 @@
 //
 //	func BenchmarkProvider(b *testing.B) { lockprovidertest.Bench(b, newProvider(b)) }
 //
+// The optional operator capabilities have suites of their own, which fail
+// when the provider lacks the capability: RunAdmin (lockprovider.Admin and
+// RateLister), RunLedger (lockprovider.Ledger, including retention) and
+// RunRegistry (lockprovider.Registry; providers must not share a
+// registry). BenchLedger measures what the ledger adds to a scheduled
+// claim and release.
+//
 // Run calls newProvider once per subtest; each call must return a provider
 // isolated from the others (a fresh key prefix, schema or table), because
 // subtests run in parallel. Lock names are generated and never repeat within

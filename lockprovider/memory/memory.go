@@ -29,6 +29,7 @@ type Provider struct {
 	waiters map[string]map[*waiter]struct{}
 
 	rate rateState
+	ops  opsState // ledger and registry; see ops.go
 }
 
 // record is everything the provider remembers about one name. Records are

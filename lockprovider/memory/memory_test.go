@@ -22,3 +22,15 @@ func BenchmarkProvider(b *testing.B) {
 // BenchmarkHandoff is the shared hand-off benchmark on the in-process
 // provider: the floor that the Redis and PostgreSQL figures compare with.
 func BenchmarkHandoff(b *testing.B) { lockprovidertest.BenchHandoff(b, memory.New(nil)) }
+
+func TestAdmin(t *testing.T) {
+	lockprovidertest.RunAdmin(t, func(t *testing.T) lockprovider.Provider { return memory.New(nil) })
+}
+
+func TestLedger(t *testing.T) {
+	lockprovidertest.RunLedger(t, func(t *testing.T) lockprovider.Provider { return memory.New(nil) })
+}
+
+func TestRegistry(t *testing.T) {
+	lockprovidertest.RunRegistry(t, func(t *testing.T) lockprovider.Provider { return memory.New(nil) })
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -102,6 +102,7 @@ type Provider struct {
 	migrations                                                                      []migration
 
 	listen *listener
+	ops    opsQueries // see ops.go
 }
 
 // Compile-time checks of the capabilities.
@@ -124,6 +125,8 @@ type names struct {
 	Waiters    string // Locks with the suffix _waiters
 	Rates      string
 	RateLogged bool
+	Runs       string // Locks with the suffix _runs: the run ledger
+	Registry   string // Locks with the suffix _reg: the job registry
 }
 
 type migration struct {
@@ -137,7 +140,7 @@ func New(db DB, cfg *Config) (*Provider, error) {
 	if db == nil {
 		return nil, &lockprovider.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
 	}
-	if v := reflect.ValueOf(db); v.Kind() == reflect.Pointer && v.IsNil() {
+	if isnil.IsNil(db) {
 		// A typed nil (e.g. a *pgxpool.Pool never assigned) would panic at
 		// first use, far from the cause.
 		return nil, &lockprovider.ValidationError{Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: lockprovider.ErrInvalid}
@@ -184,6 +187,9 @@ func New(db DB, cfg *Config) (*Provider, error) {
 		}
 	}
 	p.listen = newListener(p, db, c.Listen)
+	if err := p.ops.render(p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -217,6 +223,8 @@ func resolveNames(c *Config) (names, error) {
 	n.Locks = pgident.Qualify(c.Schema, table)
 	n.Waiters = pgident.Qualify(c.Schema, table+waitersSuffix)
 	n.Rates = pgident.Qualify(c.Schema, rates)
+	n.Runs = pgident.Qualify(c.Schema, table+runsSuffix)
+	n.Registry = pgident.Qualify(c.Schema, table+registrySuffix)
 	return n, nil
 }
 
@@ -282,6 +290,12 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 // acquireTick is Acquire with a tick, which must tell a stale tick from a
 // lease held by another owner.
 func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	return p.acquireWith(ctx, p.acquireTickSQL, a, a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor, a.Tick)
+}
+
+// acquireWith runs acquire.sql, or a statement that extends it (the
+// ledger's), with args, and decodes its answer.
+func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.AcquireParams, args ...any) (lockprovider.Lease, error) {
 	var (
 		granted, open      bool
 		now                time.Time
@@ -290,7 +304,7 @@ func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams
 		fence              pgtype.Int8
 		lastTick           pgtype.Timestamptz
 	)
-	err := p.db.QueryRow(ctx, p.acquireTickSQL, a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor, a.Tick).
+	err := p.db.QueryRow(ctx, sql, args...).
 		Scan(&granted, &now, &curOwner, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		return lockprovider.Lease{}, acquireError(a.Name, err)

@@ -31,6 +31,12 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		cmd = p.acquireTick.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease)},
 			value, atMost, p.recordTTLArg, tick)
 	}
+	return acquireReply(cmd, ap, tick, atMost, atLeast)
+}
+
+// acquireReply decodes the reply of an acquire script (also the ledger's,
+// which wraps them).
+func acquireReply(cmd *goredis.Cmd, ap lockprovider.AcquireParams, tick, atMost, atLeast int64) (lockprovider.Lease, error) {
 	v, err := cmd.Result()
 	if err != nil {
 		return lockprovider.Lease{}, unknown("acquire", ap.Name, err)

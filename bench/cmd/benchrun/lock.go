@@ -37,6 +37,35 @@ var rawDelete = goredis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then
 
 var errLost = errors.New("not acquired")
 
+// providerCycle is one acquire + release through a provider, on the
+// worker's own name.
+func providerCycle(p lockprovider.Provider) func(ctx context.Context, w int) error {
+	return func(ctx context.Context, w int) error {
+		owner := lockprovider.NewOwner()
+		name := workerNames[w]
+		if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, LockedBy: "bench", AtMostFor: leaseLen}); err != nil {
+			return err
+		}
+		return p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner})
+	}
+}
+
+// redsyncCycle is one lock + unlock of a redsync mutex (a single try) on
+// the worker's own name under prefix.
+func redsyncCycle(rs *redsync.Redsync, prefix string) func(ctx context.Context, w int) error {
+	return func(ctx context.Context, w int) error {
+		m := rs.NewMutex(prefix+workerNames[w], redsync.WithExpiry(leaseLen), redsync.WithTries(1))
+		if err := m.LockContext(ctx); err != nil {
+			return err
+		}
+		ok, err := m.UnlockContext(ctx)
+		if err == nil && !ok {
+			err = errLost
+		}
+		return err
+	}
+}
+
 func redisLockComparison(e *env) (comparison, error) {
 	p, err := redisprovider.New(e.redis, &redisprovider.Config{Prefix: e.prefix + "baton:", RecordTTL: time.Hour})
 	if err != nil {
@@ -62,14 +91,7 @@ func redisLockComparison(e *env) (comparison, error) {
 			"raw = `SET NX PX` + `EVALSHA` compare-and-delete, the least any Redis lock can do.",
 		concs: e.concs,
 		contenders: []contender{
-			{"baton provider", func(ctx context.Context, w int) error {
-				owner := lockprovider.NewOwner()
-				name := workerNames[w]
-				if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, LockedBy: "bench", AtMostFor: leaseLen}); err != nil {
-					return err
-				}
-				return p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner})
-			}},
+			{"baton provider", providerCycle(p)},
 			{"baton Locker", func(ctx context.Context, w int) error {
 				l, err := lockerOn.TryAcquire(ctx, workerNames[w], opts)
 				if err != nil {
@@ -84,17 +106,7 @@ func redisLockComparison(e *env) (comparison, error) {
 				}
 				return l.Release(ctx)
 			}},
-			{"redsync", func(ctx context.Context, w int) error {
-				m := rs.NewMutex(rsPrefix+workerNames[w], redsync.WithExpiry(leaseLen), redsync.WithTries(1))
-				if err := m.LockContext(ctx); err != nil {
-					return err
-				}
-				ok, err := m.UnlockContext(ctx)
-				if err == nil && !ok {
-					err = errLost
-				}
-				return err
-			}},
+			{"redsync", redsyncCycle(rs, rsPrefix)},
 			{"raw", func(ctx context.Context, w int) error {
 				owner := lockprovider.NewOwner()
 				key := rawPrefix + workerNames[w]
@@ -142,14 +154,7 @@ func postgresLockComparison(e *env, p *postgres.Provider, pool *pgxpool.Pool) co
 			"(no owner token, no fencing token, no notification).",
 		concs: e.concs,
 		contenders: []contender{
-			{"baton provider", func(ctx context.Context, w int) error {
-				owner := lockprovider.NewOwner()
-				name := workerNames[w]
-				if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, LockedBy: "bench", AtMostFor: leaseLen}); err != nil {
-					return err
-				}
-				return p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner})
-			}},
+			{"baton provider", providerCycle(p)},
 			{"raw ShedLock", func(ctx context.Context, w int) error {
 				name := workerNames[w]
 				tag, err := pool.Exec(ctx, rawShedLockAcquire, name, leaseLen, "bench")

@@ -3,6 +3,10 @@
 //
 //	cd bench && go run ./cmd/benchrun -out ../docs
 //
+// The Redlock comparison starts its own redis-servers as the masters
+// (-redis-server, or redis-server on the PATH); -only runs some of the
+// comparisons (-only redlock, for instance).
+//
 // Contenders are measured in rounds at each concurrency; within a round
 // they take turns in an order that rotates, so drift in the machine's load
 // hits all alike, and every figure reported is the median over rounds.
@@ -17,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,10 +50,10 @@ func main() {
 		dur      = flag.Duration("d", 200*time.Millisecond, "time per contender per round")
 		hdur     = flag.Duration("handoff", 1500*time.Millisecond, "time per hand-off contender per round")
 		concs    = flag.String("conc", "1,16,64", "concurrencies")
-		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, handoff, rate-redis, rate-postgres, scheduler); empty: all")
+		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, redlock, handoff, rate-redis, rate-postgres, scheduler); empty: all")
 		jobs     = flag.String("jobs", "1000,10000", "scheduler job counts")
 		srvCost  = flag.Bool("server-cost", false, "report the Redis server's CPU and commands per operation (INFO cpu, commandstats); meaningful on a server of its own (always on with -redis-server)")
-		redisBin = flag.String("redis-server", "", "start a private Redis from this redis-server binary instead of using -redis")
+		redisBin = flag.String("redis-server", "", "start a private Redis from this redis-server binary instead of using -redis (and the redlock comparison's masters from it; default: redis-server on the PATH)")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -179,6 +184,16 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 	}
 	if cfg.wants("lock-postgres") {
 		if err := measureCmp(postgresLockComparison(e, pgProvider, e.pool), nil); err != nil {
+			return err
+		}
+	}
+	if cfg.wants("redlock") {
+		masters, stop, err := redlockMasters(ctx, cfg.redisBin, slices.Max(redlockSizes), opt.PoolSize)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		if err := measureCmp(redlockComparison(e, masters)); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,6 +104,40 @@ func TestReport(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dir, "bench", f))
 		if err != nil || !strings.Contains(string(b), "<svg") {
 			t.Errorf("%s: not an SVG (err %v)", f, err)
+		}
+	}
+}
+
+// The Redlock comparison runs both libraries, without errors, on masters
+// of its own.
+func TestRedlockComparison(t *testing.T) {
+	ctx := context.Background()
+	masters, stop, err := redlockMasters(ctx, "", 5, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	c, err := redlockComparison(&env{prefix: testenv.Prefix(t), concs: []int{1, 2}}, masters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.run(ctx, slog.New(slog.DiscardHandler), 1, 30*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.contenders) != 4 || len(c.ratios) != 2 || len(res.cells) != 2 {
+		t.Fatalf("%d contenders, %d ratios, %d cells", len(c.contenders), len(c.ratios), len(res.cells))
+	}
+	for _, cl := range res.cells {
+		for i, k := range c.contenders {
+			if st := cl.stats(i); st.opsPerSec == 0 || st.errs > 0 {
+				t.Errorf("conc %d, %s: %.0f ops/s, %d errors", cl.conc, k.name, st.opsPerSec, st.errs)
+			}
+		}
+		for _, r := range c.ratios {
+			if v := cl.ratio(c, r); v <= 0 {
+				t.Errorf("conc %d, %s ÷ %s = %v", cl.conc, r.num, r.den, v)
+			}
 		}
 	}
 }

@@ -1,0 +1,29 @@
+// Command baton inspects and operates the state that baton keeps in Redis
+// and PostgreSQL: locks, scheduled jobs (registry and run ledger) and rate
+// limits.
+//
+// Install it with
+//
+//	go install github.com/baton-go/baton/cmd/baton@latest
+//
+// and point it at a backend with --redis URL and/or --postgres URL (or
+// BATON_REDIS_URL and BATON_POSTGRES_URL). With both, every command shows
+// both backends, each row naming its backend.
+//
+//	baton locks ls                      who holds which lock, with token and expiry
+//	baton locks get NAME
+//	baton locks release --force NAME    free a stuck lock (shows holder and token, asks)
+//	baton jobs ls                       schedules, next tick, last run, last success, live replicas
+//	baton jobs runs JOB [--since 24h]   the run ledger of a job
+//	baton jobs check [--grace 1m]       dead-man's switch: exit 1 on a missed or failed tick
+//	baton limits ls                     rate-limit keys with live state
+//	baton limits get KEY [--limit gcra:100/1m]
+//	baton limits reset KEY
+//
+// Every command takes -o table (default) or -o json.
+//
+// Exit codes: 0 success; 1 jobs check found a missed, failed or unfinished
+// tick, or no scheduler instance is alive; 2 bad usage or input; 3 the
+// lock or rate-limit key was not found, or no lease is in force; 4 a backend
+// could not be reached or failed; 5 the operator did not confirm.
+package main

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/scheduler"
+)
+
+type jobJSON struct {
+	Backend     string                  `json:"backend"`
+	Name        string                  `json:"name"`
+	Schedule    string                  `json:"schedule"`
+	TimeZone    string                  `json:"time_zone,omitempty"`
+	Locked      bool                    `json:"locked"`
+	AtMostFor   string                  `json:"at_most_for,omitempty"`
+	AtLeastFor  string                  `json:"at_least_for,omitempty"`
+	Options     []string                `json:"options,omitempty"`
+	NextTick    time.Time               `json:"next_tick,omitzero"`
+	LastRun     *lockprovider.RunRecord `json:"last_run,omitempty"`
+	LastSuccess *lockprovider.RunRecord `json:"last_success,omitempty"`
+	Replicas    []string                `json:"replicas"`
+}
+
+type runJSON struct {
+	Backend string `json:"backend"`
+	lockprovider.RunRecord
+	Duration string `json:"duration,omitempty"`
+}
+
+type checkJSON struct {
+	Backend   string              `json:"backend"`
+	OK        bool                `json:"ok"`
+	Instances []string            `json:"instances"`
+	Checked   []string            `json:"checked"`
+	Problems  []scheduler.Problem `json:"problems"`
+}
+
+func dur(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+// parseSince accepts a duration back from now ("24h") or an RFC 3339 time.
+func (c *cli) parseSince(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, fmt.Errorf("--since %q: must not be negative", s)
+		}
+		return c.now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--since %q: neither a duration (24h) nor an RFC 3339 time", s)
+	}
+	return t, nil
+}
+
+func jobCommands() []command {
+	var (
+		since string
+		limit int
+		grace time.Duration
+	)
+	return []command{
+		{
+			group: "jobs", name: "ls", help: "list registered jobs: schedule, next tick, last run, last success, live replicas",
+			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
+				if !c.needArgs(fs, 0) {
+					return exitUsage
+				}
+				return c.jobsList(ctx)
+			},
+		},
+		{
+			group: "jobs", name: "runs", args: "JOB", help: "list recorded runs of a job, newest first",
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&since, "since", "", "only runs started since: a duration back (24h) or an RFC 3339 time")
+				fs.IntVar(&limit, "limit", 20, "at most this many runs per backend")
+			},
+			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
+				if !c.needArgs(fs, 1) {
+					return exitUsage
+				}
+				from, err := c.parseSince(since)
+				if err != nil || limit <= 0 || limit > lockprovider.MaxRuns {
+					if err == nil {
+						err = fmt.Errorf("--limit must be between 1 and %d", lockprovider.MaxRuns)
+					}
+					fmt.Fprintf(c.stderr, "baton: %v\n", err)
+					return exitUsage
+				}
+				return c.jobRuns(ctx, fs.Arg(0), from, limit)
+			},
+		},
+		{
+			group: "jobs", name: "check", args: "[JOB...]",
+			help: "exit 1 if a due tick was missed, failed or never finished, or no scheduler is alive",
+			flags: func(fs *flag.FlagSet) {
+				fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start")
+				fs.StringVar(&since, "since", "", "check every tick since (duration back or RFC 3339), not only the latest")
+			},
+			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
+				from, err := c.parseSince(since)
+				if err != nil || grace < 0 {
+					if err == nil {
+						err = errors.New("--grace must not be negative")
+					}
+					fmt.Fprintf(c.stderr, "baton: %v\n", err)
+					return exitUsage
+				}
+				return c.jobsCheck(ctx, scheduler.CheckOptions{Grace: grace, Since: from, Now: c.now, Jobs: fs.Args()})
+			},
+		},
+	}
+}
+
+func (c *cli) jobsList(ctx context.Context) int {
+	out := []jobJSON{}
+	for _, b := range c.backends {
+		reg, ok := b.p.(lockprovider.Registry)
+		if !ok {
+			continue
+		}
+		insts, err := reg.Instances(ctx)
+		if err != nil {
+			return c.fail(b, "registry", err)
+		}
+		led, _ := b.p.(lockprovider.Ledger)
+		for _, rj := range scheduler.Jobs(insts) {
+			s := rj.Spec
+			j := jobJSON{Backend: b.name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
+				AtMostFor: dur(s.AtMostFor), AtLeastFor: dur(s.AtLeastFor), Options: s.Options, Replicas: rj.Replicas}
+			if sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
+				j.NextTick = sched.Next(c.now)
+			}
+			if led != nil && s.Locked {
+				last, succ, err := led.LastRuns(ctx, s.Name)
+				if err != nil {
+					return c.fail(b, "ledger", err)
+				}
+				if last.Token != 0 {
+					j.LastRun = &last
+				}
+				if succ.Token != 0 {
+					j.LastSuccess = &succ
+				}
+			}
+			out = append(out, j)
+		}
+	}
+	rows := make([][]string, 0, len(out))
+	for _, j := range out {
+		last, lastOK := "-", "-"
+		if r := j.LastRun; r != nil {
+			last = fmt.Sprintf("%s %s on %s", stamp(r.Started), r.Outcome, r.LockedBy)
+			if d := r.Duration(); d > 0 {
+				last += " (" + d.Round(time.Millisecond).String() + ")"
+			}
+		}
+		if r := j.LastSuccess; r != nil {
+			lastOK = stamp(r.Finished)
+		}
+		sched := j.Schedule
+		if j.TimeZone != "" && j.TimeZone != "UTC" && !strings.HasPrefix(sched, "@every") {
+			sched += " (" + j.TimeZone + ")"
+		}
+		rows = append(rows, []string{j.Name, j.Backend, sched, c.when(j.NextTick), last, lastOK,
+			strconv.Itoa(len(j.Replicas)) + " " + strings.Join(j.Replicas, ",")})
+	}
+	c.emit(out, []string{"JOB", "BACKEND", "SCHEDULE", "NEXT TICK", "LAST RUN", "LAST SUCCESS", "REPLICAS"}, rows)
+	return exitOK
+}
+
+func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit int) int {
+	out := []runJSON{}
+	for _, b := range c.backends {
+		led, ok := b.p.(lockprovider.Ledger)
+		if !ok {
+			continue
+		}
+		runs, err := led.Runs(ctx, lockprovider.RunQuery{Job: job, Since: since, Limit: limit})
+		if err != nil {
+			return c.fail(b, "ledger", err)
+		}
+		for _, r := range runs {
+			rj := runJSON{Backend: b.name, RunRecord: r}
+			if !r.Finished.IsZero() {
+				rj.Duration = r.Duration().String()
+			}
+			out = append(out, rj)
+		}
+	}
+	rows := make([][]string, 0, len(out))
+	for _, r := range out {
+		flags := []string{}
+		if r.CatchUp {
+			flags = append(flags, "catch-up")
+		}
+		if r.Manual {
+			flags = append(flags, "manual")
+		}
+		errText := strings.ReplaceAll(r.Error, "\n", " ")
+		if len(errText) > 60 {
+			errText = errText[:57] + "..."
+		}
+		rows = append(rows, []string{stamp(r.Tick), r.Backend, r.LockedBy, strconv.FormatInt(r.Token, 10),
+			stamp(r.Started), dash(r.Duration), r.Outcome.String(), dash(strings.Join(flags, ",")), dash(errText)})
+	}
+	c.emit(out, []string{"TICK", "BACKEND", "REPLICA", "TOKEN", "STARTED", "DURATION", "OUTCOME", "FLAGS", "ERROR"}, rows)
+	return exitOK
+}
+
+func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
+	out := []checkJSON{}
+	alive, problems := false, 0
+	for _, b := range c.backends {
+		_, ok1 := b.p.(lockprovider.Registry)
+		_, ok2 := b.p.(lockprovider.Ledger)
+		if !ok1 || !ok2 {
+			continue
+		}
+		rep, err := scheduler.Check(ctx, b.p, opts)
+		if err != nil && !errors.Is(err, scheduler.ErrNoInstances) {
+			return c.fail(b, "check", err)
+		}
+		cj := checkJSON{Backend: b.name, OK: rep.OK(), Instances: []string{}, Checked: rep.Checked, Problems: rep.Problems}
+		if cj.Checked == nil {
+			cj.Checked = []string{}
+		}
+		if cj.Problems == nil {
+			cj.Problems = []scheduler.Problem{}
+		}
+		for _, i := range rep.Instances {
+			cj.Instances = append(cj.Instances, i.LockedBy)
+		}
+		alive = alive || len(rep.Instances) > 0
+		problems += len(rep.Problems)
+		out = append(out, cj)
+	}
+	if c.opts.output == "json" {
+		c.emit(out, nil, nil)
+	} else {
+		var rows [][]string
+		for _, cj := range out {
+			for _, p := range cj.Problems {
+				detail := "no replica claimed it"
+				if p.Run != nil {
+					detail = fmt.Sprintf("%s on %s, token %d", p.Run.Outcome, p.Run.LockedBy, p.Run.Token)
+					if p.Run.Error != "" {
+						detail += ": " + strings.ReplaceAll(p.Run.Error, "\n", " ")
+					}
+				}
+				rows = append(rows, []string{p.Job, cj.Backend, stamp(p.Tick), p.Kind, detail})
+			}
+		}
+		if len(rows) > 0 {
+			c.emit(nil, []string{"JOB", "BACKEND", "TICK", "PROBLEM", "DETAIL"}, rows)
+		}
+		for _, cj := range out {
+			fmt.Fprintf(c.stdout, "%s: %d live instance(s), %d locked job(s) checked, %d problem(s)\n",
+				cj.Backend, len(cj.Instances), len(cj.Checked), len(cj.Problems))
+		}
+	}
+	if !alive {
+		fmt.Fprintln(c.stderr, "baton: no live scheduler instance in any registry")
+		return exitProblem
+	}
+	if problems > 0 {
+		return exitProblem
+	}
+	return exitOK
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+type limitJSON struct {
+	Backend   string    `json:"backend"`
+	Key       string    `json:"key"`
+	Algorithm string    `json:"algorithm"`
+	Period    string    `json:"period"`
+	ResetAt   time.Time `json:"reset_at,omitzero"`
+	// With --limit: the limit and what it would admit now.
+	Limit      string `json:"limit,omitempty"`
+	Remaining  *int64 `json:"remaining,omitempty"`
+	ResetAfter string `json:"reset_after,omitempty"`
+}
+
+// limitFlags collects repeated --limit flags.
+type limitFlags []lockprovider.RateLimit
+
+func (l *limitFlags) String() string { return fmt.Sprint(len(*l)) }
+
+// Set parses "<algorithm>:<limit>/<period>[:<burst>]", e.g. gcra:100/1m:20.
+func (l *limitFlags) Set(s string) error {
+	alg, rest, ok := strings.Cut(s, ":")
+	n, rest2, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 {
+		return fmt.Errorf("want <algorithm>:<limit>/<period>[:<burst>], e.g. gcra:100/1m")
+	}
+	per, burst, hasBurst := strings.Cut(rest2, ":")
+	var rl lockprovider.RateLimit
+	for a := lockprovider.FixedWindow; a <= lockprovider.GCRA; a++ {
+		if a.String() == alg {
+			rl.Algorithm = a
+		}
+	}
+	if rl.Algorithm == 0 {
+		return fmt.Errorf("unknown algorithm %q (fixed_window, sliding_log, sliding_window, token_bucket, gcra)", alg)
+	}
+	var err error
+	if rl.Rate, err = strconv.ParseInt(n, 10, 64); err != nil {
+		return fmt.Errorf("limit %q: %v", n, err)
+	}
+	if rl.Period, err = time.ParseDuration(per); err != nil {
+		return fmt.Errorf("period %q: %v", per, err)
+	}
+	if hasBurst {
+		if rl.Burst, err = strconv.ParseInt(burst, 10, 64); err != nil {
+			return fmt.Errorf("burst %q: %v", burst, err)
+		}
+	}
+	if err := rl.Validate(); err != nil {
+		return err
+	}
+	*l = append(*l, rl)
+	return nil
+}
+
+func limitCommands() []command {
+	var limits limitFlags
+	return []command{
+		{
+			group: "limits", name: "ls", help: "list rate-limit keys with live state and when each is full again",
+			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
+				if !c.needArgs(fs, 0) {
+					return exitUsage
+				}
+				out, code := c.listLimits(ctx, "")
+				if code == exitOK {
+					c.emitLimits(out)
+				}
+				return code
+			},
+		},
+		{
+			group: "limits", name: "get", args: "KEY", help: "show a key's state; with --limit, what it would admit now",
+			flags: func(fs *flag.FlagSet) {
+				fs.Var(&limits, "limit", "the application's limit, <algorithm>:<limit>/<period>[:<burst>] (repeatable); peeks without charging")
+			},
+			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
+				if !c.needArgs(fs, 1) {
+					return exitUsage
+				}
+				key := fs.Arg(0)
+				if len(limits) > 0 {
+					return c.peekLimits(ctx, key, limits)
+				}
+				out, code := c.listLimits(ctx, key)
+				if code != exitOK {
+					return code
+				}
+				if len(out) == 0 {
+					fmt.Fprintf(c.stderr, "baton: rate-limit key %q has no state (it is at full capacity)\n", key)
+					return exitNotFound
+				}
+				c.emitLimits(out)
+				return exitOK
+			},
+		},
+		{
+			group: "limits", name: "reset", args: "KEY", help: "give a rate-limit key its full capacity back",
+			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
+				if !c.needArgs(fs, 1) {
+					return exitUsage
+				}
+				for _, b := range c.backends {
+					a, ok := b.p.(lockprovider.Admin)
+					if !ok {
+						continue
+					}
+					if err := a.ResetRate(ctx, fs.Arg(0)); err != nil {
+						return c.fail(b, "reset", err)
+					}
+					if c.opts.output == "table" {
+						fmt.Fprintf(c.stdout, "reset %q on %s\n", fs.Arg(0), b.name)
+					}
+				}
+				if c.opts.output == "json" {
+					c.emit(map[string]any{"reset": fs.Arg(0)}, nil, nil)
+				}
+				return exitOK
+			},
+		},
+	}
+}
+
+func (c *cli) listLimits(ctx context.Context, key string) ([]limitJSON, int) {
+	out := []limitJSON{}
+	for _, b := range c.backends {
+		ls, ok := b.p.(lockprovider.RateLister)
+		if !ok {
+			continue
+		}
+		infos, err := ls.ListRates(ctx)
+		if err != nil {
+			return nil, c.fail(b, "list rate limits", err)
+		}
+		for _, i := range infos {
+			if key == "" || i.Key == key {
+				out = append(out, limitJSON{Backend: b.name, Key: i.Key, Algorithm: i.Algorithm.String(), Period: i.Period.String(), ResetAt: i.ResetAt})
+			}
+		}
+	}
+	return out, exitOK
+}
+
+func (c *cli) emitLimits(out []limitJSON) {
+	rows := make([][]string, 0, len(out))
+	for _, l := range out {
+		rem := "-"
+		if l.Remaining != nil {
+			rem = strconv.FormatInt(*l.Remaining, 10)
+		}
+		reset := c.when(l.ResetAt)
+		if l.ResetAfter != "" {
+			reset = "in " + l.ResetAfter
+		}
+		rows = append(rows, []string{l.Key, l.Backend, l.Algorithm, l.Period, dash(l.Limit), rem, reset})
+	}
+	c.emit(out, []string{"KEY", "BACKEND", "ALGORITHM", "PERIOD", "LIMIT", "REMAINING", "FULL AGAIN"}, rows)
+}
+
+// peekLimits asks each backend what the limits would admit now, charging
+// nothing (a RateLimit with N 0).
+func (c *cli) peekLimits(ctx context.Context, key string, limits []lockprovider.RateLimit) int {
+	out := []limitJSON{}
+	for _, b := range c.backends {
+		rl, ok := b.p.(lockprovider.RateLimiter)
+		if !ok {
+			continue
+		}
+		res, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: 0, Limits: limits})
+		if err != nil {
+			return c.fail(b, "rate limit", err)
+		}
+		for i, l := range limits {
+			st := res.Limits[i]
+			rem := st.Remaining
+			spec := fmt.Sprintf("%d/%v", l.Rate, l.Period)
+			if l.Burst > 0 {
+				spec += fmt.Sprintf(" burst %d", l.Burst)
+			}
+			out = append(out, limitJSON{Backend: b.name, Key: key, Algorithm: l.Algorithm.String(), Period: l.Period.String(),
+				Limit: spec, Remaining: &rem, ResetAfter: st.ResetAfter.Round(time.Millisecond).String()})
+		}
+	}
+	c.emitLimits(out)
+	return exitOK
+}

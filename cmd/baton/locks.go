@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+type lockJSON struct {
+	Backend   string    `json:"backend"`
+	Name      string    `json:"name"`
+	Held      bool      `json:"held"`
+	LockedBy  string    `json:"locked_by"`
+	Token     int64     `json:"token"`
+	GrantedAt time.Time `json:"granted_at,omitzero"`
+	Until     time.Time `json:"until,omitzero"`
+	LastTick  time.Time `json:"last_tick,omitzero"`
+}
+
+func toLockJSON(backend string, i lockprovider.LeaseInfo) lockJSON {
+	return lockJSON{Backend: backend, Name: i.Name, Held: i.Held, LockedBy: i.LockedBy, Token: i.Token,
+		GrantedAt: i.GrantedAt, Until: i.Until, LastTick: i.LastTick}
+}
+
+func (c *cli) lockRows(ls []lockJSON) [][]string {
+	rows := make([][]string, 0, len(ls))
+	for _, l := range ls {
+		until := c.when(l.Until)
+		if !l.Held {
+			until = "released/expired"
+		}
+		rows = append(rows, []string{l.Name, l.Backend, yesNo(l.Held), dash(l.LockedBy), strconv.FormatInt(l.Token, 10),
+			stamp(l.GrantedAt), until, stamp(l.LastTick)})
+	}
+	return rows
+}
+
+var lockHeader = []string{"NAME", "BACKEND", "HELD", "HOLDER", "TOKEN", "GRANTED", "UNTIL", "LAST TICK"}
+
+func lockCommands() []command {
+	var (
+		force, yes bool
+		all        bool
+	)
+	return []command{
+		{
+			group: "locks", name: "ls", help: "list locks: holder, token, granted, until (--all: also free ones)",
+			flags: func(fs *flag.FlagSet) { fs.BoolVar(&all, "all", false, "also list names whose lease ended") },
+			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
+				if !c.needArgs(fs, 0) {
+					return exitUsage
+				}
+				out := []lockJSON{}
+				for _, b := range c.backends {
+					in, ok := b.p.(lockprovider.Inspector)
+					if !ok {
+						continue
+					}
+					infos, err := in.List(ctx)
+					if err != nil {
+						return c.fail(b, "list locks", err)
+					}
+					for _, i := range infos {
+						if i.Held || all {
+							out = append(out, toLockJSON(b.name, i))
+						}
+					}
+				}
+				c.emit(out, lockHeader, c.lockRows(out))
+				return exitOK
+			},
+		},
+		{
+			group: "locks", name: "get", args: "NAME", help: "show one lock",
+			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
+				if !c.needArgs(fs, 1) {
+					return exitUsage
+				}
+				out := []lockJSON{}
+				for _, b := range c.backends {
+					in, ok := b.p.(lockprovider.Inspector)
+					if !ok {
+						continue
+					}
+					i, err := in.Inspect(ctx, fs.Arg(0))
+					if err != nil {
+						return c.fail(b, "inspect", err)
+					}
+					if i.Exists {
+						out = append(out, toLockJSON(b.name, i))
+					}
+				}
+				if len(out) == 0 {
+					fmt.Fprintf(c.stderr, "baton: lock %q not found\n", fs.Arg(0))
+					return exitNotFound
+				}
+				c.emit(out, lockHeader, c.lockRows(out))
+				return exitOK
+			},
+		},
+		{
+			group: "locks", name: "release", args: "--force NAME",
+			help: "free a held lock now (shows holder and token, asks unless --yes)",
+			flags: func(fs *flag.FlagSet) {
+				fs.BoolVar(&force, "force", false, "required: release a lease held by someone else")
+				fs.BoolVar(&yes, "yes", false, "do not ask for confirmation")
+			},
+			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
+				if !c.needArgs(fs, 1) {
+					return exitUsage
+				}
+				if !force {
+					fmt.Fprintln(c.stderr, "baton: locks release frees a lease someone else holds; pass --force to confirm that is what you want")
+					return exitUsage
+				}
+				return c.forceRelease(ctx, fs.Arg(0), yes)
+			},
+		},
+	}
+}
+
+// forceRelease shows the holder of name on each backend, asks, and frees
+// exactly the lease shown (by its token).
+func (c *cli) forceRelease(ctx context.Context, name string, yes bool) int {
+	type target struct {
+		b    backend
+		a    lockprovider.Admin
+		info lockprovider.LeaseInfo
+	}
+	var targets []target
+	for _, b := range c.backends {
+		in, ok1 := b.p.(lockprovider.Inspector)
+		a, ok2 := b.p.(lockprovider.Admin)
+		if !ok1 || !ok2 {
+			continue
+		}
+		i, err := in.Inspect(ctx, name)
+		if err != nil {
+			return c.fail(b, "inspect", err)
+		}
+		if i.Held {
+			targets = append(targets, target{b, a, i})
+		}
+	}
+	if len(targets) == 0 {
+		fmt.Fprintf(c.stderr, "baton: lock %q is not held\n", name)
+		return exitNotFound
+	}
+	in := bufio.NewScanner(c.stdin)
+	out := []lockJSON{}
+	for _, t := range targets {
+		i := t.info
+		if !yes {
+			fmt.Fprintf(c.stderr, "Lock %q on %s is held by %s with token %d since %s, until %s.\nRelease it now? The holder keeps running until it notices; fenced writes reject it once the next holder has written. [y/N] ",
+				name, t.b.name, dash(i.LockedBy), i.Token, stamp(i.GrantedAt), c.when(i.Until))
+			ans := ""
+			if in.Scan() {
+				ans = strings.ToLower(strings.TrimSpace(in.Text()))
+			}
+			if ans != "y" && ans != "yes" {
+				fmt.Fprintln(c.stderr, "baton: not released")
+				return exitAborted
+			}
+		}
+		freed, err := t.a.ForceRelease(ctx, name, i.Token)
+		if errors.Is(err, lockprovider.ErrNotHeld) {
+			fmt.Fprintf(c.stderr, "baton: %s: lock %q changed hands or ended before the release; nothing freed\n", t.b.name, name)
+			return exitNotFound
+		}
+		if err != nil {
+			return c.fail(t.b, "force-release", err)
+		}
+		out = append(out, toLockJSON(t.b.name, freed))
+		if c.opts.output == "table" {
+			fmt.Fprintf(c.stdout, "released %q on %s: was held by %s with token %d; the next grant gets a larger token\n",
+				name, t.b.name, dash(freed.LockedBy), freed.Token)
+		}
+	}
+	if c.opts.output == "json" {
+		c.emit(out, nil, nil)
+	}
+	return exitOK
+}

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/postgres"
+	redisprovider "github.com/baton-go/baton/lockprovider/redis"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0 // success; jobs check: every due tick ran and succeeded
+	exitProblem  = 1 // jobs check: a tick was missed, failed or never finished, or no scheduler is alive
+	exitUsage    = 2 // bad command line or input
+	exitNotFound = 3 // the lock or rate-limit key does not exist, or no lease is in force
+	exitBackend  = 4 // a backend could not be reached or failed
+	exitAborted  = 5 // the operator did not confirm
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// options are the flags every command accepts.
+type options struct {
+	redisURL, postgresURL string
+	redisPrefix           string
+	pgSchema, pgTable     string
+	output                string
+	timeout               time.Duration
+}
+
+// register defines the common flags on fs, with the current values as
+// defaults, so they are accepted before and after the command.
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.redisURL, "redis", o.redisURL, "Redis URL, e.g. redis://localhost:6379/0 (default $BATON_REDIS_URL)")
+	fs.StringVar(&o.postgresURL, "postgres", o.postgresURL, "PostgreSQL URL (default $BATON_POSTGRES_URL)")
+	fs.StringVar(&o.redisPrefix, "redis-prefix", o.redisPrefix, "key prefix of the Redis provider")
+	fs.StringVar(&o.pgSchema, "pg-schema", o.pgSchema, "schema of the PostgreSQL tables (default: search_path)")
+	fs.StringVar(&o.pgTable, "pg-table", o.pgTable, "lease table of the PostgreSQL provider")
+	fs.StringVar(&o.output, "o", o.output, "output format: table or json")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of the command")
+}
+
+// cli is one invocation.
+type cli struct {
+	opts     options
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+	backends []backend
+	now      time.Time
+}
+
+// backend is one connected provider.
+type backend struct {
+	name  string // "redis" or "postgres"
+	p     lockprovider.Provider
+	close func()
+}
+
+type command struct {
+	group, name, args, help string
+	run                     func(c *cli, ctx context.Context, fs *flag.FlagSet) int
+	flags                   func(fs *flag.FlagSet)
+}
+
+func allCommands() []command {
+	return append(append(lockCommands(), jobCommands()...), limitCommands()...)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `baton: inspect and operate baton locks, scheduled jobs and rate limits.
+
+Usage: baton [flags] <group> <command> [flags] [args]
+
+Commands:
+`)
+	for _, c := range allCommands() {
+		fmt.Fprintf(w, "  %-30s %s\n", c.group+" "+c.name+" "+c.args, c.help)
+	}
+	fmt.Fprint(w, `
+Flags (accepted before or after the command):
+  --redis URL, --postgres URL   backends (or BATON_REDIS_URL, BATON_POSTGRES_URL); with both, both are shown
+  --redis-prefix, --pg-schema, --pg-table   provider settings when not the defaults
+  -o table|json                 output format (default table)
+  --timeout D                   time limit (default 10s)
+
+Exit codes: 0 ok; 1 jobs check found a problem; 2 usage; 3 not found or not held;
+4 backend error; 5 not confirmed.
+`)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now()}
+	c.opts = options{
+		redisURL: os.Getenv("BATON_REDIS_URL"), postgresURL: os.Getenv("BATON_POSTGRES_URL"),
+		output: "table", timeout: 10 * time.Second,
+	}
+	top := flag.NewFlagSet("baton", flag.ContinueOnError)
+	top.SetOutput(stderr)
+	top.Usage = func() { usage(stderr) }
+	c.opts.register(top)
+	if err := top.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	rest := top.Args()
+	if len(rest) == 1 && rest[0] == "help" {
+		usage(stdout)
+		return exitOK
+	}
+	if len(rest) < 2 {
+		usage(stderr)
+		return exitUsage
+	}
+	var cmd *command
+	for _, k := range allCommands() {
+		if k.group == rest[0] && k.name == rest[1] {
+			cmd = &k
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(stderr, "baton: unknown command %q\n", strings.Join(rest[:2], " "))
+		usage(stderr)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("baton "+cmd.group+" "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c.opts.register(fs)
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: baton %s %s [flags] %s\n  %s\n\nFlags:\n", cmd.group, cmd.name, cmd.args, cmd.help)
+		fs.PrintDefaults()
+	}
+	if err := parseInterleaved(fs, rest[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if c.opts.output != "table" && c.opts.output != "json" {
+		fmt.Fprintf(stderr, "baton: -o must be table or json, not %q\n", c.opts.output)
+		return exitUsage
+	}
+	if c.opts.timeout <= 0 {
+		fmt.Fprintln(stderr, "baton: --timeout must be positive")
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.timeout)
+	defer cancel()
+	if code := c.connect(ctx); code != exitOK {
+		return code
+	}
+	defer func() {
+		for _, b := range c.backends {
+			b.close()
+		}
+	}()
+	return cmd.run(c, ctx, fs)
+}
+
+// parseInterleaved parses flags that may follow positional arguments
+// ("locks get NAME -o json"), keeping the positional ones in fs.Args().
+func parseInterleaved(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+// connect opens the backends named by the flags or the environment.
+func (c *cli) connect(ctx context.Context) int {
+	if c.opts.redisURL == "" && c.opts.postgresURL == "" {
+		fmt.Fprintln(c.stderr, "baton: no backend: pass --redis URL and/or --postgres URL, or set BATON_REDIS_URL / BATON_POSTGRES_URL")
+		return exitUsage
+	}
+	if c.opts.redisURL != "" {
+		opt, err := goredis.ParseURL(c.opts.redisURL)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "baton: --redis: %v\n", err)
+			return exitUsage
+		}
+		opt.ContextTimeoutEnabled = true // --timeout bounds every call
+		client := goredis.NewClient(opt)
+		p, err := redisprovider.New(client, &redisprovider.Config{Prefix: c.opts.redisPrefix})
+		if err != nil {
+			_ = client.Close()
+			fmt.Fprintf(c.stderr, "baton: redis: %v\n", err)
+			return exitUsage
+		}
+		c.backends = append(c.backends, backend{name: "redis", p: p, close: func() { _ = client.Close() }})
+	}
+	if c.opts.postgresURL != "" {
+		pool, err := pgxpool.New(ctx, c.opts.postgresURL)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "baton: --postgres: %v\n", err)
+			return exitUsage
+		}
+		p, err := postgres.New(pool, &postgres.Config{Schema: c.opts.pgSchema, Table: c.opts.pgTable})
+		if err != nil {
+			pool.Close()
+			fmt.Fprintf(c.stderr, "baton: postgres: %v\n", err)
+			return exitUsage
+		}
+		c.backends = append(c.backends, backend{name: "postgres", p: p, close: pool.Close})
+	}
+	return exitOK
+}
+
+// fail reports a backend error and returns its exit code.
+func (c *cli) fail(b backend, what string, err error) int {
+	fmt.Fprintf(c.stderr, "baton: %s: %s: %v\n", b.name, what, err)
+	if errors.Is(err, lockprovider.ErrInvalid) {
+		return exitUsage
+	}
+	return exitBackend
+}
+
+// needArgs checks the number of positional arguments.
+func (c *cli) needArgs(fs *flag.FlagSet, n int) bool {
+	if fs.NArg() != n {
+		fs.Usage()
+		return false
+	}
+	return true
+}

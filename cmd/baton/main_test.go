@@ -1,0 +1,268 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
+	redisprovider "github.com/baton-go/baton/lockprovider/redis"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "baton-cli")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "baton")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic("go build: " + err.Error() + "\n" + string(out))
+	}
+	defer os.RemoveAll(dir)
+	testenv.Main(m)
+}
+
+// baton runs the built binary with args and stdin, and returns its
+// stdout, stderr and exit code.
+func baton(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("baton %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func wantCode(t *testing.T, want int, stdin string, args ...string) string {
+	t.Helper()
+	out, errs, code := baton(t, stdin, args...)
+	if code != want {
+		t.Fatalf("baton %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, out, errs)
+	}
+	return out
+}
+
+var (
+	timeRE  = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"`)
+	tokenRE = regexp.MustCompile(`"token": \d+`)
+	durRE   = regexp.MustCompile(`"(duration|reset_after)": "[^"]*"`)
+	offRE   = regexp.MustCompile(` offset [0-9hms.]+`)
+)
+
+// normalize replaces the values that change from run to run.
+func normalize(s string) string {
+	s = timeRE.ReplaceAllString(s, `"<time>"`)
+	s = tokenRE.ReplaceAllString(s, `"token": "<token>"`)
+	s = offRE.ReplaceAllString(s, " offset <offset>")
+	return durRE.ReplaceAllString(s, `"$1": "<duration>"`)
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	got = normalize(got)
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s: output differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
+	}
+}
+
+// seed puts a held lock, a registered job with its ledger and a limited
+// rate-limit key in p. The job runs daily at 12h before now, so its due
+// tick is far from any boundary; its previous tick succeeded and the due
+// one has no run. It returns that due tick.
+func seed(t *testing.T, p lockprovider.Provider) time.Time {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "report", Owner: lockprovider.NewOwner(), LockedBy: "host-a:1", AtMostFor: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	due := now.Add(-12 * time.Hour).Truncate(time.Second)
+	offset := time.Duration(due.UnixNano() % int64(24*time.Hour))
+	inst := lockprovider.Instance{LockedBy: "app-1", Version: "v1", Started: now.Add(-72 * time.Hour), Jobs: []lockprovider.JobSpec{
+		{Name: "nightly", Schedule: "@every 24h0m0s offset " + offset.String(), Locked: true, AtMostFor: time.Hour, AtLeastFor: time.Minute},
+	}}
+	if err := p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ran(t, p, due.Add(-24*time.Hour), lockprovider.OutcomeSucceeded, "")
+	rl := p.(lockprovider.RateLimiter)
+	if _, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: "user:42", N: 2, Limits: []lockprovider.RateLimit{
+		{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour}}}); err != nil {
+		t.Fatal(err)
+	}
+	return due
+}
+
+// ran records a run of the nightly job for tick.
+func ran(t *testing.T, p lockprovider.Provider, tick time.Time, out lockprovider.Outcome, msg string) {
+	t.Helper()
+	led := p.(lockprovider.Ledger)
+	owner := lockprovider.NewOwner()
+	l, err := led.AcquireRun(t.Context(), lockprovider.AcquireParams{Name: "nightly", Owner: owner, LockedBy: "app-1", AtMostFor: time.Hour, Tick: tick}, lockprovider.RunStart{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = led.ReleaseRun(t.Context(), lockprovider.ReleaseParams{Name: "nightly", Owner: owner}, lockprovider.RunEnd{
+		Run: lockprovider.RunRecord{Job: "nightly", Token: l.Token, Tick: tick, LockedBy: "app-1", Started: l.GrantedAt}, Outcome: out, Error: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCLI(t *testing.T) {
+	type setup struct {
+		name string
+		args []string
+		p    lockprovider.Provider
+	}
+	prefix := testenv.Prefix(t)
+	rp, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := testenv.Postgres(t)
+	pp, err := pgprovider.New(pg.Pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	redisArgs := []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix}
+	pgArgs := []string{"--postgres", pg.URL}
+	for _, s := range []setup{{"redis", redisArgs, rp}, {"postgres", pgArgs, pp}} {
+		t.Run(s.name, func(t *testing.T) {
+			due := seed(t, s.p)
+			run := func(code int, stdin string, args ...string) string {
+				t.Helper()
+				return wantCode(t, code, stdin, append(append([]string{}, args...), s.args...)...)
+			}
+			// Who holds lock X and until when?
+			golden(t, "locks_ls", strings.ReplaceAll(run(0, "", "locks", "ls", "-o", "json"), s.name, "BACKEND"))
+			out := run(0, "", "locks", "get", "report")
+			if !strings.Contains(out, "host-a:1") || !strings.Contains(out, "report") {
+				t.Errorf("locks get (table):\n%s", out)
+			}
+			run(exitNotFound, "", "locks", "get", "nothing")
+			// A stuck lock: release refuses without --force, asks, and
+			// frees exactly the confirmed lease.
+			run(exitUsage, "", "locks", "release", "report")
+			run(exitAborted, "n\n", "locks", "release", "--force", "report")
+			if info, _ := s.p.(lockprovider.Inspector).Inspect(t.Context(), "report"); !info.Held {
+				t.Fatal("lock freed although the operator said no")
+			}
+			out = run(0, "y\n", "locks", "release", "--force", "report")
+			if !strings.Contains(out, "host-a:1") || !strings.Contains(out, "token") {
+				t.Errorf("release output does not show holder and token:\n%s", out)
+			}
+			if info, _ := s.p.(lockprovider.Inspector).Inspect(t.Context(), "report"); info.Held {
+				t.Error("lock still held after locks release --force")
+			}
+			run(exitNotFound, "", "locks", "release", "--force", "--yes", "report")
+
+			// Did the nightly job run, where, how long, with what result?
+			golden(t, "jobs_ls", strings.ReplaceAll(run(0, "", "jobs", "ls", "-o", "json"), s.name, "BACKEND"))
+			golden(t, "jobs_runs", strings.ReplaceAll(run(0, "", "jobs", "runs", "nightly", "-o", "json"), s.name, "BACKEND"))
+			// The seeded run started moments ago (backend clock).
+			if out := run(0, "", "jobs", "runs", "nightly", "--since", "1h"); !strings.Contains(out, "succeeded") {
+				t.Errorf("jobs runs --since 1h misses the run:\n%s", out)
+			}
+			future := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+			if out := run(0, "", "jobs", "runs", "nightly", "--since", future); strings.Contains(out, "succeeded") {
+				t.Errorf("jobs runs --since %s lists an older run:\n%s", future, out)
+			}
+			run(exitUsage, "", "jobs", "runs", "nightly", "--since", "yesterday")
+			// The dead-man's switch: the due tick was missed.
+			out = run(exitProblem, "", "jobs", "check")
+			if !strings.Contains(out, "nightly") || !strings.Contains(out, "missed") {
+				t.Errorf("jobs check output:\n%s", out)
+			}
+			golden(t, "jobs_check_missed", strings.ReplaceAll(run(exitProblem, "", "jobs", "check", "-o", "json"), s.name, "BACKEND"))
+			ran(t, s.p, due, lockprovider.OutcomeFailed, "exit status 1")
+			out = run(exitProblem, "", "jobs", "check")
+			if !strings.Contains(out, "failed") || !strings.Contains(out, "exit status 1") {
+				t.Errorf("jobs check after a failed run:\n%s", out)
+			}
+			ran(t, s.p, due.Add(time.Second), lockprovider.OutcomeSucceeded, "") // a retry recorded under a later tick does not hide the failure
+			run(exitProblem, "", "jobs", "check")
+			run(0, "", "jobs", "check", "--grace", "13h") // nothing due yet with that grace
+
+			// Rate limits.
+			golden(t, "limits_ls", strings.ReplaceAll(run(0, "", "limits", "ls", "-o", "json"), s.name, "BACKEND"))
+			golden(t, "limits_get_peek", strings.ReplaceAll(run(0, "", "limits", "get", "user:42", "--limit", "fixed_window:2/1h", "-o", "json"), s.name, "BACKEND"))
+			run(0, "", "limits", "reset", "user:42")
+			run(exitNotFound, "", "limits", "get", "user:42")
+			out = run(0, "", "limits", "get", "user:42", "--limit", "fixed_window:2/1h")
+			if !strings.Contains(out, " 2 ") {
+				t.Errorf("remaining after reset:\n%s", out)
+			}
+			run(exitUsage, "", "limits", "get", "user:42", "--limit", "leaky:2/1h")
+		})
+	}
+	t.Run("both", func(t *testing.T) {
+		if _, err := rp.Acquire(t.Context(), lockprovider.AcquireParams{Name: "on-redis", Owner: lockprovider.NewOwner(), LockedBy: "r", AtMostFor: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pp.Acquire(t.Context(), lockprovider.AcquireParams{Name: "on-postgres", Owner: lockprovider.NewOwner(), LockedBy: "p", AtMostFor: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		out := wantCode(t, 0, "", append(append([]string{"locks", "ls"}, redisArgs...), pgArgs...)...)
+		if !strings.Contains(out, "on-redis") || !strings.Contains(out, "on-postgres") ||
+			!strings.Contains(out, "redis") || !strings.Contains(out, "postgres") {
+			t.Errorf("locks ls with both backends:\n%s", out)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		wantCode(t, exitUsage, "", "locks", "ls")       // no backend
+		wantCode(t, exitUsage, "", "frobnicate", "now") // unknown command
+		wantCode(t, exitUsage, "", append([]string{"locks", "ls", "-o", "yaml"}, redisArgs...)...)
+		wantCode(t, exitOK, "", "help")
+		wantCode(t, exitBackend, "", "locks", "ls", "--redis", "redis://127.0.0.1:1/0", "--timeout", "2s")
+	})
+}
+
+// Exit codes, as documented.
+const (
+	exitProblem  = 1
+	exitUsage    = 2
+	exitNotFound = 3
+	exitBackend  = 4
+	exitAborted  = 5
+	exitOK       = 0
+)

@@ -1,0 +1,579 @@
+package lockprovidertest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// RunAdmin runs the conformance suite of lockprovider.Admin (and of
+// lockprovider.RateLister when the provider implements it). newProvider
+// is as for Run; its providers must implement lockprovider.Admin, or the
+// suite fails.
+func RunAdmin(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
+	t.Helper()
+	runCapability(t, newProvider, "Admin", []testCase{
+		{"ForceRelease", testForceRelease},
+		{"ForceReleaseWakesWaiters", testForceReleaseWakes},
+		{"ForceReleaseNothingHeld", testForceReleaseNothing},
+		{"Ping", testPing},
+		{"ResetRate", testResetRate},
+	})
+}
+
+// RunLedger runs the conformance suite of lockprovider.Ledger.
+func RunLedger(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
+	t.Helper()
+	runCapability(t, newProvider, "Ledger", []testCase{
+		{"OpenAndComplete", testLedgerOpenComplete},
+		{"RetriedAcquireOneRecord", testLedgerRetry},
+		{"RefusalsRecordNothing", testLedgerRefusals},
+		{"LostLeaseStillRecorded", testLedgerLost},
+		{"QueryRangeAndOrder", testLedgerQuery},
+		{"Retention", testLedgerRetention},
+		{"Validation", testLedgerValidation},
+	})
+}
+
+// RunRegistry runs the conformance suite of lockprovider.Registry. The
+// providers newProvider returns must not share a registry.
+func RunRegistry(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
+	t.Helper()
+	runCapability(t, newProvider, "Registry", []testCase{
+		{"RegisterAndList", testRegistryList},
+		{"Expiry", testRegistryExpiry},
+		{"HeartbeatAndDeregister", testRegistryHeartbeat},
+		{"Validation", testRegistryValidation},
+	})
+}
+
+func runCapability(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider, what string, cases []testCase) {
+	t.Helper()
+	s := &suite{newProvider: newProvider, id: randomID()}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := s.env(t)
+			var ok bool
+			switch what {
+			case "Admin":
+				_, ok = e.p.(lockprovider.Admin)
+			case "Ledger":
+				_, ok = e.p.(lockprovider.Ledger)
+			case "Registry":
+				_, ok = e.p.(lockprovider.Registry)
+			}
+			if !ok {
+				t.Fatalf("provider %T does not implement lockprovider.%s", e.p, what)
+			}
+			c.fn(e)
+		})
+	}
+}
+
+// A forced release frees a lease inside its at-least bound, reports the
+// holder, makes the next token larger and leaves the old owner unable to
+// extend or release.
+func testForceRelease(e *env) {
+	a := e.p.(lockprovider.Admin)
+	name, owner := e.name(), lockprovider.NewOwner()
+	l, err := e.p.Acquire(e.ctx, lockprovider.AcquireParams{Name: name, Owner: owner, LockedBy: "old-holder", AtMostFor: long, AtLeastFor: long})
+	if err != nil {
+		e.t.Fatalf("Acquire: %v", err)
+	}
+	_, err = a.ForceRelease(e.ctx, name, l.Token+1)
+	e.wantErr(err, lockprovider.ErrNotHeld, "ForceRelease with another lease's token")
+	e.wantHeld(name, "after a ForceRelease for another token")
+	info, err := a.ForceRelease(e.ctx, name, l.Token)
+	if err != nil {
+		e.t.Fatalf("ForceRelease: %v", err)
+	}
+	if info.Name != name || info.LockedBy != "old-holder" || info.Token != l.Token || !info.Held {
+		e.t.Errorf("ForceRelease reported %+v, want holder old-holder, token %d, held", info, l.Token)
+	}
+	if !nearTime(info.Until, l.Until, inspectTol) {
+		e.t.Errorf("ForceRelease Until %v, want %v", info.Until, l.Until)
+	}
+	_, err = e.extend(name, owner, long, 0)
+	e.wantErr(err, lockprovider.ErrNotHeld, "old owner's Extend after ForceRelease")
+	e.wantErr(e.release(name, owner), lockprovider.ErrNotHeld, "old owner's Release after ForceRelease")
+	next := e.mustAcquire(name, lockprovider.NewOwner(), long, 0)
+	if next.Token <= l.Token {
+		e.t.Errorf("token after ForceRelease %d, want > %d", next.Token, l.Token)
+	}
+}
+
+// Waiters registered for release notifications wake on a forced release.
+func testForceReleaseWakes(e *env) {
+	a := e.p.(lockprovider.Admin)
+	rn, ok := e.p.(lockprovider.ReleaseNotifier)
+	if !ok {
+		e.t.Skip("provider does not implement lockprovider.ReleaseNotifier")
+	}
+	name := e.name()
+	e.mustAcquire(name, lockprovider.NewOwner(), long, 0)
+	ch := make(chan struct{}, 1)
+	e.register(rn, name, ch)
+	if _, err := a.ForceRelease(e.ctx, name, 0); err != nil {
+		e.t.Fatalf("ForceRelease: %v", err)
+	}
+	e.wantSignal(ch, "forced release")
+}
+
+// Nothing to free is ErrNotHeld; bad names are invalid.
+func testForceReleaseNothing(e *env) {
+	a := e.p.(lockprovider.Admin)
+	name := e.name()
+	_, err := a.ForceRelease(e.ctx, name, 0)
+	e.wantErr(err, lockprovider.ErrNotHeld, "ForceRelease of a name never acquired")
+	e.cycle(name)
+	_, err = a.ForceRelease(e.ctx, name, 0)
+	e.wantErr(err, lockprovider.ErrNotHeld, "ForceRelease of a released name")
+	_, err = a.ForceRelease(e.ctx, "", 0)
+	e.wantErr(err, lockprovider.ErrInvalid, "ForceRelease of an empty name")
+}
+
+func testPing(e *env) {
+	if err := e.p.(lockprovider.Admin).Ping(e.ctx); err != nil {
+		e.t.Errorf("Ping: %v", err)
+	}
+}
+
+// ResetRate gives a key its full capacity back; a RateLister lists the
+// key while it has state and not after the reset.
+func testResetRate(e *env) {
+	a := e.p.(lockprovider.Admin)
+	rl, ok := e.p.(lockprovider.RateLimiter)
+	if !ok {
+		if err := a.ResetRate(e.ctx, e.name()); err != nil {
+			e.t.Errorf("ResetRate without rate limiting: %v", err)
+		}
+		return
+	}
+	key := e.name()
+	req := lockprovider.RateRequest{Key: key, N: 2, Limits: []lockprovider.RateLimit{
+		{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour},
+		{Algorithm: lockprovider.GCRA, Rate: 2, Period: time.Hour},
+	}}
+	take := func(what string, want bool) {
+		e.t.Helper()
+		res, err := rl.RateLimit(e.ctx, req)
+		if err != nil {
+			e.t.Fatalf("%s: RateLimit: %v", what, err)
+		}
+		if res.Allowed != want {
+			e.t.Fatalf("%s: Allowed %v, want %v", what, res.Allowed, want)
+		}
+	}
+	take("first", true)
+	take("over the limit", false)
+	if ls, ok := e.p.(lockprovider.RateLister); ok {
+		infos, err := ls.ListRates(e.ctx)
+		if err != nil {
+			e.t.Fatalf("ListRates: %v", err)
+		}
+		var got []string
+		for _, i := range infos {
+			if i.Key == key {
+				got = append(got, i.Algorithm.String()+"/"+i.Period.String())
+				if d := time.Until(i.ResetAt); d <= 0 || d > time.Hour+time.Minute {
+					e.t.Errorf("ListRates %s: ResetAt %v from now, want within the hour", i.Algorithm, d)
+				}
+			}
+		}
+		slices.Sort(got)
+		if strings.Join(got, ",") != "fixed_window/1h0m0s,gcra/1h0m0s" {
+			e.t.Errorf("ListRates for the key: %v, want fixed_window/1h0m0s and gcra/1h0m0s", got)
+		}
+	}
+	if err := a.ResetRate(e.ctx, key); err != nil {
+		e.t.Fatalf("ResetRate: %v", err)
+	}
+	take("after reset", true)
+	if err := a.ResetRate(e.ctx, e.name()); err != nil {
+		e.t.Errorf("ResetRate of a key without state: %v", err)
+	}
+	e.wantErr(a.ResetRate(e.ctx, ""), lockprovider.ErrInvalid, "ResetRate of an empty key")
+}
+
+// ledger helpers
+
+func (e *env) acquireRun(name, owner, lockedBy string, atMostFor time.Duration, tick time.Time, rs lockprovider.RunStart) (lockprovider.Lease, error) {
+	return e.p.(lockprovider.Ledger).AcquireRun(e.ctx, lockprovider.AcquireParams{
+		Name: name, Owner: owner, LockedBy: lockedBy, AtMostFor: atMostFor, Tick: tick,
+	}, rs)
+}
+
+func (e *env) releaseRun(l lockprovider.Lease, lockedBy string, out lockprovider.Outcome, msg string, r lockprovider.Retention) error {
+	return e.releaseRunFlags(l, lockedBy, lockprovider.RunStart{}, out, msg, r)
+}
+
+// releaseRunFlags is releaseRun for a run opened with the flags of rs.
+func (e *env) releaseRunFlags(l lockprovider.Lease, lockedBy string, rs lockprovider.RunStart, out lockprovider.Outcome, msg string, r lockprovider.Retention) error {
+	return e.p.(lockprovider.Ledger).ReleaseRun(e.ctx, lockprovider.ReleaseParams{Name: l.Name, Owner: l.Owner}, lockprovider.RunEnd{
+		Run: lockprovider.RunRecord{Job: l.Name, Token: l.Token, Tick: l.Tick, LockedBy: lockedBy, Started: l.GrantedAt,
+			CatchUp: rs.CatchUp, Manual: rs.Manual},
+		Outcome: out, Error: msg, Retention: r,
+	})
+}
+
+func (e *env) runs(job string, q lockprovider.RunQuery) []lockprovider.RunRecord {
+	e.t.Helper()
+	q.Job = job
+	rs, err := e.p.(lockprovider.Ledger).Runs(e.ctx, q)
+	if err != nil {
+		e.t.Fatalf("Runs(%+v): %v", q, err)
+	}
+	return rs
+}
+
+func (e *env) lastRuns(job string) (last, success lockprovider.RunRecord) {
+	e.t.Helper()
+	last, success, err := e.p.(lockprovider.Ledger).LastRuns(e.ctx, job)
+	if err != nil {
+		e.t.Fatalf("LastRuns(%q): %v", job, err)
+	}
+	return last, success
+}
+
+// A claimed tick opens a started record; its release completes it.
+func testLedgerOpenComplete(e *env) {
+	name, owner := e.name(), lockprovider.NewOwner()
+	tick := baseTick.Add(time.Minute)
+	l, err := e.acquireRun(name, owner, "replica-1", long, tick, lockprovider.RunStart{CatchUp: true})
+	if err != nil {
+		e.t.Fatalf("AcquireRun: %v", err)
+	}
+	last, succ := e.lastRuns(name)
+	if last.Token != l.Token || last.Job != name || !last.Tick.Equal(tick) || last.LockedBy != "replica-1" ||
+		!last.CatchUp || last.Manual || last.Outcome != lockprovider.OutcomeRunning || !last.Finished.IsZero() {
+		e.t.Errorf("open run = %+v, want job %q token %d tick %v replica-1 catch-up running", last, name, l.Token, tick)
+	}
+	if !nearTime(last.Started, l.GrantedAt, inspectTol) {
+		e.t.Errorf("open run Started %v, want the grant %v", last.Started, l.GrantedAt)
+	}
+	if succ.Token != 0 {
+		e.t.Errorf("last success before any success = %+v, want none", succ)
+	}
+	if err := e.releaseRunFlags(l, "replica-1", lockprovider.RunStart{CatchUp: true}, lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}); err != nil {
+		e.t.Fatalf("ReleaseRun: %v", err)
+	}
+	e.wantFree(name, "after ReleaseRun")
+	last, succ = e.lastRuns(name)
+	if last.Token != l.Token || last.Outcome != lockprovider.OutcomeSucceeded || last.Finished.Before(last.Started) ||
+		last.Finished.IsZero() || !last.CatchUp || !last.Tick.Equal(tick) || last.LockedBy != "replica-1" {
+		e.t.Errorf("completed run = %+v, want token %d succeeded, finished after started", last, l.Token)
+	}
+	if succ.Token != l.Token {
+		e.t.Errorf("last success token %d, want %d", succ.Token, l.Token)
+	}
+	// A failed run with a long error text: the newest run, not a success.
+	l2, err := e.acquireRun(name, lockprovider.NewOwner(), "replica-2", long, tick.Add(time.Minute), lockprovider.RunStart{Manual: true})
+	if err != nil {
+		e.t.Fatalf("second AcquireRun: %v", err)
+	}
+	long := strings.Repeat("é", lockprovider.MaxRunError)
+	if err := e.releaseRunFlags(l2, "replica-2", lockprovider.RunStart{Manual: true}, lockprovider.OutcomeFailed, long, lockprovider.Retention{}); err != nil {
+		e.t.Fatalf("second ReleaseRun: %v", err)
+	}
+	last, succ = e.lastRuns(name)
+	if last.Token != l2.Token || last.Outcome != lockprovider.OutcomeFailed || !last.Manual || last.CatchUp {
+		e.t.Errorf("second run = %+v, want token %d failed manual", last, l2.Token)
+	}
+	if last.Error != lockprovider.CutError(long) || len(last.Error) > lockprovider.MaxRunError {
+		e.t.Errorf("stored error is %d bytes, want the text cut to %d", len(last.Error), lockprovider.MaxRunError)
+	}
+	if succ.Token != l.Token {
+		e.t.Errorf("last success after a failure: token %d, want %d", succ.Token, l.Token)
+	}
+}
+
+// An acquire retried by the same owner opens no second record.
+func testLedgerRetry(e *env) {
+	name, owner := e.name(), lockprovider.NewOwner()
+	tick := baseTick.Add(2 * time.Minute)
+	l1, err := e.acquireRun(name, owner, "r", long, tick, lockprovider.RunStart{})
+	if err != nil {
+		e.t.Fatalf("AcquireRun: %v", err)
+	}
+	l2, err := e.acquireRun(name, owner, "r", long, tick, lockprovider.RunStart{})
+	if err != nil || l2.Token != l1.Token {
+		e.t.Fatalf("retried AcquireRun: %v, token %d, want the same grant %d", err, l2.Token, l1.Token)
+	}
+	if rs := e.runs(name, lockprovider.RunQuery{}); len(rs) != 1 {
+		e.t.Errorf("runs after a retried acquire: %d, want 1: %+v", len(rs), rs)
+	}
+}
+
+// Refused claims (held, stale tick) leave no record.
+func testLedgerRefusals(e *env) {
+	name := e.name()
+	tick := baseTick.Add(3 * time.Minute)
+	l, err := e.acquireRun(name, lockprovider.NewOwner(), "a", long, tick, lockprovider.RunStart{})
+	if err != nil {
+		e.t.Fatalf("AcquireRun: %v", err)
+	}
+	_, err = e.acquireRun(name, lockprovider.NewOwner(), "b", long, tick.Add(time.Second), lockprovider.RunStart{})
+	e.wantErr(err, lockprovider.ErrNotAcquired, "AcquireRun while held")
+	if err := e.releaseRun(l, "a", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}); err != nil {
+		e.t.Fatalf("ReleaseRun: %v", err)
+	}
+	_, err = e.acquireRun(name, lockprovider.NewOwner(), "c", long, tick, lockprovider.RunStart{})
+	e.wantErr(err, lockprovider.ErrStaleTick, "AcquireRun of a tick already run")
+	rs := e.runs(name, lockprovider.RunQuery{})
+	if len(rs) != 1 || rs[0].LockedBy != "a" {
+		e.t.Errorf("runs = %+v, want only the run of a", rs)
+	}
+}
+
+// A run whose lease lapsed gets its outcome although the release is
+// refused.
+func testLedgerLost(e *env) {
+	name := e.name()
+	l, err := e.acquireRun(name, lockprovider.NewOwner(), "slow", 50*time.Millisecond, baseTick.Add(4*time.Minute), lockprovider.RunStart{})
+	if err != nil {
+		e.t.Fatalf("AcquireRun: %v", err)
+	}
+	sleepPast(time.Now(), 50*time.Millisecond)
+	err = e.releaseRun(l, "slow", lockprovider.OutcomeLockLost, "lock lost", lockprovider.Retention{})
+	e.wantErr(err, lockprovider.ErrNotHeld, "ReleaseRun after expiry")
+	last, _ := e.lastRuns(name)
+	if last.Token != l.Token || last.Outcome != lockprovider.OutcomeLockLost || last.Error != "lock lost" || last.Finished.IsZero() {
+		e.t.Errorf("lost run = %+v, want token %d lock_lost, finished", last, l.Token)
+	}
+}
+
+// Runs are listed newest first, bounded by Limit and the time range.
+func testLedgerQuery(e *env) {
+	name := e.name()
+	var leases []lockprovider.Lease
+	for i := range 5 {
+		l, err := e.acquireRun(name, lockprovider.NewOwner(), "q", long, baseTick.Add(time.Duration(i+1)*time.Hour), lockprovider.RunStart{})
+		if err != nil {
+			e.t.Fatalf("AcquireRun %d: %v", i, err)
+		}
+		if i < 4 { // the last stays running
+			if err := e.releaseRun(l, "q", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}); err != nil {
+				e.t.Fatalf("ReleaseRun %d: %v", i, err)
+			}
+		}
+		leases = append(leases, l)
+		time.Sleep(3 * time.Millisecond) // distinct grant milliseconds
+	}
+	all := e.runs(name, lockprovider.RunQuery{})
+	if len(all) != 5 {
+		e.t.Fatalf("Runs: %d records, want 5: %+v", len(all), all)
+	}
+	for i, r := range all {
+		want := leases[4-i]
+		if r.Token != want.Token {
+			e.t.Errorf("Runs[%d].Token = %d, want %d (newest first)", i, r.Token, want.Token)
+		}
+	}
+	if all[0].Outcome != lockprovider.OutcomeRunning || all[1].Outcome != lockprovider.OutcomeSucceeded {
+		e.t.Errorf("outcomes %v, %v; want running, succeeded", all[0].Outcome, all[1].Outcome)
+	}
+	if rs := e.runs(name, lockprovider.RunQuery{Limit: 2}); len(rs) != 2 || rs[0].Token != leases[4].Token {
+		e.t.Errorf("Runs(Limit 2) = %+v, want the 2 newest", rs)
+	}
+	since := all[2].Started // the third newest
+	rs := e.runs(name, lockprovider.RunQuery{Since: since})
+	if len(rs) != 3 {
+		e.t.Errorf("Runs(Since third newest) = %d records, want 3", len(rs))
+	}
+	rs = e.runs(name, lockprovider.RunQuery{Until: since})
+	if len(rs) != 2 || rs[0].Token != leases[1].Token {
+		e.t.Errorf("Runs(Until third newest) = %+v, want the 2 oldest", rs)
+	}
+	if rs := e.runs(e.name(), lockprovider.RunQuery{}); len(rs) != 0 {
+		e.t.Errorf("Runs of a job without runs = %+v", rs)
+	}
+}
+
+// The ledger keeps at most MaxRuns runs per job, the newest.
+func testLedgerRetention(e *env) {
+	name := e.name()
+	ret := lockprovider.Retention{MaxRuns: 3}
+	var tokens []int64
+	for i := range 8 {
+		l, err := e.acquireRun(name, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Duration(i+1)*time.Hour), lockprovider.RunStart{Retention: ret})
+		if err != nil {
+			e.t.Fatalf("AcquireRun %d: %v", i, err)
+		}
+		out := lockprovider.OutcomeSucceeded
+		if i%3 == 1 {
+			out = lockprovider.OutcomeFailed
+		}
+		if err := e.releaseRun(l, "k", out, "", ret); err != nil {
+			e.t.Fatalf("ReleaseRun %d: %v", i, err)
+		}
+		tokens = append(tokens, l.Token)
+		rs := e.runs(name, lockprovider.RunQuery{})
+		if len(rs) > ret.MaxRuns {
+			e.t.Fatalf("after %d runs the ledger holds %d, want at most %d", i+1, len(rs), ret.MaxRuns)
+		}
+	}
+	rs := e.runs(name, lockprovider.RunQuery{})
+	if len(rs) != 3 || rs[0].Token != tokens[7] || rs[2].Token != tokens[5] {
+		e.t.Errorf("retained %+v, want the 3 newest runs", rs)
+	}
+	// Age: a run older than MaxAge is dropped by the next claim.
+	aged := e.name()
+	l, err := e.acquireRun(aged, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Hour), lockprovider.RunStart{})
+	if err != nil {
+		e.t.Fatalf("AcquireRun: %v", err)
+	}
+	_ = e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{})
+	time.Sleep(1100 * time.Millisecond)
+	ret = lockprovider.Retention{MaxAge: time.Second}
+	l, err = e.acquireRun(aged, lockprovider.NewOwner(), "k", long, baseTick.Add(2*time.Hour), lockprovider.RunStart{Retention: ret})
+	if err != nil {
+		e.t.Fatalf("AcquireRun: %v", err)
+	}
+	if err := e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", ret); err != nil {
+		e.t.Fatalf("ReleaseRun: %v", err)
+	}
+	if rs := e.runs(aged, lockprovider.RunQuery{}); len(rs) != 1 || rs[0].Token != l.Token {
+		e.t.Errorf("after MaxAge the ledger holds %+v, want only the new run", rs)
+	}
+}
+
+func testLedgerValidation(e *env) {
+	lg := e.p.(lockprovider.Ledger)
+	name := e.name()
+	_, err := e.acquireRun(name, lockprovider.NewOwner(), "v", long, baseTick, lockprovider.RunStart{Retention: lockprovider.Retention{MaxRuns: -1}})
+	e.wantErr(err, lockprovider.ErrInvalid, "AcquireRun with MaxRuns -1")
+	_, err = e.acquireRun("", lockprovider.NewOwner(), "v", long, baseTick, lockprovider.RunStart{})
+	e.wantErr(err, lockprovider.ErrInvalid, "AcquireRun with an empty name")
+	l := lockprovider.Lease{Name: name, Owner: lockprovider.NewOwner(), Token: 1}
+	e.wantErr(e.releaseRun(l, "v", "done", "", lockprovider.Retention{}), lockprovider.ErrInvalid, "ReleaseRun with an unknown outcome")
+	l.Token = 0
+	e.wantErr(e.releaseRun(l, "v", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}), lockprovider.ErrInvalid, "ReleaseRun without a token")
+	_, err = lg.Runs(e.ctx, lockprovider.RunQuery{Job: name, Limit: -1})
+	e.wantErr(err, lockprovider.ErrInvalid, "Runs with Limit -1")
+	_, _, err = lg.LastRuns(e.ctx, "")
+	e.wantErr(err, lockprovider.ErrInvalid, "LastRuns of an empty name")
+}
+
+// registry
+
+func instance(lockedBy string, jobs ...string) lockprovider.Instance {
+	inst := lockprovider.Instance{LockedBy: lockedBy, Version: "v1.2.3", Started: time.Unix(1_700_000_000, 0).UTC()}
+	for _, j := range jobs {
+		inst.Jobs = append(inst.Jobs, lockprovider.JobSpec{
+			Name: j, Schedule: "@every 1m0s", Locked: true, AtMostFor: time.Minute, AtLeastFor: time.Second,
+			Options: []string{"auto_renew"},
+		})
+	}
+	return inst
+}
+
+func (e *env) instances() []lockprovider.Instance {
+	e.t.Helper()
+	is, err := e.p.(lockprovider.Registry).Instances(e.ctx)
+	if err != nil {
+		e.t.Fatalf("Instances: %v", err)
+	}
+	return is
+}
+
+func testRegistryList(e *env) {
+	r := e.p.(lockprovider.Registry)
+	a, b := instance("host-b:2", "report", "sync"), instance("host-a:1", "report")
+	b.Jobs[0].TimeZone = "Europe/Paris"
+	b.Jobs[0].Schedule = "0 2 * * *"
+	for _, i := range []lockprovider.Instance{a, b} {
+		if err := r.Register(e.ctx, i, time.Minute); err != nil {
+			e.t.Fatalf("Register(%s): %v", i.LockedBy, err)
+		}
+	}
+	is := e.instances()
+	if len(is) != 2 || is[0].LockedBy != "host-a:1" || is[1].LockedBy != "host-b:2" {
+		e.t.Fatalf("Instances = %+v, want host-a:1 and host-b:2", is)
+	}
+	got := is[0]
+	if got.Version != "v1.2.3" || !got.Started.Equal(b.Started) || !slices.EqualFunc(got.Jobs, b.Jobs, func(x, y lockprovider.JobSpec) bool {
+		return x.Name == y.Name && x.Schedule == y.Schedule && x.TimeZone == y.TimeZone && x.Locked == y.Locked &&
+			x.AtMostFor == y.AtMostFor && x.AtLeastFor == y.AtLeastFor && slices.Equal(x.Options, y.Options)
+	}) {
+		e.t.Errorf("instance read back as %+v, want %+v", got, b)
+	}
+	if d := got.Until.Sub(got.Heartbeat); !near(d, time.Minute, inspectTol) {
+		e.t.Errorf("Until - Heartbeat = %v, want the TTL 1m", d)
+	}
+	if !nearTime(got.Heartbeat, time.Now(), 2*time.Second) {
+		e.t.Errorf("Heartbeat %v, want about now", got.Heartbeat)
+	}
+	// Registering again replaces the jobs.
+	a.Jobs = a.Jobs[:1]
+	if err := r.Register(e.ctx, a, time.Minute); err != nil {
+		e.t.Fatalf("Register again: %v", err)
+	}
+	if is := e.instances(); len(is) != 2 || len(is[1].Jobs) != 1 {
+		e.t.Errorf("after re-registering: %+v, want host-b:2 with one job", is)
+	}
+}
+
+func testRegistryExpiry(e *env) {
+	r := e.p.(lockprovider.Registry)
+	if err := r.Register(e.ctx, instance("short", "j"), time.Second); err != nil {
+		e.t.Fatalf("Register: %v", err)
+	}
+	if err := r.Register(e.ctx, instance("long", "j"), time.Minute); err != nil {
+		e.t.Fatalf("Register: %v", err)
+	}
+	if n := len(e.instances()); n != 2 {
+		e.t.Fatalf("Instances: %d, want 2", n)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	is := e.instances()
+	if len(is) != 1 || is[0].LockedBy != "long" {
+		e.t.Errorf("after the short TTL: %+v, want only long", is)
+	}
+	err := r.Heartbeat(e.ctx, "short", time.Minute)
+	e.wantErr(err, lockprovider.ErrNotRegistered, "Heartbeat of an expired entry")
+}
+
+func testRegistryHeartbeat(e *env) {
+	r := e.p.(lockprovider.Registry)
+	if err := r.Register(e.ctx, instance("hb", "j"), time.Second); err != nil {
+		e.t.Fatalf("Register: %v", err)
+	}
+	for range 3 {
+		time.Sleep(400 * time.Millisecond)
+		if err := r.Heartbeat(e.ctx, "hb", time.Second); err != nil {
+			e.t.Fatalf("Heartbeat: %v", err)
+		}
+	}
+	is := e.instances()
+	if len(is) != 1 || len(is[0].Jobs) != 1 || is[0].Jobs[0].Name != "j" {
+		e.t.Fatalf("after heartbeats past the first TTL: %+v, want hb with its job", is)
+	}
+	if err := r.Deregister(e.ctx, "hb"); err != nil {
+		e.t.Fatalf("Deregister: %v", err)
+	}
+	if is := e.instances(); len(is) != 0 {
+		e.t.Errorf("after Deregister: %+v", is)
+	}
+	if err := r.Deregister(e.ctx, "hb"); err != nil {
+		e.t.Errorf("second Deregister: %v", err)
+	}
+	e.wantErr(r.Heartbeat(e.ctx, "never", time.Minute), lockprovider.ErrNotRegistered, "Heartbeat of an unknown instance")
+}
+
+func testRegistryValidation(e *env) {
+	r := e.p.(lockprovider.Registry)
+	e.wantErr(r.Register(e.ctx, instance(""), time.Minute), lockprovider.ErrInvalid, "Register without LockedBy")
+	e.wantErr(r.Register(e.ctx, instance("x"), time.Millisecond), lockprovider.ErrInvalid, "Register with a 1ms TTL")
+	bad := instance("x", "j")
+	bad.Jobs[0].Name = "a\x00b"
+	e.wantErr(r.Register(e.ctx, bad, time.Minute), lockprovider.ErrInvalid, "Register with a bad job name")
+	e.wantErr(r.Heartbeat(e.ctx, "", time.Minute), lockprovider.ErrInvalid, "Heartbeat without LockedBy")
+	e.wantErr(r.Deregister(e.ctx, "\n"), lockprovider.ErrInvalid, "Deregister with a control character")
+	if is := e.instances(); len(is) != 0 {
+		e.t.Errorf("invalid registrations left entries: %+v", is)
+	}
+}

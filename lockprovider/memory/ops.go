@@ -1,0 +1,311 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/baton-go/baton/internal/ratewire"
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// opsState holds the run ledger and the job registry. Guarded by
+// Provider.mu.
+type opsState struct {
+	runs      map[string][]lockprovider.RunRecord // per job, oldest first
+	instances map[string]lockprovider.Instance
+}
+
+var (
+	_ lockprovider.Admin      = (*Provider)(nil)
+	_ lockprovider.RateLister = (*Provider)(nil)
+	_ lockprovider.Ledger     = (*Provider)(nil)
+	_ lockprovider.Registry   = (*Provider)(nil)
+)
+
+// ForceRelease implements lockprovider.Admin.
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	r := p.names[name]
+	if r == nil || !r.held(now) || (token != 0 && r.fence != token) {
+		return lockprovider.LeaseInfo{}, lockprovider.ErrNotHeld
+	}
+	info := r.info(name, now)
+	r.lease.Until = now
+	r.lease.AtLeastUntil = now
+	p.wakeLocked(name)
+	return info, nil
+}
+
+// wakeLocked announces a release of name to its waiters. p.mu is held.
+func (p *Provider) wakeLocked(name string) {
+	for w := range p.waiters[name] {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// ResetRate implements lockprovider.Admin.
+func (p *Provider) ResetRate(ctx context.Context, key string) error {
+	if err := lockprovider.ValidateName(key); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s := &p.rate
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.entries {
+		if k.key == key {
+			delete(s.entries, k)
+		}
+	}
+	return nil
+}
+
+// Ping implements lockprovider.Admin.
+func (p *Provider) Ping(ctx context.Context) error { return ctx.Err() }
+
+// ListRates implements lockprovider.RateLister.
+func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := &p.rate
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := p.now().UnixMicro()
+	var out []lockprovider.RateInfo
+	for k, e := range s.entries {
+		if e.expires <= now {
+			continue
+		}
+		a, per, ok := ratewire.ParseID(k.id)
+		if !ok {
+			continue
+		}
+		out = append(out, lockprovider.RateInfo{Key: k.key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(e.expires)})
+	}
+	slices.SortFunc(out, func(a, b lockprovider.RateInfo) int {
+		if c := strings.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+		return int(a.Algorithm) - int(b.Algorithm)
+	})
+	return out, nil
+}
+
+// AcquireRun implements lockprovider.Ledger.
+func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+	if err := run.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	l, err := p.Acquire(ctx, ap)
+	if err != nil {
+		return l, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o := p.opsLocked()
+	runs := o.runs[ap.Name]
+	if n := len(runs); n > 0 && runs[n-1].Token == l.Token {
+		return l, nil // a retried acquire: the run is already open
+	}
+	o.runs[ap.Name] = trimRuns(append(runs, lockprovider.RunRecord{
+		Job: ap.Name, Tick: ap.Tick, LockedBy: ap.LockedBy, Token: l.Token, Started: l.GrantedAt,
+		CatchUp: run.CatchUp, Manual: run.Manual,
+	}), run.Retention, p.now())
+	return l, nil
+}
+
+// ReleaseRun implements lockprovider.Ledger.
+func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
+	if err := end.Validate(); err != nil {
+		return err
+	}
+	if err := rp.Validate(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	relErr := p.Release(ctx, rp)
+	if relErr != nil && !errors.Is(relErr, lockprovider.ErrNotHeld) {
+		return relErr
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o := p.opsLocked()
+	now := p.now()
+	rec := end.Run
+	rec.Finished, rec.Outcome, rec.Error = now, end.Outcome, lockprovider.CutError(end.Error)
+	runs := o.runs[rec.Job]
+	i := slices.IndexFunc(runs, func(r lockprovider.RunRecord) bool { return r.Token == rec.Token })
+	if i >= 0 {
+		runs[i] = rec
+	} else {
+		runs = append(runs, rec)
+		slices.SortFunc(runs, func(a, b lockprovider.RunRecord) int { return a.Started.Compare(b.Started) })
+	}
+	o.runs[rec.Job] = trimRuns(runs, end.Retention, now)
+	return relErr
+}
+
+// trimRuns applies a retention to one job's runs, oldest first.
+func trimRuns(runs []lockprovider.RunRecord, r lockprovider.Retention, now time.Time) []lockprovider.RunRecord {
+	r = r.WithDefaults()
+	if n := len(runs) - r.MaxRuns; n > 0 {
+		runs = slices.Delete(runs, 0, n)
+	}
+	cut := now.Add(-r.MaxAge)
+	i := 0
+	for i < len(runs) && runs[i].Started.Before(cut) {
+		i++
+	}
+	return slices.Delete(runs, 0, i)
+}
+
+// Runs implements lockprovider.Ledger.
+func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	runs := p.opsLocked().runs[q.Job]
+	var out []lockprovider.RunRecord
+	for i := len(runs) - 1; i >= 0 && len(out) < q.Lim(); i-- {
+		r := runs[i]
+		if (q.Since.IsZero() || !r.Started.Before(q.Since)) && (q.Until.IsZero() || r.Started.Before(q.Until)) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// LastRuns implements lockprovider.Ledger.
+func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
+	if err := lockprovider.ValidateName(job); err != nil {
+		return last, lastSuccess, err
+	}
+	if err := ctx.Err(); err != nil {
+		return last, lastSuccess, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o := p.opsLocked()
+	runs := o.runs[job]
+	if len(runs) > 0 {
+		last = runs[len(runs)-1]
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].Outcome == lockprovider.OutcomeSucceeded {
+			return last, runs[i], nil
+		}
+	}
+	return last, lastSuccess, nil
+}
+
+// Register implements lockprovider.Registry.
+func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
+	if err := inst.Validate(ttl); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	inst.Jobs = slices.Clone(inst.Jobs)
+	inst.Heartbeat, inst.Until = now, now.Add(ttl)
+	p.opsLocked().instances[inst.LockedBy] = inst
+	return nil
+}
+
+// Heartbeat implements lockprovider.Registry.
+func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
+	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+		return err
+	}
+	if err := lockprovider.ValidateRegistryTTL(ttl); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	o := p.opsLocked()
+	inst, ok := o.instances[lockedBy]
+	if !ok || !inst.Until.After(now) {
+		delete(o.instances, lockedBy)
+		return lockprovider.ErrNotRegistered
+	}
+	inst.Heartbeat, inst.Until = now, now.Add(ttl)
+	o.instances[lockedBy] = inst
+	return nil
+}
+
+// Deregister implements lockprovider.Registry.
+func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
+	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.opsLocked().instances, lockedBy)
+	return nil
+}
+
+// Instances implements lockprovider.Registry.
+func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	o := p.opsLocked()
+	var out []lockprovider.Instance
+	for k, inst := range o.instances {
+		if !inst.Until.After(now) {
+			delete(o.instances, k)
+			continue
+		}
+		inst.Jobs = slices.Clone(inst.Jobs)
+		out = append(out, inst)
+	}
+	slices.SortFunc(out, func(a, b lockprovider.Instance) int { return strings.Compare(a.LockedBy, b.LockedBy) })
+	return out, nil
+}
+
+// opsLocked returns the ops state, made on first use. p.mu is held.
+func (p *Provider) opsLocked() *opsState {
+	o := &p.ops
+	if o.runs == nil {
+		o.runs = make(map[string][]lockprovider.RunRecord)
+		o.instances = make(map[string]lockprovider.Instance)
+	}
+	return o
+}

@@ -1,0 +1,333 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/baton-go/baton/internal/ratewire"
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Table suffixes of the ledger and the registry, next to the lease table.
+const (
+	runsSuffix     = "_runs"
+	registrySuffix = "_reg"
+)
+
+// opsQueries are the rendered statements of the operator capabilities.
+type opsQueries struct {
+	acquireRun, releaseRun, forceRelease, runs, lastRuns string
+	register, heartbeat, deregister, instances           string
+	listRates, resetRate                                 string
+}
+
+var (
+	_ lockprovider.Admin      = (*Provider)(nil)
+	_ lockprovider.RateLister = (*Provider)(nil)
+	_ lockprovider.Ledger     = (*Provider)(nil)
+	_ lockprovider.Registry   = (*Provider)(nil)
+)
+
+// acquireFinal starts the final SELECT of acquire.sql, before which the
+// ledger's CTEs are spliced.
+const acquireFinal = "\nSELECT up.fence IS NOT NULL"
+
+// render builds the statements. The ledger's claim and release reuse the
+// text of acquire.sql and release.sql, so the lease logic exists once.
+func (o *opsQueries) render(p *Provider) error {
+	load := func(file string) (string, error) {
+		b, err := queryFS.ReadFile("queries/" + file)
+		if err != nil {
+			return "", err
+		}
+		return render(file, string(b), p.names)
+	}
+	for _, q := range []struct {
+		file string
+		dst  *string
+	}{
+		{"ledger_acquire.sql", &o.acquireRun},
+		{"ledger_release.sql", &o.releaseRun},
+		{"ops_force_release.sql", &o.forceRelease},
+		{"ops_runs.sql", &o.runs},
+		{"ops_last_runs.sql", &o.lastRuns},
+		{"ops_register.sql", &o.register},
+		{"ops_heartbeat.sql", &o.heartbeat},
+		{"ops_instances.sql", &o.instances},
+		{"ops_list_rates.sql", &o.listRates},
+	} {
+		s, err := load(q.file)
+		if err != nil {
+			return err
+		}
+		*q.dst = s
+	}
+	i := strings.Index(p.acquireTickSQL, acquireFinal)
+	if i < 0 {
+		return errors.New("postgres: acquire.sql has no final SELECT to extend with the ledger")
+	}
+	o.acquireRun = p.acquireTickSQL[:i] + "\n" + o.acquireRun + p.acquireTickSQL[i:]
+	o.releaseRun = "WITH rel AS (\n" + p.releaseSQL + "\n)\n" + o.releaseRun
+	o.deregister = "DELETE FROM " + p.names.Registry + " WHERE locked_by = $1"
+	o.resetRate = "DELETE FROM " + p.names.Rates + " WHERE key = $1"
+	return nil
+}
+
+// ForceRelease implements lockprovider.Admin in one statement.
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
+	info := lockprovider.LeaseInfo{Name: name, Exists: true, Held: true}
+	var (
+		lastTick pgtype.Timestamptz
+		ignored  bool
+	)
+	err := p.db.QueryRow(ctx, p.ops.forceRelease, name, token).
+		Scan(&info.LockedBy, &info.GrantedAt, &info.Until, &info.Token, &lastTick, &ignored)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return lockprovider.LeaseInfo{}, lockprovider.ErrNotHeld
+	case err != nil:
+		return lockprovider.LeaseInfo{}, opError("force-release", name, err)
+	}
+	if lastTick.Valid {
+		info.LastTick = lastTick.Time
+	}
+	return info, nil
+}
+
+// ResetRate implements lockprovider.Admin in one statement.
+func (p *Provider) ResetRate(ctx context.Context, key string) error {
+	if err := lockprovider.ValidateName(key); err != nil {
+		return err
+	}
+	if _, err := p.db.Exec(ctx, p.ops.resetRate, key); err != nil {
+		return opError("reset rate", key, err)
+	}
+	return nil
+}
+
+// Ping implements lockprovider.Admin.
+func (p *Provider) Ping(ctx context.Context) error {
+	var one int
+	if err := p.db.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return opError("ping", "", err)
+	}
+	return nil
+}
+
+// ListRates implements lockprovider.RateLister in one statement.
+func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
+	rows, err := p.db.Query(ctx, p.ops.listRates)
+	if err != nil {
+		return nil, opError("list rates", "", err)
+	}
+	var out []lockprovider.RateInfo
+	var (
+		key, lim string
+		exp      int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&key, &lim, &exp}, func() error {
+		if a, per, ok := ratewire.ParseID(lim); ok {
+			out = append(out, lockprovider.RateInfo{Key: key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(exp)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, opError("list rates", "", err)
+	}
+	return out, nil
+}
+
+// AcquireRun implements lockprovider.Ledger: acquire.sql with the run row
+// inserted and the retention applied, in one statement.
+func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+	if err := a.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	if err := run.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	ret := run.Retention.WithDefaults()
+	var tick any
+	if !a.Tick.IsZero() {
+		tick = a.Tick
+	}
+	return p.acquireWith(ctx, p.ops.acquireRun, a,
+		a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor, tick,
+		run.CatchUp, run.Manual, int64(ret.MaxRuns), ret.MaxAge)
+}
+
+// ReleaseRun implements lockprovider.Ledger: release.sql with the run row
+// completed, in one statement.
+func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if err := end.Validate(); err != nil {
+		return err
+	}
+	run := end.Run
+	var tick any
+	if !run.Tick.IsZero() {
+		tick = run.Tick
+	}
+	var n int64
+	err := p.db.QueryRow(ctx, p.ops.releaseRun, r.Name, r.Owner, run.Token, tick, run.LockedBy, run.Started,
+		string(end.Outcome), lockprovider.CutError(end.Error), run.CatchUp, run.Manual).Scan(&n)
+	switch {
+	case err != nil:
+		return opError("release", r.Name, err)
+	case n == 0:
+		return lockprovider.ErrNotHeld
+	}
+	return nil
+}
+
+func scanRun(row pgx.CollectableRow, extra ...any) (lockprovider.RunRecord, error) {
+	var (
+		r         lockprovider.RunRecord
+		tick, fin pgtype.Timestamptz
+		outcome   string
+	)
+	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &r.Started, &fin, &outcome, &r.Error, &r.CatchUp, &r.Manual}, extra...)
+	if err := row.Scan(dst...); err != nil {
+		return r, err
+	}
+	if tick.Valid {
+		r.Tick = tick.Time
+	}
+	if fin.Valid {
+		r.Finished = fin.Time
+	}
+	r.Outcome = lockprovider.Outcome(outcome)
+	return r, nil
+}
+
+// Runs implements lockprovider.Ledger in one statement.
+func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	var since, until any
+	if !q.Since.IsZero() {
+		since = q.Since
+	}
+	if !q.Until.IsZero() {
+		until = q.Until
+	}
+	rows, err := p.db.Query(ctx, p.ops.runs, q.Job, since, until, q.Lim())
+	if err != nil {
+		return nil, opError("runs of", q.Job, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.RunRecord, error) { return scanRun(row) })
+	if err != nil {
+		return nil, opError("runs of", q.Job, err)
+	}
+	return out, nil
+}
+
+// LastRuns implements lockprovider.Ledger in one statement.
+func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
+	if err := lockprovider.ValidateName(job); err != nil {
+		return last, lastSuccess, err
+	}
+	rows, err := p.db.Query(ctx, p.ops.lastRuns, job)
+	if err != nil {
+		return last, lastSuccess, opError("last runs of", job, err)
+	}
+	_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+		var success bool
+		r, err := scanRun(row, &success)
+		if success {
+			lastSuccess = r
+		} else {
+			last = r
+		}
+		return struct{}{}, err
+	})
+	if err != nil {
+		return last, lastSuccess, opError("last runs of", job, err)
+	}
+	return last, lastSuccess, nil
+}
+
+// Register implements lockprovider.Registry in one statement.
+func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
+	if err := inst.Validate(ttl); err != nil {
+		return err
+	}
+	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
+	b, err := json.Marshal(inst)
+	if err != nil {
+		return opError("register", inst.LockedBy, err)
+	}
+	if _, err := p.db.Exec(ctx, p.ops.register, inst.LockedBy, string(b), ttl); err != nil {
+		return opError("register", inst.LockedBy, err)
+	}
+	return nil
+}
+
+// Heartbeat implements lockprovider.Registry in one statement.
+func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
+	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+		return err
+	}
+	if err := lockprovider.ValidateRegistryTTL(ttl); err != nil {
+		return err
+	}
+	tag, err := p.db.Exec(ctx, p.ops.heartbeat, lockedBy, ttl)
+	if err != nil {
+		return opError("heartbeat", lockedBy, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return lockprovider.ErrNotRegistered
+	}
+	return nil
+}
+
+// Deregister implements lockprovider.Registry in one statement.
+func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
+	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+		return err
+	}
+	if _, err := p.db.Exec(ctx, p.ops.deregister, lockedBy); err != nil {
+		return opError("deregister", lockedBy, err)
+	}
+	return nil
+}
+
+// Instances implements lockprovider.Registry in one statement.
+func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
+	rows, err := p.db.Query(ctx, p.ops.instances)
+	if err != nil {
+		return nil, opError("instances", "", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.Instance, error) {
+		var (
+			inst       lockprovider.Instance
+			id, info   string
+			hb, expiry time.Time
+		)
+		if err := row.Scan(&id, &info, &hb, &expiry); err != nil {
+			return inst, err
+		}
+		if err := json.Unmarshal([]byte(info), &inst); err != nil {
+			return inst, fmt.Errorf("entry %q: %w", id, err)
+		}
+		inst.LockedBy, inst.Heartbeat, inst.Until = id, hb, expiry
+		return inst, nil
+	})
+	if err != nil {
+		return nil, opError("instances", "", err)
+	}
+	return out, nil
+}

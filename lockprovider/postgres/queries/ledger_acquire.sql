@@ -1,0 +1,26 @@
+-- The ledger's part of a claim, spliced into acquire.sql before its final
+-- SELECT (see ops.go), so the lease logic is acquire.sql's own. A grant
+-- (a row from up) also inserts the run row, numbered after the job's
+-- newest (prev: the last entry of the primary key for the job). Then the
+-- job's four oldest rows are deleted if they are beyond the retention:
+-- $9 or more numbers behind the new one, or started more than $10 before
+-- it. (Keeping the newest success apart would cost a scan of the job's
+-- rows per claim; LastRuns reports the newest retained success.) A claim
+-- adds one row and may drop
+-- four, so the table keeps to the retention (after the retention is
+-- lowered, within a few claims). All of it reads a handful of index
+-- entries.
+-- $7 catch_up, $8 manual, $9 max runs, $10 max age.
+, prev AS MATERIALIZED (
+    SELECT COALESCE((SELECT s.seq FROM {{.Runs}} s WHERE s.job = $1 ORDER BY s.token DESC LIMIT 1), 0) + 1 AS seq
+), run AS (
+    INSERT INTO {{.Runs}} AS r (job, token, seq, tick, locked_by, started_at, catch_up, manual)
+    SELECT $1, up.fence, prev.seq, $6::timestamptz, $3, up.locked_at, $7, $8
+    FROM up, prev
+    ON CONFLICT (job, token) DO NOTHING
+), trim AS (
+    DELETE FROM {{.Runs}} r
+    USING up, prev, (SELECT o.token FROM {{.Runs}} o WHERE o.job = $1 ORDER BY o.token LIMIT 4) old
+    WHERE r.job = $1 AND r.token = old.token
+      AND (r.seq <= prev.seq - $9::bigint OR r.started_at < up.locked_at - $10::interval)
+)

@@ -1,0 +1,18 @@
+-- Force-release: end the live lease on $1 whoever holds it, notify waiters
+-- as release.sql does, and report the freed lease. The row stays, so the
+-- next grant's fence is larger. $2 token: unless 0, only the lease with
+-- that fence is freed.
+WITH cur AS MATERIALIZED (
+    SELECT t.name, t.locked_by, t.locked_at, t.lock_until, t.fence, t.last_tick
+    FROM {{.Locks}} t
+    WHERE t.name = $1 AND t.lock_until > clock_timestamp() AND ($2::bigint = 0 OR t.fence = $2)
+    FOR UPDATE
+)
+UPDATE {{.Locks}} AS t SET
+    lock_until     = clock_timestamp(),
+    at_least_until = clock_timestamp()
+FROM cur
+WHERE t.name = cur.name
+RETURNING cur.locked_by, cur.locked_at, cur.lock_until, cur.fence, cur.last_tick,
+    CASE WHEN EXISTS (SELECT 1 FROM {{.Waiters}} w WHERE w.name = t.name AND w.until > clock_timestamp())
+    THEN pg_notify('baton_release:' || t.tableoid::text, t.name) END IS NULL

@@ -1,0 +1,9 @@
+-- Publish an instance for $3 and drop lapsed entries of others.
+-- $1 locked_by, $2 info (JSON), $3 ttl.
+WITH gone AS (
+    DELETE FROM {{.Registry}} g WHERE g.until <= clock_timestamp() AND g.locked_by <> $1
+)
+INSERT INTO {{.Registry}} AS g (locked_by, info, heartbeat_at, until)
+VALUES ($1, $2, clock_timestamp(), clock_timestamp() + $3::interval)
+ON CONFLICT (locked_by) DO UPDATE SET
+    info = excluded.info, heartbeat_at = excluded.heartbeat_at, until = excluded.until

@@ -1,0 +1,441 @@
+package redis
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/baton-go/baton/internal/ratewire"
+	"github.com/baton-go/baton/lockprovider"
+)
+
+var (
+	//go:embed ledger_acquire.lua
+	ledgerAcquireTail string
+	//go:embed ledger_release.lua
+	ledgerReleaseTail string
+	//go:embed ledger_runs.lua
+	ledgerRunsSrc string
+	//go:embed admin.lua
+	adminSrc string
+	//go:embed registry.lua
+	registrySrc string
+)
+
+// The ledger scripts wrap the lease scripts' own text in a function and
+// append the ledger work, so the lease logic exists once. They are shared
+// by every Provider: a script is identified by its SHA1 only.
+var (
+	ledgerAcquireScript     = goredis.NewScript(wrap("acquire", acquireSrc, ledgerAcquireTail))
+	ledgerAcquireTickScript = goredis.NewScript(wrap("acquire", acquireTickSrc, ledgerAcquireTail))
+	ledgerReleaseScript     = goredis.NewScript(wrap("release", releaseSrc, ledgerReleaseTail))
+	ledgerRunsScript        = goredis.NewScript(ledgerRunsSrc)
+	adminScript             = goredis.NewScript(adminSrc)
+	registryScript          = goredis.NewScript(registrySrc)
+)
+
+func wrap(fn, body, tail string) string {
+	return "local function " + fn + "()\n" + body + "\nend\n" + tail
+}
+
+// runsSuffix names the run list of a job, next to the lease key in the
+// name's slot.
+const runsSuffix = ":r"
+
+var (
+	_ lockprovider.Admin      = (*Provider)(nil)
+	_ lockprovider.RateLister = (*Provider)(nil)
+	_ lockprovider.Ledger     = (*Provider)(nil)
+	_ lockprovider.Registry   = (*Provider)(nil)
+)
+
+// ForceRelease implements lockprovider.Admin in one script call.
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.ValidateName(name); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
+	lease, fence := p.keys(name)
+	v, err := adminScript.Run(ctx, p.client, []string{lease, fence}, "force", token).Result()
+	if err != nil {
+		return lockprovider.LeaseInfo{}, unknown("force-release", name, err)
+	}
+	if v == int64(0) {
+		return lockprovider.LeaseInfo{}, lockprovider.ErrNotHeld
+	}
+	if a, ok := v.([]any); ok && len(a) == 3 {
+		f, ok1 := intField(a[0])
+		s, ok2 := a[1].(string)
+		until, ok3 := intField(a[2])
+		if pl, ok := parseLease(s, until); ok && ok1 && ok2 && ok3 {
+			return lockprovider.LeaseInfo{
+				Name: name, Exists: true, Held: true, LockedBy: pl.lockedBy,
+				GrantedAt: pl.granted, Until: time.UnixMilli(until), Token: f, LastTick: pl.tick,
+			}, nil
+		}
+	}
+	return lockprovider.LeaseInfo{}, unknown("force-release", name, unexpected(v))
+}
+
+// Ping implements lockprovider.Admin.
+func (p *Provider) Ping(ctx context.Context) error {
+	if err := adminScript.Run(ctx, p.client, []string{p.prefix + "ping"}, "ping").Err(); err != nil {
+		return opError("ping", "", err)
+	}
+	return nil
+}
+
+// rateKeyBase is the common start of the keys of one rate-limit key, as
+// rateArgs builds them.
+func (p *Provider) rateKeyBase(key string) string {
+	if strings.ContainsAny(key, "%}") {
+		key = strings.NewReplacer("%", "%25", "}", "%7D").Replace(key)
+	}
+	return p.prefix + "rl:{" + key + "}:"
+}
+
+// ResetRate implements lockprovider.Admin. The key's limits are unknown
+// (their IDs depend on the application's limits), so it first SCANs for
+// them, then deletes them in one script call; SCAN costs O(keys) on the
+// server, like List.
+func (p *Provider) ResetRate(ctx context.Context, key string) error {
+	if err := lockprovider.ValidateName(key); err != nil {
+		return err
+	}
+	keys, err := p.scanKeys(ctx, globEscape(p.rateKeyBase(key))+"*")
+	if err != nil {
+		return opError("reset rate", key, err)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := adminScript.Run(ctx, p.client, keys, "del").Err(); err != nil {
+		return opError("reset rate", key, err)
+	}
+	return nil
+}
+
+// ListRates implements lockprovider.RateLister: a SCAN and one script call
+// per key. Meant for operators, not for hot paths.
+func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
+	base := p.prefix + "rl:{"
+	keys, err := p.scanKeys(ctx, globEscape(base)+"*")
+	if err != nil {
+		return nil, opError("list rates", "", err)
+	}
+	var out []lockprovider.RateInfo
+	for _, k := range keys {
+		rest := strings.TrimPrefix(k, base)
+		i := strings.LastIndex(rest, "}:")
+		if i < 0 {
+			continue
+		}
+		a, per, ok := ratewire.ParseID(rest[i+2:])
+		if !ok {
+			continue
+		}
+		name := rest[:i]
+		if strings.Contains(name, "%") {
+			name = strings.NewReplacer("%25", "%", "%7D", "}").Replace(name)
+		}
+		exp, err := adminScript.Run(ctx, p.client, []string{k}, "ttl").Int64()
+		if err != nil {
+			return nil, opError("list rates", "", err)
+		}
+		if exp < 0 {
+			continue // gone since the scan
+		}
+		out = append(out, lockprovider.RateInfo{Key: name, Algorithm: a, Period: per, ResetAt: time.UnixMilli(exp)})
+	}
+	slices.SortFunc(out, func(a, b lockprovider.RateInfo) int {
+		if c := strings.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+		return int(a.Algorithm) - int(b.Algorithm)
+	})
+	return out, nil
+}
+
+// scanKeys SCANs every master (or shard) for keys matching the glob.
+func (p *Provider) scanKeys(ctx context.Context, match string) ([]string, error) {
+	var (
+		out  []string
+		seen = make(map[string]bool)
+	)
+	scan := func(ctx context.Context, c scanner) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, match, 1000).Result()
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, k)
+				}
+			}
+			if next == 0 {
+				return nil
+			}
+			cursor = next
+		}
+	}
+	var err error
+	switch c := p.client.(type) {
+	case interface {
+		ForEachMaster(context.Context, func(context.Context, *goredis.Client) error) error
+	}:
+		err = forEachSerial(ctx, c.ForEachMaster, scan)
+	case interface {
+		ForEachShard(context.Context, func(context.Context, *goredis.Client) error) error
+	}:
+		err = forEachSerial(ctx, c.ForEachShard, scan)
+	default:
+		err = scan(ctx, p.client)
+	}
+	return out, err
+}
+
+func flags(catchUp, manual bool) string {
+	switch {
+	case catchUp && manual:
+		return "cm"
+	case catchUp:
+		return "c"
+	case manual:
+		return "m"
+	}
+	return ""
+}
+
+// AcquireRun implements lockprovider.Ledger: Acquire's own script with the
+// run's "started" record pushed onto the job's run list, in one call.
+func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+	if err := ap.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	if err := run.Validate(); err != nil {
+		return lockprovider.Lease{}, err
+	}
+	ret := run.Retention.WithDefaults()
+	lease, fence := p.keys(ap.Name)
+	var tick int64
+	if !ap.Tick.IsZero() {
+		tick = ap.Tick.UnixMilli()
+	}
+	atMost, atLeast := ap.AtMostFor.Milliseconds(), ap.AtLeastFor.Milliseconds()
+	value := leaseValue(ap.Owner, ap.LockedBy, atMost, atLeast, tick)
+	tail := []any{ap.LockedBy, flags(run.CatchUp, run.Manual), ret.MaxRuns, ret.MaxAge.Milliseconds()}
+	var cmd *goredis.Cmd
+	if tick == 0 {
+		cmd = ledgerAcquireScript.Run(ctx, p.client, []string{lease, fence, lease + runsSuffix},
+			append([]any{value, atMost, p.recordTTLArg}, tail...)...)
+	} else {
+		cmd = ledgerAcquireTickScript.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease), lease + runsSuffix},
+			append([]any{value, atMost, p.recordTTLArg, tick}, tail...)...)
+	}
+	return acquireReply(cmd, ap, tick, atMost, atLeast)
+}
+
+// ReleaseRun implements lockprovider.Ledger: Release's own script with the
+// run's entry completed, in one call.
+func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
+	if err := rp.Validate(); err != nil {
+		return err
+	}
+	if err := end.Validate(); err != nil {
+		return err
+	}
+	ret := end.Retention.WithDefaults()
+	r := end.Run
+	var tick int64
+	if !r.Tick.IsZero() {
+		tick = r.Tick.UnixMilli()
+	}
+	lease := p.key(rp.Name)
+	n, err := ledgerReleaseScript.Run(ctx, p.client, []string{lease, lease + runsSuffix},
+		rp.Owner, r.Token, r.Started.UnixMilli(), tick, r.LockedBy, flags(r.CatchUp, r.Manual),
+		string(end.Outcome), lockprovider.CutError(end.Error), ret.MaxRuns).Int64()
+	switch {
+	case err != nil:
+		return unknown("release", rp.Name, err)
+	case n == 0:
+		return lockprovider.ErrNotHeld
+	}
+	return nil
+}
+
+// readRuns reads a job's run records, newest start first, in one script
+// call.
+func (p *Provider) readRuns(ctx context.Context, job string) ([]lockprovider.RunRecord, error) {
+	recs, err := ledgerRunsScript.Run(ctx, p.client, []string{p.key(job) + runsSuffix}).StringSlice()
+	if err != nil {
+		return nil, opError("runs of", job, err)
+	}
+	runs := make([]lockprovider.RunRecord, 0, len(recs))
+	for _, s := range recs {
+		rec, ok := parseRecord(job, s)
+		if !ok {
+			return nil, fmt.Errorf("redis: runs of %q: %w", job, unexpected(s))
+		}
+		runs = append(runs, rec)
+	}
+	slices.SortStableFunc(runs, func(a, b lockprovider.RunRecord) int { return b.Started.Compare(a.Started) })
+	return runs, nil
+}
+
+func msTime(s string) time.Time {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n)
+}
+
+// parseRecord decodes a run record (see ledger_acquire.lua):
+// token, tick, lockedBy, started, flags[, finished, outcome, error].
+func parseRecord(job, s string) (lockprovider.RunRecord, bool) {
+	f := strings.SplitN(s, "\n", 8)
+	if len(f) != 5 && len(f) != 8 {
+		return lockprovider.RunRecord{}, false
+	}
+	rec := lockprovider.RunRecord{Job: job, Tick: msTime(f[1]), LockedBy: f[2], Started: msTime(f[3]),
+		CatchUp: strings.Contains(f[4], "c"), Manual: strings.Contains(f[4], "m")}
+	var err error
+	if rec.Token, err = strconv.ParseInt(f[0], 10, 64); err != nil {
+		return lockprovider.RunRecord{}, false
+	}
+	if len(f) == 8 {
+		rec.Finished, rec.Outcome, rec.Error = msTime(f[5]), lockprovider.Outcome(f[6]), f[7]
+	}
+	return rec, true
+}
+
+// Runs implements lockprovider.Ledger in one script call. The list holds
+// at most the retention's MaxRuns records, which bounds the work.
+func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	runs, err := p.readRuns(ctx, q.Job)
+	if err != nil {
+		return nil, err
+	}
+	out := runs[:0]
+	for _, r := range runs {
+		if (q.Since.IsZero() || !r.Started.Before(q.Since)) && (q.Until.IsZero() || r.Started.Before(q.Until)) {
+			out = append(out, r)
+		}
+	}
+	if len(out) > q.Lim() {
+		out = out[:q.Lim()]
+	}
+	return out, nil
+}
+
+// LastRuns implements lockprovider.Ledger in one script call.
+func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
+	if err := lockprovider.ValidateName(job); err != nil {
+		return last, lastSuccess, err
+	}
+	runs, err := p.readRuns(ctx, job)
+	if err != nil {
+		return last, lastSuccess, err
+	}
+	if len(runs) > 0 {
+		last = runs[0]
+	}
+	for _, r := range runs {
+		if r.Outcome == lockprovider.OutcomeSucceeded {
+			return last, r, nil
+		}
+	}
+	return last, lastSuccess, nil
+}
+
+// registryKeys are the registry's keys, in one slot of their own.
+func (p *Provider) registryKeys() []string {
+	base := p.prefix + "registry:{baton}"
+	return []string{base, base + ":e", base + ":h"}
+}
+
+// Register implements lockprovider.Registry in one script call.
+func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
+	if err := inst.Validate(ttl); err != nil {
+		return err
+	}
+	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
+	b, err := json.Marshal(inst)
+	if err != nil {
+		return opError("register", inst.LockedBy, err)
+	}
+	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "reg", inst.LockedBy, b, ttl.Milliseconds()).Err(); err != nil {
+		return opError("register", inst.LockedBy, err)
+	}
+	return nil
+}
+
+// Heartbeat implements lockprovider.Registry in one script call.
+func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
+	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+		return err
+	}
+	if err := lockprovider.ValidateRegistryTTL(ttl); err != nil {
+		return err
+	}
+	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "hb", lockedBy, "", ttl.Milliseconds()).Result()
+	if err != nil {
+		return opError("heartbeat", lockedBy, err)
+	}
+	if v == int64(0) {
+		return lockprovider.ErrNotRegistered
+	}
+	return nil
+}
+
+// Deregister implements lockprovider.Registry in one script call.
+func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
+	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+		return err
+	}
+	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "del", lockedBy).Err(); err != nil {
+		return opError("deregister", lockedBy, err)
+	}
+	return nil
+}
+
+// Instances implements lockprovider.Registry in one script call.
+func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
+	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "list").Slice()
+	if err != nil {
+		return nil, opError("instances", "", err)
+	}
+	if len(v) == 0 || (len(v)-1)%4 != 0 {
+		return nil, fmt.Errorf("redis: instances: %w", unexpected(v))
+	}
+	var out []lockprovider.Instance
+	for i := 1; i < len(v); i += 4 {
+		id, _ := v[i].(string)
+		until, ok1 := intField(v[i+1])
+		hb, ok2 := intField(v[i+2])
+		js, _ := v[i+3].(string)
+		var inst lockprovider.Instance
+		if !ok1 || !ok2 || js == "" {
+			continue // removed between the reads of one script: cannot happen, but do not fail a listing
+		}
+		if err := json.Unmarshal([]byte(js), &inst); err != nil {
+			return nil, opError("instances: entry", id, err)
+		}
+		inst.LockedBy, inst.Heartbeat, inst.Until = id, time.UnixMilli(hb), time.UnixMilli(until)
+		out = append(out, inst)
+	}
+	slices.SortFunc(out, func(a, b lockprovider.Instance) int { return strings.Compare(a.LockedBy, b.LockedBy) })
+	return out, nil
+}

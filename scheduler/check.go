@@ -1,0 +1,272 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Schedule is a job's schedule as read back from the job registry, for
+// tools outside the process that computes it.
+type Schedule interface {
+	// Next returns the first tick strictly after t, or the zero time.
+	Next(t time.Time) time.Time
+	// Prev returns the last tick at or before t, or the zero time.
+	Prev(t time.Time) time.Time
+	String() string
+}
+
+type exported struct{ s schedule }
+
+func (e exported) Next(t time.Time) time.Time { return e.s.next(t) }
+func (e exported) Prev(t time.Time) time.Time { return e.s.prev(t) }
+func (e exported) String() string             { return e.s.String() }
+
+// ParseSchedule parses a registered schedule (lockprovider.JobSpec's
+// Schedule and TimeZone): a cron spec as Scheduler.Cron takes it, or
+// "@every <d>" optionally followed by " offset <d>" for Every. An empty
+// tz means UTC.
+func ParseSchedule(spec, tz string) (Schedule, error) {
+	loc := time.UTC
+	if tz != "" {
+		l, err := time.LoadLocation(tz)
+		if err != nil {
+			return nil, specErr(spec, "time zone", 0, tz, "is not a known time zone", err)
+		}
+		loc = l
+	}
+	if rest, ok := strings.CutPrefix(spec, "@every "); ok {
+		if p, off, ok := strings.Cut(rest, " offset "); ok {
+			period, err1 := time.ParseDuration(p)
+			offset, err2 := time.ParseDuration(off)
+			if err := errors.Join(err1, err2); err != nil || period < minPeriod || offset < 0 || offset >= period {
+				return nil, specErr(spec, "@every", 1, rest, "is not a period and an offset within it", err)
+			}
+			return exported{every{period: period, offset: offset}}, nil
+		}
+	}
+	s, err := parseCron(spec, loc)
+	if err != nil {
+		return nil, err
+	}
+	return exported{s}, nil
+}
+
+// registered returns the schedule in ParseSchedule's syntax.
+func registered(s schedule) string {
+	if e, ok := s.(every); ok {
+		if e.offset == 0 {
+			return "@every " + e.period.String()
+		}
+		return "@every " + e.period.String() + " offset " + e.offset.String()
+	}
+	return s.String()
+}
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	// Grace is how long after its tick a run may start (and, for a run
+	// that failed, how long it has been given). A tick is due once
+	// tick+Grace has passed. Zero means one minute.
+	Grace time.Duration
+	// Since, when set, checks every tick due in (Since, Now]; otherwise
+	// only each job's latest due tick. At most MaxCheckTicks per job.
+	Since time.Time
+	// Now is the time of the check. Zero means time.Now().
+	Now time.Time
+	// Jobs, when not empty, restricts the check to these names.
+	Jobs []string
+}
+
+// MaxCheckTicks bounds the ticks Check examines per job.
+const MaxCheckTicks = 10_000
+
+// Problem is a tick that needs attention.
+type Problem struct {
+	Job  string    `json:"job"`
+	Tick time.Time `json:"tick"`
+	// Kind is "missed" (no replica claimed the tick), "failed" (its run
+	// ended with an outcome other than succeeded; Run says which) or
+	// "unfinished" (its run started and never ended although its lease
+	// ran out: the process died).
+	Kind string                  `json:"kind"`
+	Run  *lockprovider.RunRecord `json:"run,omitempty"`
+}
+
+// CheckReport is the result of Check.
+type CheckReport struct {
+	Now       time.Time               `json:"now"`
+	Instances []lockprovider.Instance `json:"instances"` // live scheduler instances
+	Checked   []string                `json:"checked"`   // locked jobs checked
+	Problems  []Problem               `json:"problems"`
+}
+
+// OK reports whether the check found nothing wrong.
+func (r CheckReport) OK() bool { return len(r.Problems) == 0 && len(r.Instances) > 0 }
+
+// ErrNoInstances is returned by Check when the registry has no live
+// instance: every scheduler is down (or none publishes to the registry).
+var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the registry")
+
+// Check is the dead-man's switch: from the job registry's schedules and
+// the run ledger, it finds ticks of locked jobs that no replica ran, that
+// failed, or whose run never finished. provider must implement
+// lockprovider.Registry and lockprovider.Ledger; a job whose ledger is
+// empty is checked only from the start of its oldest live instance, so a
+// new job does not count as missed before it existed. With no live
+// instance it returns the report and ErrNoInstances.
+func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOptions) (CheckReport, error) {
+	reg, ok1 := provider.(lockprovider.Registry)
+	led, ok2 := provider.(lockprovider.Ledger)
+	if !ok1 || !ok2 {
+		return CheckReport{}, invalid("", "provider", fmt.Sprintf("%T", provider), "does not implement lockprovider.Registry and lockprovider.Ledger", ErrInvalid, nil)
+	}
+	if opts.Grace < 0 {
+		return CheckReport{}, invalid("", "Grace", opts.Grace.String(), "must not be negative", ErrInvalidDuration, nil)
+	}
+	if opts.Grace == 0 {
+		opts.Grace = time.Minute
+	}
+	rep := CheckReport{Now: opts.Now}
+	if rep.Now.IsZero() {
+		rep.Now = time.Now()
+	}
+	insts, err := reg.Instances(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.Instances = insts
+	if len(insts) == 0 {
+		return rep, ErrNoInstances
+	}
+	for _, js := range Jobs(insts) {
+		if !js.Spec.Locked || (len(opts.Jobs) > 0 && !slices.Contains(opts.Jobs, js.Spec.Name)) {
+			continue
+		}
+		rep.Checked = append(rep.Checked, js.Spec.Name)
+		in, _ := provider.(lockprovider.Inspector)
+		ps, err := checkJob(ctx, led, in, js, opts, rep.Now)
+		if err != nil {
+			return rep, err
+		}
+		rep.Problems = append(rep.Problems, ps...)
+	}
+	return rep, nil
+}
+
+// RegisteredJob is a job as the live instances registered it.
+type RegisteredJob struct {
+	Spec     lockprovider.JobSpec
+	Replicas []string  // LockedBy of the live instances that run it
+	Since    time.Time // start of the oldest of them
+}
+
+// Jobs merges the jobs of the registry's instances by name, sorted by
+// name. The spec is the one of the first instance (by LockedBy).
+func Jobs(insts []lockprovider.Instance) []RegisteredJob {
+	by := make(map[string]*RegisteredJob)
+	var names []string
+	for _, inst := range insts {
+		for _, j := range inst.Jobs {
+			r := by[j.Name]
+			if r == nil {
+				r = &RegisteredJob{Spec: j, Since: inst.Started}
+				by[j.Name] = r
+				names = append(names, j.Name)
+			}
+			r.Replicas = append(r.Replicas, inst.LockedBy)
+			if inst.Started.Before(r.Since) {
+				r.Since = inst.Started
+			}
+		}
+	}
+	slices.Sort(names)
+	out := make([]RegisteredJob, len(names))
+	for i, n := range names {
+		out[i] = *by[n]
+	}
+	return out
+}
+
+func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Inspector, js RegisteredJob, opts CheckOptions, now time.Time) ([]Problem, error) {
+	sched, err := ParseSchedule(js.Spec.Schedule, js.Spec.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	due := now.Add(-opts.Grace)
+	var ticks []time.Time
+	for t := sched.Prev(due); !t.IsZero() && len(ticks) < MaxCheckTicks; t = sched.Prev(t.Add(-time.Nanosecond)) {
+		if !opts.Since.IsZero() && !t.After(opts.Since) {
+			break
+		}
+		ticks = append(ticks, t)
+		if opts.Since.IsZero() {
+			break
+		}
+	}
+	if len(ticks) == 0 {
+		return nil, nil
+	}
+	oldest := ticks[len(ticks)-1]
+	// A replica whose clock runs ahead may start a run a little before
+	// its tick (on the backend's clock): look a minute further back.
+	runs, err := led.Runs(ctx, lockprovider.RunQuery{Job: js.Spec.Name, Since: oldest.Add(-time.Minute), Limit: lockprovider.MaxRuns})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		last, _, err := led.LastRuns(ctx, js.Spec.Name)
+		if err != nil {
+			return nil, err
+		}
+		if last.Token == 0 {
+			// A job that never ran: only ticks since its instances started count.
+			ticks = slices.DeleteFunc(ticks, func(t time.Time) bool { return t.Before(js.Since) })
+		}
+	}
+	byTick := make(map[int64]lockprovider.RunRecord, len(runs))
+	for _, r := range runs {
+		if _, seen := byTick[r.Tick.UnixMilli()]; !seen { // newest first: keep the newest run of a tick
+			byTick[r.Tick.UnixMilli()] = r
+		}
+	}
+	var out []Problem
+	for i := len(ticks) - 1; i >= 0; i-- {
+		t := ticks[i]
+		r, ok := byTick[t.UnixMilli()]
+		switch {
+		case !ok:
+			out = append(out, Problem{Job: js.Spec.Name, Tick: t, Kind: "missed"})
+		case r.Outcome == lockprovider.OutcomeRunning:
+			alive, err := stillHeld(ctx, in, js.Spec, r, now)
+			if err != nil {
+				return nil, err
+			}
+			if !alive {
+				out = append(out, Problem{Job: js.Spec.Name, Tick: t, Kind: "unfinished", Run: &r})
+			}
+		case r.Outcome != lockprovider.OutcomeSucceeded:
+			out = append(out, Problem{Job: js.Spec.Name, Tick: t, Kind: "failed", Run: &r})
+		}
+	}
+	return out, nil
+}
+
+// stillHeld reports whether an open run may still be going: its lease is
+// in force with its token (read through the Inspector when there is one),
+// or, without an Inspector, it started less than AtMostFor ago.
+func stillHeld(ctx context.Context, in lockprovider.Inspector, spec lockprovider.JobSpec, r lockprovider.RunRecord, now time.Time) (bool, error) {
+	if in == nil {
+		return spec.AtMostFor == 0 || now.Before(r.Started.Add(spec.AtMostFor)), nil
+	}
+	info, err := in.Inspect(ctx, r.Job)
+	if err != nil {
+		return false, err
+	}
+	return info.Held && info.Token == r.Token, nil
+}

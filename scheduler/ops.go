@@ -1,0 +1,231 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/baton-go/baton/internal/lease"
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// DefaultRegistryTTL is the lifetime of a registry entry when
+// Config.RegistryTTL is zero; the scheduler renews it every third of that.
+const DefaultRegistryTTL = 30 * time.Second
+
+// validateOps checks the operations fields of c and fills their defaults.
+func (c *Config) validateOps() error {
+	if err := c.LedgerRetention.Validate(); err != nil {
+		return invalid("", "LedgerRetention", "", err.Error(), ErrInvalid, err)
+	}
+	switch {
+	case c.RegistryTTL == 0:
+		c.RegistryTTL = DefaultRegistryTTL
+	case c.RegistryTTL < lockprovider.MinRegistryTTL || c.RegistryTTL > lockprovider.MaxDuration:
+		return invalid("", "RegistryTTL", c.RegistryTTL.String(), "must be between "+lockprovider.MinRegistryTTL.String()+" and "+lockprovider.MaxDuration.String(), ErrInvalidDuration, nil)
+	}
+	if err := lockprovider.ValidateLockedBy(c.Version + "x"); err != nil {
+		return invalid("", "Version", c.Version, "is not printable text of at most 254 bytes", ErrInvalid, err)
+	}
+	return nil
+}
+
+// ledger returns the provider's Ledger when Config.Ledger asks for it.
+func (s *Scheduler) ledger() lockprovider.Ledger {
+	if !s.cfg.Ledger {
+		return nil
+	}
+	l, _ := s.provider.(lockprovider.Ledger)
+	return l
+}
+
+// acquire asks for a job's lease for a tick, through the ledger when it is
+// on, so the claim opens the run's record in the same round trip.
+func (s *Scheduler) acquire(ctx context.Context, p lockprovider.AcquireParams, catchUp bool) (lockprovider.Lease, error) {
+	if l := s.ledger(); l != nil {
+		return l.AcquireRun(ctx, p, lockprovider.RunStart{CatchUp: catchUp, Retention: s.cfg.LedgerRetention})
+	}
+	return s.provider.Acquire(ctx, p)
+}
+
+// runResult is how a run ended, for the ledger.
+type runResult struct {
+	lease   lockprovider.Lease
+	catchUp bool
+	err     error // the job's error, a *PanicError, or nil
+	lost    bool  // the lease was lost while it ran
+}
+
+// outcome classifies a finished run.
+func (s *Scheduler) outcome(r runResult) (lockprovider.Outcome, string) {
+	var pe *PanicError
+	switch {
+	case r.lost:
+		msg := ErrLockLost.Error()
+		if r.err != nil {
+			msg = r.err.Error()
+		}
+		return lockprovider.OutcomeLockLost, msg
+	case errors.As(r.err, &pe):
+		return lockprovider.OutcomePanicked, r.err.Error()
+	case r.err != nil && errors.Is(context.Cause(s.runCtx), ErrClosed):
+		return lockprovider.OutcomeShutDown, r.err.Error()
+	case r.err != nil:
+		return lockprovider.OutcomeFailed, r.err.Error()
+	}
+	return lockprovider.OutcomeSucceeded, ""
+}
+
+// ledgerRelease returns the release call of a run's lease when the ledger
+// is on (nil otherwise: the lease uses the provider's Release): the
+// release that also records how the run ended, from res and, for a loss,
+// from the lease itself.
+func (s *Scheduler) ledgerRelease(l *lease.Lease, res *runResult) func(context.Context, lockprovider.ReleaseParams) error {
+	led := s.ledger()
+	if led == nil {
+		return nil
+	}
+	return func(ctx context.Context, rp lockprovider.ReleaseParams) error {
+		r := *res
+		r.lost = errors.Is(l.Err(), lockprovider.ErrLockLost)
+		out, msg := s.outcome(r)
+		return led.ReleaseRun(ctx, rp, lockprovider.RunEnd{
+			Run: lockprovider.RunRecord{
+				Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
+				Started: r.lease.GrantedAt, CatchUp: r.catchUp,
+			},
+			Outcome: out, Error: msg, Retention: s.cfg.LedgerRetention,
+		})
+	}
+}
+
+// spec describes j for the registry.
+func (s *Scheduler) spec(j *Job) lockprovider.JobSpec {
+	js := lockprovider.JobSpec{Name: j.name, Schedule: registered(j.sched), Locked: j.locked}
+	if _, ok := j.sched.(cronSchedule); ok {
+		js.TimeZone = s.cfg.Location.String()
+	}
+	if j.locked {
+		js.AtMostFor, js.AtLeastFor = j.opts.atMostFor, j.opts.atLeastFor
+		if j.opts.autoRenew {
+			js.Options = append(js.Options, "auto_renew")
+		}
+		if j.opts.catchUp {
+			js.Options = append(js.Options, "catch_up")
+		}
+	}
+	return js
+}
+
+// registrar publishes the scheduler's jobs to the provider's registry and
+// renews the entry every RegistryTTL/3 while the scheduler runs.
+type registrar struct {
+	mu      sync.Mutex
+	reg     lockprovider.Registry
+	changed chan struct{} // buffered 1: the job set changed
+	stop    chan struct{}
+	done    chan struct{}
+	started time.Time
+}
+
+// startRegistry starts publishing, if the provider keeps a registry and
+// the config does not turn it off. s.mu is held.
+func (s *Scheduler) startRegistry() {
+	reg, ok := s.provider.(lockprovider.Registry)
+	if !ok || s.cfg.NoRegistry {
+		return
+	}
+	r := &s.registry
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reg, r.started = reg, s.now()
+	r.changed, r.stop, r.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	r.changed <- struct{}{}
+	go s.publish(reg, r.started, r.changed, r.stop, r.done)
+}
+
+// jobsChanged asks for the job set to be published again.
+func (s *Scheduler) jobsChanged() {
+	r := &s.registry
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changed == nil {
+		return
+	}
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// stopRegistry stops publishing and removes the entry (best effort).
+func (s *Scheduler) stopRegistry() {
+	r := &s.registry
+	r.mu.Lock()
+	stop, done := r.stop, r.done
+	r.stop = nil
+	r.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-done
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CallTimeout)
+	defer cancel()
+	if err := r.reg.Deregister(ctx, s.cfg.LockedBy); err != nil {
+		s.cfg.Logger.Warn("scheduler: could not remove the registry entry; it expires by itself", "err", err)
+	}
+}
+
+func (s *Scheduler) publish(reg lockprovider.Registry, started time.Time, changed, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	ttl := s.cfg.RegistryTTL
+	t := time.NewTicker(ttl / 3)
+	defer t.Stop()
+	dirty := false
+	for {
+		select {
+		case <-stop:
+			return
+		case <-changed:
+			dirty = true
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CallTimeout)
+		var err error
+		if !dirty {
+			err = reg.Heartbeat(ctx, s.cfg.LockedBy, ttl)
+			dirty = errors.Is(err, lockprovider.ErrNotRegistered)
+		}
+		if dirty {
+			err = reg.Register(ctx, s.instance(started), ttl)
+			dirty = err != nil
+		}
+		cancel()
+		if err != nil {
+			s.cfg.Logger.Warn("scheduler: registry update failed; retrying", "err", err)
+		}
+	}
+}
+
+// instance describes this scheduler for the registry.
+func (s *Scheduler) instance(started time.Time) lockprovider.Instance {
+	s.mu.Lock()
+	jobs := make([]lockprovider.JobSpec, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		jobs = append(jobs, s.spec(j))
+	}
+	s.mu.Unlock()
+	slices.SortFunc(jobs, func(a, b lockprovider.JobSpec) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return lockprovider.Instance{LockedBy: s.cfg.LockedBy, Version: s.cfg.Version, Started: started, Jobs: jobs}
+}
