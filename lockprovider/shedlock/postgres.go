@@ -122,11 +122,8 @@ func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
 	if _, err := resolveRepresentation(cfg.TimeMode, cfg.JavaZone, max(cfg.Columns, Timestamp)); err != nil {
 		return nil, err
 	}
-	switch {
-	case cfg.PollInterval == 0:
-		cfg.PollInterval = DefaultPollInterval
-	case cfg.PollInterval < time.Millisecond || cfg.PollInterval > time.Minute:
-		return nil, &lockprovider.ValidationError{Field: "PollInterval", Value: cfg.PollInterval.String(), Reason: "must be between 1ms and 1m", Err: lockprovider.ErrInvalidDuration}
+	if cfg.PollInterval, err = pollInterval(cfg.PollInterval); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

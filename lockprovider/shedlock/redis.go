@@ -118,12 +118,11 @@ func NewRedis(client RedisClient, cfg RedisConfig) (*Redis, error) {
 		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: cfg.RecordTTL.String(),
 			Reason: "must be between 1h and " + (10 * lockprovider.MaxDuration).String(), Err: lockprovider.ErrInvalidDuration}
 	}
-	switch {
-	case cfg.PollInterval == 0:
-		cfg.PollInterval = DefaultPollInterval
-	case cfg.PollInterval < time.Millisecond || cfg.PollInterval > time.Minute:
-		return nil, &lockprovider.ValidationError{Field: "PollInterval", Value: cfg.PollInterval.String(), Reason: "must be between 1ms and 1m", Err: lockprovider.ErrInvalidDuration}
+	poll, err := pollInterval(cfg.PollInterval)
+	if err != nil {
+		return nil, err
 	}
+	cfg.PollInterval = poll
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
