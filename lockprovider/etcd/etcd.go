@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -17,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -27,7 +26,7 @@ const (
 )
 
 // MaxPrefixLen bounds Config.Prefix.
-const MaxPrefixLen = 100
+const MaxPrefixLen = keyspace.MaxPrefixLen
 
 // Config configures a Provider. The zero value (or a nil *Config) means the
 // defaults documented on each field.
@@ -86,7 +85,7 @@ func New(client *clientv3.Client, cfg *Config) (*Provider, error) {
 	}
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix
-	} else if err := validatePrefix(c.Prefix); err != nil {
+	} else if err := keyspace.ValidatePrefix(c.Prefix, false); err != nil {
 		return nil, err
 	}
 	switch {
@@ -106,30 +105,6 @@ func New(client *clientv3.Client, cfg *Config) (*Provider, error) {
 
 // Prefix returns the key prefix in use.
 func (p *Provider) Prefix() string { return p.prefix }
-
-func validatePrefix(s string) error {
-	reason := ""
-	switch {
-	case len(s) > MaxPrefixLen:
-		reason = "is longer than 100 bytes"
-	case !utf8.ValidString(s):
-		reason = "is not valid UTF-8"
-	default:
-		for _, r := range s {
-			if !unicode.IsPrint(r) {
-				reason = "contains a non-printable character"
-				break
-			}
-		}
-	}
-	if reason == "" {
-		return nil
-	}
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return &lockprovider.ValidationError{Field: "Prefix", Value: strconv.Quote(s), Reason: reason, Err: lockprovider.ErrInvalid}
-}
 
 // Key layout under the prefix P for a name N (see doc.go).
 const (

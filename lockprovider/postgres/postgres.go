@@ -5,11 +5,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
-	"net"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,7 +17,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/isnil"
+	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -90,9 +89,6 @@ const (
 	waitersSuffix = "_waiters"
 	maxTableLen   = 63 - len(waitersSuffix)
 )
-
-// identRE is a plain PostgreSQL identifier of at most 63 bytes (NAMEDATALEN-1).
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // Provider is a lockprovider.Provider on a PostgreSQL table. It also
 // implements lockprovider.ReleaseNotifier and lockprovider.Inspector. It is
@@ -207,7 +203,7 @@ func resolveNames(c *Config) (names, error) {
 		rates = DefaultRateTable
 	}
 	for _, f := range []struct{ field, v string }{{"Table", table}, {"RateTable", rates}} {
-		if err := validateIdent(f.field, f.v); err != nil {
+		if err := pgident.Check(f.field, f.v); err != nil {
 			return names{}, err
 		}
 	}
@@ -218,40 +214,18 @@ func resolveNames(c *Config) (names, error) {
 			Err:    lockprovider.ErrInvalid,
 		}
 	}
-	qualify := func(t string) string {
-		if c.Schema == "" {
-			return pgx.Identifier{t}.Sanitize()
-		}
-		return pgx.Identifier{c.Schema, t}.Sanitize()
-	}
 	if c.Schema != "" {
-		if err := validateIdent("Schema", c.Schema); err != nil {
+		if err := pgident.Check("Schema", c.Schema); err != nil {
 			return names{}, err
 		}
 	}
 	n := names{RateLogged: c.RateLogged}
-	n.Locks = qualify(table)
-	n.Waiters = qualify(table + waitersSuffix)
-	n.Rates = qualify(rates)
-	n.Runs = qualify(table + runsSuffix)
-	n.Registry = qualify(table + registrySuffix)
+	n.Locks = pgident.Qualify(c.Schema, table)
+	n.Waiters = pgident.Qualify(c.Schema, table+waitersSuffix)
+	n.Rates = pgident.Qualify(c.Schema, rates)
+	n.Runs = pgident.Qualify(c.Schema, table+runsSuffix)
+	n.Registry = pgident.Qualify(c.Schema, table+registrySuffix)
 	return n, nil
-}
-
-func validateIdent(field, v string) error {
-	if identRE.MatchString(v) {
-		return nil
-	}
-	q := strconv.Quote(v)
-	if len(q) > 60 {
-		q = q[:60] + "…"
-	}
-	return &lockprovider.ValidationError{
-		Field:  field,
-		Value:  q,
-		Reason: "must be a letter or underscore followed by up to 62 letters, digits or underscores",
-		Err:    lockprovider.ErrInvalid,
-	}
 }
 
 func render(name, text string, n names) (string, error) {
@@ -376,10 +350,8 @@ func acquireError(name string, err error) error {
 }
 
 // opError wraps a failed statement once, with one prefix. A server that
-// could not be reached or did not answer in time gives an
-// *lockprovider.UnavailableError: NotSent when pgx guarantees nothing was
-// sent (a failed connection attempt, a closed pool, a context that ended
-// before the statement went out), otherwise of unknown outcome.
+// could not be reached or did not answer in time (as backenderr.Postgres
+// tells) gives an *lockprovider.UnavailableError.
 func opError(op, name string, err error) error {
 	var wrapped error
 	if name == "" {
@@ -387,36 +359,10 @@ func opError(op, name string, err error) error {
 	} else {
 		wrapped = fmt.Errorf("postgres: %s %q: %w", op, name, err)
 	}
-	var (
-		pgErr   *pgconn.PgError
-		connErr *pgconn.ConnectError
-	)
-	switch {
-	case errors.As(err, &connErr), pgconn.SafeToRetry(err), err.Error() == "closed pool":
-		// "closed pool" is pgxpool's (puddle's) error for a closed pool,
-		// before any connection is used.
-		return &lockprovider.UnavailableError{NotSent: true, Err: wrapped}
-	case errors.As(err, &pgErr):
-		// The server answered. Connection exceptions (class 08) and
-		// operator intervention (57P01 admin shutdown, 57P02 crash
-		// shutdown, 57P03 cannot connect now) mean the session ended
-		// under the statement: outcome unknown.
-		if strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" {
-			return &lockprovider.UnavailableError{Err: wrapped}
-		}
-		return wrapped
-	case errors.Is(err, context.Canceled):
-		return wrapped // the caller gave up; not the backend's doing
-	case pgconn.Timeout(err), errors.Is(err, context.DeadlineExceeded), errors.Is(err, pgconn.ErrConnClosed),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), isNetError(err):
-		return &lockprovider.UnavailableError{Err: wrapped}
+	if unavailable, notSent := backenderr.Postgres(err); unavailable {
+		return &lockprovider.UnavailableError{NotSent: notSent, Err: wrapped}
 	}
 	return wrapped
-}
-
-func isNetError(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne)
 }
 
 // Extend implements lockprovider.Provider in one UPDATE. The returned

@@ -3,20 +3,14 @@ package redis
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -39,7 +33,7 @@ const (
 )
 
 // MaxPrefixLen bounds Config.Prefix.
-const MaxPrefixLen = 100
+const MaxPrefixLen = keyspace.MaxPrefixLen
 
 // Config configures a Provider. The zero value (or a nil *Config) means the
 // defaults documented on each field.
@@ -111,7 +105,7 @@ func New(client Client, cfg *Config) (*Provider, error) {
 	}
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix
-	} else if err := validatePrefix(c.Prefix); err != nil {
+	} else if err := keyspace.ValidatePrefix(c.Prefix, true); err != nil {
 		return nil, err
 	}
 	switch {
@@ -181,12 +175,8 @@ func checkClient(client Client) error {
 }
 
 // opError wraps a failed call once, with one prefix. A server that could
-// not be reached or did not answer in time gives an
-// *lockprovider.UnavailableError: NotSent when the command cannot have been
-// sent (a refused dial, a closed client, no pooled connection free in
-// time), otherwise of unknown outcome. A server that answered but cannot
-// serve (loading its data set, no master, cluster down, busy with a
-// script) is unavailable too, of unknown outcome.
+// not be reached, did not answer in time or cannot serve (as
+// backenderr.Redis tells) gives an *lockprovider.UnavailableError.
 func opError(op, name string, err error) error {
 	var wrapped error
 	if name == "" {
@@ -194,58 +184,14 @@ func opError(op, name string, err error) error {
 	} else {
 		wrapped = fmt.Errorf("redis: %s %q: %w", op, name, err)
 	}
-	var (
-		opErr *net.OpError
-		rerr  goredis.Error
-		nerr  net.Error
-	)
-	switch {
-	case errors.Is(err, goredis.ErrClosed), errors.Is(err, goredis.ErrPoolTimeout),
-		errors.As(err, &opErr) && opErr.Op == "dial":
-		return &lockprovider.UnavailableError{NotSent: true, Err: wrapped}
-	case errors.As(err, &rerr):
-		switch code, _, _ := strings.Cut(rerr.Error(), " "); code {
-		case "LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY":
-			return &lockprovider.UnavailableError{Err: wrapped}
-		}
-		return wrapped
-	case errors.Is(err, context.Canceled):
-		return wrapped // the caller gave up; not the backend's doing
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.As(err, &nerr):
-		return &lockprovider.UnavailableError{Err: wrapped}
+	if unavailable, notSent := backenderr.Redis(err); unavailable {
+		return &lockprovider.UnavailableError{NotSent: notSent, Err: wrapped}
 	}
 	return wrapped
 }
 
 // Prefix returns the key prefix in use.
 func (p *Provider) Prefix() string { return p.prefix }
-
-func validatePrefix(s string) error {
-	reason := ""
-	switch {
-	case len(s) > MaxPrefixLen:
-		reason = "is longer than 100 bytes"
-	case !utf8.ValidString(s):
-		reason = "is not valid UTF-8"
-	case strings.ContainsAny(s, "{}"):
-		reason = "contains '{' or '}', reserved for the hash tag"
-	default:
-		for _, r := range s {
-			if !unicode.IsPrint(r) {
-				reason = "contains a non-printable character"
-				break
-			}
-		}
-	}
-	if reason == "" {
-		return nil
-	}
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return &lockprovider.ValidationError{Field: "Prefix", Value: strconv.Quote(s), Reason: reason, Err: lockprovider.ErrInvalid}
-}
 
 // Key layout, for a name N with its hash tag {N}: prefix{N} holds the lease
 // and is also N's release channel, prefix{N}:f the fencing counter,
@@ -265,10 +211,7 @@ func (p *Provider) key(name string) string {
 // keys returns the lease and fencing counter keys of name, built in one
 // allocation.
 func (p *Provider) keys(name string) (lease, fence string) {
-	if strings.ContainsAny(name, "%}") {
-		name = strings.NewReplacer("%", "%25", "}", "%7D").Replace(name)
-	}
-	fence = p.prefix + "{" + name + "}" + fenceSuffix
+	fence = keyspace.Tagged(p.prefix, name, fenceSuffix)
 	return fence[:len(fence)-len(fenceSuffix)], fence
 }
 
@@ -276,16 +219,9 @@ func (p *Provider) tickKey(lease string) string { return lease + tickSuffix }
 
 // nameOf inverts the key functions; ok is false for other keys.
 func (p *Provider) nameOf(key string) (string, bool) {
-	rest, ok := strings.CutPrefix(key, p.prefix+"{")
-	if !ok {
+	name, suffix, ok := keyspace.Untag(p.prefix, key)
+	if !ok || (suffix != "" && suffix != fenceSuffix && suffix != tickSuffix) {
 		return "", false
-	}
-	name, suffix, ok := strings.Cut(rest, "}")
-	if !ok || name == "" || (suffix != "" && suffix != fenceSuffix && suffix != tickSuffix) {
-		return "", false
-	}
-	if strings.Contains(name, "%") {
-		name = strings.NewReplacer("%25", "%", "%7D", "}").Replace(name)
 	}
 	return name, true
 }

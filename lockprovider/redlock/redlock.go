@@ -7,18 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -32,7 +30,7 @@ const (
 )
 
 // MaxPrefixLen bounds Config.Prefix.
-const MaxPrefixLen = 100
+const MaxPrefixLen = keyspace.MaxPrefixLen
 
 // Config configures a Provider. The zero value (or a nil *Config) means the
 // defaults documented on each field.
@@ -122,7 +120,7 @@ func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 	}
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix
-	} else if err := validatePrefix(c.Prefix); err != nil {
+	} else if err := keyspace.ValidatePrefix(c.Prefix, true); err != nil {
 		return nil, err
 	}
 	switch {
@@ -175,39 +173,10 @@ func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 // Quorum is the number of masters a grant needs: a majority.
 func (p *Provider) Quorum() int { return p.quorum }
 
-func validatePrefix(s string) error {
-	reason := ""
-	switch {
-	case len(s) > MaxPrefixLen:
-		reason = "is longer than 100 bytes"
-	case !utf8.ValidString(s):
-		reason = "is not valid UTF-8"
-	case strings.ContainsAny(s, "{}"):
-		reason = "contains '{' or '}', reserved for the hash tag"
-	default:
-		for _, r := range s {
-			if !unicode.IsPrint(r) {
-				reason = "contains a non-printable character"
-				break
-			}
-		}
-	}
-	if reason == "" {
-		return nil
-	}
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return &lockprovider.ValidationError{Field: "Prefix", Value: strconv.Quote(s), Reason: reason, Err: lockprovider.ErrInvalid}
-}
-
 // keys returns the lease key P{N} (also N's release channel), the fencing
 // counter P{N}:f and the newest tick P{N}:t, with '%' and '}' in N escaped.
 func (p *Provider) keys(name string) []string {
-	if strings.ContainsAny(name, "%}") {
-		name = strings.NewReplacer("%", "%25", "}", "%7D").Replace(name)
-	}
-	lease := p.prefix + "{" + name + "}"
+	lease := keyspace.Tagged(p.prefix, name, "")
 	return []string{lease, lease + ":f", lease + ":t"}
 }
 
@@ -269,7 +238,7 @@ func failure(ctx context.Context, what string, replies []reply, why string) erro
 	for _, r := range replies {
 		if r.err != nil {
 			errs = append(errs, r.err)
-			if !refused(r.err) {
+			if !backenderr.RedisNotSent(r.err) {
 				notSent = false
 			}
 		}
@@ -278,12 +247,6 @@ func failure(ctx context.Context, what string, replies []reply, why string) erro
 		return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{Err: errors.New(why)})
 	}
 	return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{NotSent: notSent, Err: fmt.Errorf("%s: %w", why, errors.Join(errs...))})
-}
-
-// refused reports whether err says the request never reached the server.
-func refused(err error) bool {
-	var oe *net.OpError
-	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &oe) && oe.Op == "dial")
 }
 
 // value fields after the owner: token atLeastAt granted until atLeastUntil

@@ -1,43 +1,29 @@
 package shedlock
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	goredis "github.com/redis/go-redis/v9"
-
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// backendError wraps an error of operation op on name once. When the
-// backend could not be reached or did not answer in time it is reported as
-// a *lockprovider.UnavailableError (never as a refusal); other errors
-// (server error replies, the caller's cancellation) are passed on as they
-// are.
-func backendError(op, name string, err error) error {
-	if unreachable(err) {
-		err = &lockprovider.UnavailableError{NotSent: pgconn.SafeToRetry(err), Err: err}
-	}
-	return fmt.Errorf("shedlock: %s %q: %w", op, name, err)
+// pgError wraps an error of operation op on name once. When PostgreSQL
+// could not be reached or did not answer in time (as the native provider
+// tells) it is reported as a *lockprovider.UnavailableError (never as a
+// refusal); other errors (server error replies, the caller's cancellation)
+// are passed on as they are.
+func pgError(op, name string, err error) error {
+	return backendError(op, name, err, backenderr.Postgres)
 }
 
-func unreachable(err error) bool {
-	var (
-		pgErr   *pgconn.PgError
-		connErr *pgconn.ConnectError
-		netErr  net.Error
-	)
-	switch {
-	case errors.As(err, &pgErr), errors.Is(err, context.Canceled):
-		return false // an answer, or the caller gave up
-	case errors.As(err, &connErr), errors.As(err, &netErr), pgconn.Timeout(err),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, goredis.ErrClosed), errors.Is(err, goredis.ErrPoolTimeout):
-		return true
+// redisError is pgError for Redis errors.
+func redisError(op, name string, err error) error {
+	return backendError(op, name, err, backenderr.Redis)
+}
+
+func backendError(op, name string, err error, classify func(error) (unavailable, notSent bool)) error {
+	if unavailable, notSent := classify(err); unavailable {
+		err = &lockprovider.UnavailableError{NotSent: notSent, Err: err}
 	}
-	return false
+	return fmt.Errorf("shedlock: %s %q: %w", op, name, err)
 }

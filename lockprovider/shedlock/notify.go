@@ -5,11 +5,25 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/baton-go/baton/lockprovider"
 )
 
 // DefaultPollInterval is how often a provider reads the state of the names
 // some caller waits for (see NotifyRelease).
 const DefaultPollInterval = 100 * time.Millisecond
+
+// pollInterval returns the configured PollInterval d, or the default for
+// zero, or a *lockprovider.ValidationError when d is out of range.
+func pollInterval(d time.Duration) (time.Duration, error) {
+	switch {
+	case d == 0:
+		return DefaultPollInterval, nil
+	case d < time.Millisecond || d > time.Minute:
+		return 0, &lockprovider.ValidationError{Field: "PollInterval", Value: d.String(), Reason: "must be between 1ms and 1m", Err: lockprovider.ErrInvalidDuration}
+	}
+	return d, nil
+}
 
 // nameState is what the poller compares between two reads of a name.
 type nameState struct {

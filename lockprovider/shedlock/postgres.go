@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -19,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
@@ -94,9 +93,6 @@ type queries struct {
 //go:embed sql/*.sql
 var sqlFS embed.FS
 
-// identRE is a plain PostgreSQL identifier of at most 63 bytes.
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
-
 // ErrNotReady is returned by the operations of a Postgres provider whose
 // column type is still unknown: call Migrate or Check first.
 var ErrNotReady = errors.New("shedlock: column type not known yet (call Migrate or Check before use)")
@@ -126,11 +122,8 @@ func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
 	if _, err := resolveRepresentation(cfg.TimeMode, cfg.JavaZone, max(cfg.Columns, Timestamp)); err != nil {
 		return nil, err
 	}
-	switch {
-	case cfg.PollInterval == 0:
-		cfg.PollInterval = DefaultPollInterval
-	case cfg.PollInterval < time.Millisecond || cfg.PollInterval > time.Minute:
-		return nil, &lockprovider.ValidationError{Field: "PollInterval", Value: cfg.PollInterval.String(), Reason: "must be between 1ms and 1m", Err: lockprovider.ErrInvalidDuration}
+	if cfg.PollInterval, err = pollInterval(cfg.PollInterval); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -155,23 +148,15 @@ func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
 }
 
 func qualify(schema, table string) (string, error) {
-	check := func(field, v string) error {
-		if identRE.MatchString(v) {
-			return nil
+	if err := pgident.Check("Table", table); err != nil {
+		return "", err
+	}
+	if schema != "" {
+		if err := pgident.Check("Schema", schema); err != nil {
+			return "", err
 		}
-		return &lockprovider.ValidationError{Field: field, Value: strconv.Quote(v),
-			Reason: "must be a letter or underscore followed by up to 62 letters, digits or underscores", Err: lockprovider.ErrInvalid}
 	}
-	if err := check("Table", table); err != nil {
-		return "", err
-	}
-	if schema == "" {
-		return pgx.Identifier{table}.Sanitize(), nil
-	}
-	if err := check("Schema", schema); err != nil {
-		return "", err
-	}
-	return pgx.Identifier{schema, table}.Sanitize(), nil
+	return pgident.Qualify(schema, table), nil
 }
 
 type tmplData struct {
@@ -378,7 +363,7 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		if contended(err) {
 			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
 		}
-		return lockprovider.Lease{}, backendError("acquire", a.Name, err)
+		return lockprovider.Lease{}, pgError("acquire", a.Name, err)
 	}
 	switch {
 	case granted, held.Bool && mine:
@@ -423,7 +408,7 @@ func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 		return lockprovider.Lease{}, lockprovider.ErrNotHeld
 	}
 	if err != nil {
-		return lockprovider.Lease{}, backendError("extend", e.Name, err)
+		return lockprovider.Lease{}, pgError("extend", e.Name, err)
 	}
 	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Token: fence, GrantedAt: at, Until: until, AtLeastUntil: atLeast}
 	if lastTick.Valid {
@@ -443,7 +428,7 @@ func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 	}
 	tag, err := p.db.Exec(ctx, q.release, r.Name, r.Owner)
 	if err != nil {
-		return backendError("release", r.Name, err)
+		return pgError("release", r.Name, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return lockprovider.ErrNotHeld
@@ -460,7 +445,7 @@ func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.Lease
 	}
 	infos, err := p.read(ctx, []string{name})
 	if err != nil {
-		return lockprovider.LeaseInfo{}, backendError("inspect", name, err)
+		return lockprovider.LeaseInfo{}, pgError("inspect", name, err)
 	}
 	if len(infos) == 0 {
 		return lockprovider.LeaseInfo{Name: name}, nil
@@ -472,7 +457,7 @@ func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.Lease
 func (p *Postgres) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 	infos, err := p.read(ctx, nil)
 	if err != nil {
-		return nil, backendError("list", p.table, err)
+		return nil, pgError("list", p.table, err)
 	}
 	return infos, nil
 }
@@ -518,7 +503,7 @@ func (p *Postgres) NotifyRelease(ctx context.Context, name string, ch chan<- str
 func (p *Postgres) states(ctx context.Context, names []string) (map[string]nameState, error) {
 	infos, err := p.read(ctx, names)
 	if err != nil {
-		return nil, backendError("poll", p.table, err)
+		return nil, pgError("poll", p.table, err)
 	}
 	m := make(map[string]nameState, len(infos))
 	for _, i := range infos {
@@ -553,7 +538,7 @@ func (p *Postgres) ExportTokens(ctx context.Context, nativeSchema, nativeTable s
 	}
 	tag, err := p.db.Exec(ctx, s)
 	if err != nil {
-		return 0, backendError("export tokens from", p.table, err)
+		return 0, pgError("export tokens from", p.table, err)
 	}
 	return tag.RowsAffected(), nil
 }

@@ -118,12 +118,11 @@ func NewRedis(client RedisClient, cfg RedisConfig) (*Redis, error) {
 		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: cfg.RecordTTL.String(),
 			Reason: "must be between 1h and " + (10 * lockprovider.MaxDuration).String(), Err: lockprovider.ErrInvalidDuration}
 	}
-	switch {
-	case cfg.PollInterval == 0:
-		cfg.PollInterval = DefaultPollInterval
-	case cfg.PollInterval < time.Millisecond || cfg.PollInterval > time.Minute:
-		return nil, &lockprovider.ValidationError{Field: "PollInterval", Value: cfg.PollInterval.String(), Reason: "must be between 1ms and 1m", Err: lockprovider.ErrInvalidDuration}
+	poll, err := pollInterval(cfg.PollInterval)
+	if err != nil {
+		return nil, err
 	}
+	cfg.PollInterval = poll
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -233,7 +232,7 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 	v, err := r.acquire.Run(ctx, r.client, []string{key, meta}, a.Owner, info,
 		a.AtMostFor.Milliseconds(), a.AtLeastFor.Milliseconds(), tick, r.recordTTL).Int64Slice()
 	if err != nil {
-		return lockprovider.Lease{}, backendError("acquire", a.Name, err)
+		return lockprovider.Lease{}, redisError("acquire", a.Name, err)
 	}
 	switch {
 	case len(v) == 1 && v[0] == 0:
@@ -262,7 +261,7 @@ func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockpr
 	res, err := r.extend.Run(ctx, r.client, []string{key, meta}, e.Owner,
 		e.AtMostFor.Milliseconds(), e.AtLeastFor.Milliseconds()).Result()
 	if err != nil {
-		return lockprovider.Lease{}, backendError("extend", e.Name, err)
+		return lockprovider.Lease{}, redisError("extend", e.Name, err)
 	}
 	vs, ok := res.([]any)
 	if !ok {
@@ -290,7 +289,7 @@ func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error
 	key, meta := r.keys(p.Name)
 	n, err := r.release.Run(ctx, r.client, []string{key, meta}, p.Owner).Int64()
 	if err != nil {
-		return backendError("release", p.Name, err)
+		return redisError("release", p.Name, err)
 	}
 	if n == 0 {
 		return lockprovider.ErrNotHeld
@@ -307,7 +306,7 @@ func (r *Redis) Inspect(ctx context.Context, name string) (lockprovider.LeaseInf
 	}
 	info, err := r.read(ctx, name)
 	if err != nil {
-		return lockprovider.LeaseInfo{}, backendError("inspect", name, err)
+		return lockprovider.LeaseInfo{}, redisError("inspect", name, err)
 	}
 	return info, nil
 }
@@ -395,13 +394,13 @@ func (r *Redis) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 		err = scan(ctx, r.client)
 	}
 	if err != nil {
-		return nil, backendError("list", r.base+"*", err)
+		return nil, redisError("list", r.base+"*", err)
 	}
 	var infos []lockprovider.LeaseInfo
 	for _, name := range names {
 		info, err := r.read(ctx, name)
 		if err != nil {
-			return nil, backendError("list", name, err)
+			return nil, redisError("list", name, err)
 		}
 		if info.Held { // baton's hashes, and keys expired since the scan, are not
 			infos = append(infos, info)
@@ -441,7 +440,7 @@ func (r *Redis) states(ctx context.Context, names []string) (map[string]nameStat
 	for _, n := range names {
 		info, err := r.read(ctx, n)
 		if err != nil {
-			return nil, backendError("poll", n, err)
+			return nil, redisError("poll", n, err)
 		}
 		// The token changes with every Go grant, even one released (and
 		// its key deleted) between two reads.
