@@ -19,8 +19,17 @@
     FROM up, prev
     ON CONFLICT (job, token) DO NOTHING
 ), trim AS (
+    -- The old rows are deleted by ctid, read with the four oldest. Joined
+    -- back on the primary key instead, the generic plan of the prepared
+    -- statement hash-joined them against a scan of all the job's rows.
+    -- Claims of a job are serialised by the lease row lock, so no other
+    -- trim moves these rows; a row a release updates meanwhile survives
+    -- until the next claim.
     DELETE FROM {{.Runs}} r
-    USING up, prev, (SELECT o.token FROM {{.Runs}} o WHERE o.job = $1 ORDER BY o.token LIMIT 4) old
-    WHERE r.job = $1 AND r.token = old.token
-      AND (r.seq <= prev.seq - $9::bigint OR r.started_at < up.locked_at - $10::interval)
+    USING (
+        SELECT o.ctid AS id
+        FROM (SELECT o.ctid, o.seq, o.started_at FROM {{.Runs}} o WHERE o.job = $1 ORDER BY o.token LIMIT 4) o, up, prev
+        WHERE o.seq <= prev.seq - $9::bigint OR o.started_at < up.locked_at - $10::interval
+    ) old
+    WHERE r.ctid = old.id
 )
