@@ -61,45 +61,17 @@ func intField(v any) (int64, bool) {
 // work on the server and one round trip per name. Meant for operators, not
 // for hot paths.
 func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
-	var (
-		names []string
-		seen  = make(map[string]bool)
-	)
-	match := globEscape(p.prefix) + "{*"
-	scan := func(ctx context.Context, c scanner) error {
-		var cursor uint64
-		for {
-			keys, next, err := c.Scan(ctx, cursor, match, 1000).Result()
-			if err != nil {
-				return err
-			}
-			for _, k := range keys {
-				if name, ok := p.nameOf(k); ok && !seen[name] {
-					seen[name] = true
-					names = append(names, name)
-				}
-			}
-			if next == 0 {
-				return nil
-			}
-			cursor = next
-		}
-	}
-	var err error
-	switch c := p.client.(type) {
-	case interface {
-		ForEachMaster(context.Context, func(context.Context, *goredis.Client) error) error
-	}:
-		err = forEachSerial(ctx, c.ForEachMaster, scan)
-	case interface {
-		ForEachShard(context.Context, func(context.Context, *goredis.Client) error) error
-	}:
-		err = forEachSerial(ctx, c.ForEachShard, scan)
-	default:
-		err = scan(ctx, p.client)
-	}
+	keys, err := p.scanKeys(ctx, globEscape(p.prefix)+"{*")
 	if err != nil {
 		return nil, opError("list", "", err)
+	}
+	var names []string
+	seen := make(map[string]bool)
+	for _, k := range keys {
+		if name, ok := p.nameOf(k); ok && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
 	}
 	out := make([]lockprovider.LeaseInfo, 0, len(names))
 	for _, name := range names {
