@@ -459,9 +459,14 @@ func (l *Locker) try(ctx context.Context, r request, anchor time.Time) (*Lock, e
 	cctx, cancel := context.WithTimeout(ctx, l.callTimeout)
 	defer cancel()
 	lock, err := l.attempt(cctx, r, anchor)
+	if err == nil || definite(err) || errors.Is(err, ErrUnavailable) {
+		if l.obs != nil {
+			l.attempted(ctx, r, start, err)
+		}
+		return lock, err
+	}
 	var netErr net.Error
 	switch {
-	case err == nil || definite(err) || errors.Is(err, ErrUnavailable):
 	case ctx.Err() == nil && cctx.Err() != nil:
 		err = &lockprovider.UnavailableError{Err: fmt.Errorf("no answer within CallTimeout %v: %w", l.callTimeout, err)}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -470,8 +475,7 @@ func (l *Locker) try(ctx context.Context, r request, anchor time.Time) (*Lock, e
 		err = &lockprovider.UnavailableError{Err: err}
 	}
 	if l.obs != nil {
-		l.obs.Observe(ctx, observe.Event{Kind: observe.LockAttempt, Name: r.params.Name,
-			Start: start, Duration: time.Since(start), Outcome: outcome(err), Err: err})
+		l.attempted(ctx, r, start, err)
 	}
 	return lock, err
 }

@@ -33,6 +33,13 @@ func (l *Locker) acquired(ctx context.Context, name string, start time.Time, loc
 	l.obs.Observe(ctx, e)
 }
 
+// attempted reports one acquire call, sent at start, to the observer,
+// which is set.
+func (l *Locker) attempted(ctx context.Context, r request, start time.Time, err error) {
+	l.obs.Observe(ctx, observe.Event{Kind: observe.LockAttempt, Name: r.params.Name,
+		Start: start, Duration: time.Since(start), Outcome: outcome(err), Err: err})
+}
+
 // outcome classifies the result of an acquire for observers. A context
 // that ended comes first: Acquire's error then also matches the latest
 // attempt's.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/lockprovider/memory"
+	"github.com/baton-go/baton/observe"
 	"github.com/baton-go/baton/ratelimit"
 )
 
@@ -90,4 +91,23 @@ func limiterPolicy(h http.Handler) string {
 	req.Header.Set("X-Api-Key", "k2")
 	h.ServeHTTP(rec, req)
 	return rec.Header().Get("RateLimit-Policy")
+}
+
+// A Limiter that reports its decisions to an observer (here one that
+// prints; in an application, the OpenTelemetry or Prometheus adapter of
+// contrib/). Events name the policy, never the key.
+func ExampleLimiter_WithObserver() {
+	limiter, err := ratelimit.New(memory.New(nil), ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"})
+	if err != nil {
+		panic(err)
+	}
+	limiter = limiter.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
+		fmt.Println(e.Kind, e.Policy, e.Outcome, e.RetryAfter > 0)
+	}))
+	for range 2 {
+		_, _ = limiter.Allow(context.Background(), "203.0.113.7")
+	}
+	// Output:
+	// ratelimit.decision signup allowed false
+	// ratelimit.decision signup denied true
 }

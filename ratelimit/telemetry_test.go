@@ -13,6 +13,7 @@ import (
 	"github.com/baton-go/baton/internal/recorder"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/memory"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/observe"
 	"github.com/baton-go/baton/ratelimit"
@@ -107,5 +108,22 @@ func TestObserverProviderDown(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("events %v, want %v", got, want)
 		}
+	}
+}
+
+// A decision allocates as often with a no-op observer as without one:
+// events never allocate.
+func TestObserverAllocs(t *testing.T) {
+	base := mustNew(t, memory.New(nil), ratelimit.PerSecond(1_000_000))
+	noop := base.WithObserver(observe.Func(func(context.Context, observe.Event) {}))
+	allocs := func(l *ratelimit.Limiter) float64 {
+		return testing.AllocsPerRun(200, func() {
+			if _, err := l.Allow(context.Background(), "k"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if none, with := allocs(base), allocs(noop); none != with {
+		t.Fatalf("a decision allocates %v times with an observer, %v without", with, none)
 	}
 }

@@ -14,14 +14,16 @@ import (
 	"github.com/baton-go/baton/lockprovider/memory"
 )
 
-// A Locker whose acquisitions and releases become metrics and spans. In
-// an application, otel.New(nil) uses the global providers.
+// A Locker whose acquisitions and releases become metrics, and spans
+// under the request that made them. In an application, otel.New(nil)
+// uses the global providers.
 func Example() {
 	reader := sdkmetric.NewManualReader()
 	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	obs, err := batonotel.New(&batonotel.Config{
 		MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
-		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)),
+		TracerProvider: tp,
 	})
 	if err != nil {
 		panic(err)
@@ -30,28 +32,30 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	ctx := context.Background()
+	ctx, request := tp.Tracer("app").Start(context.Background(), "request")
 	lock, err := locker.TryAcquire(ctx, "daily-report", nil)
 	if err != nil {
 		panic(err)
 	}
 	_ = lock.Release(ctx)
+	request.End()
 
 	var rm metricdata.ResourceMetrics
 	_ = reader.Collect(ctx, &rm)
 	for _, m := range rm.ScopeMetrics[0].Metrics {
-		if m.Name == "baton.lock.acquires" {
-			p := m.Data.(metricdata.Sum[int64]).DataPoints[0]
+		if m.Name == "baton.lock.wait.duration" {
+			p := m.Data.(metricdata.Histogram[float64]).DataPoints[0]
 			name, _ := p.Attributes.Value(batonotel.AttrLock)
 			outcome, _ := p.Attributes.Value(batonotel.AttrOutcome)
-			fmt.Println(m.Name, name.AsString(), outcome.AsString(), p.Value)
+			fmt.Println(m.Name, name.AsString(), outcome.AsString(), p.Count)
 		}
 	}
 	for _, s := range spans.Ended() {
 		fmt.Println(s.Name())
 	}
 	// Output:
-	// baton.lock.acquires daily-report granted 1
+	// baton.lock.wait.duration daily-report granted 1
 	// baton.lock.acquire
 	// baton.lock.release
+	// request
 }

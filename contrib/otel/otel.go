@@ -40,22 +40,30 @@ type Config struct {
 	// TracerProvider makes the spans; nil means the global one
 	// (otel.GetTracerProvider).
 	TracerProvider trace.TracerProvider
+	// RootSpans makes spans for lock and rate-limit operations whose
+	// context carries no recording span. Off by default: a lock cycle or
+	// a rate decision is traced as part of the request or job that made
+	// it, and not as a trace of its own (on a busy service, a root span
+	// per decision would swamp the traces and cost more than the
+	// decision's own client work). The spans of a scheduler's ticks and
+	// runs are made either way.
+	RootSpans bool
 }
 
 // Observer turns baton's events into OpenTelemetry metrics and spans. It
 // implements observe.Observer; one Observer may serve any number of
 // Lockers, Schedulers and Limiters. Safe for concurrent use.
 type Observer struct {
-	tracer trace.Tracer
-	m      instruments
+	tracer    trace.Tracer
+	rootSpans bool
+	m         instruments
 
-	mu    sync.RWMutex
-	attrs map[attrKey]metric.MeasurementOption // see opt
+	attrs sync.Map // attrKey -> *opts; see opt
 }
 
 type instruments struct {
-	lockAttempts, lockAcquires, lockExtends, lockLosses, lockReleases metric.Int64Counter
-	lockWait                                                          metric.Float64Histogram
+	lockAttempts, lockExtends, lockLosses, lockReleases metric.Int64Counter
+	lockWait                                            metric.Float64Histogram
 
 	jobClaim                                      metric.Float64Histogram
 	jobSkips, jobRuns, jobLockLosses, jobCatchUps metric.Int64Counter
@@ -63,8 +71,8 @@ type instruments struct {
 	jobActive                                     metric.Int64UpDownCounter
 	jobLastSuccess                                metric.Float64Gauge
 
-	rateDecisions, rateErrors, rateFallbacks metric.Int64Counter
-	rateDecision, rateRetryAfter             metric.Float64Histogram
+	rateErrors, rateFallbacks    metric.Int64Counter
+	rateDecision, rateRetryAfter metric.Float64Histogram
 }
 
 // New returns an Observer that records on cfg's providers.
@@ -80,8 +88,8 @@ func New(cfg *Config) (*Observer, error) {
 		c.TracerProvider = otel.GetTracerProvider()
 	}
 	o := &Observer{
-		tracer: c.TracerProvider.Tracer(ScopeName),
-		attrs:  make(map[attrKey]metric.MeasurementOption),
+		tracer:    c.TracerProvider.Tracer(ScopeName),
+		rootSpans: c.RootSpans,
 	}
 	m := c.MeterProvider.Meter(ScopeName)
 	var errs []error
@@ -97,8 +105,7 @@ func New(cfg *Config) (*Observer, error) {
 		return i
 	}
 	o.m.lockAttempts = counter("baton.lock.attempts", "{attempt}", "Acquire calls to the provider, by outcome.")
-	o.m.lockAcquires = counter("baton.lock.acquires", "{acquire}", "TryAcquire and Acquire calls, by outcome.")
-	o.m.lockWait = seconds("baton.lock.wait.duration", "Time from a TryAcquire or Acquire call to its grant or refusal.", waitBuckets...)
+	o.m.lockWait = seconds("baton.lock.wait.duration", "Time from a TryAcquire or Acquire call to its grant or refusal, by outcome; its count counts them.", waitBuckets...)
 	o.m.lockExtends = counter("baton.lock.extends", "{extend}", "Lease extensions (Extend and auto-renewals), by outcome.")
 	o.m.lockLosses = counter("baton.lock.losses", "{loss}", "Held leases lost before their release.")
 	o.m.lockReleases = counter("baton.lock.releases", "{release}", "Lease releases, by outcome.")
@@ -115,8 +122,7 @@ func New(cfg *Config) (*Observer, error) {
 		metric.WithDescription("End of the latest successful run, in seconds since the Unix epoch."))
 	errs = append(errs, err)
 	o.m.jobLastSuccess = last
-	o.m.rateDecisions = counter("baton.ratelimit.decisions", "{decision}", "Rate-limit decisions, by policy and outcome.")
-	o.m.rateDecision = seconds("baton.ratelimit.decision.duration", "Round trip of a rate-limit decision.", waitBuckets...)
+	o.m.rateDecision = seconds("baton.ratelimit.decision.duration", "Round trip of a rate-limit decision, by policy and outcome; its count counts them.", waitBuckets...)
 	o.m.rateRetryAfter = seconds("baton.ratelimit.retry_after", "Retry-after of denied requests.", retryBuckets...)
 	o.m.rateErrors = counter("baton.ratelimit.errors", "{error}", "Rate-limit provider failures.")
 	o.m.rateFallbacks = counter("baton.ratelimit.fallbacks", "{request}", "Requests the HTTP middleware passed (fail_open) or refused (fail_closed) without a decision.")
@@ -142,74 +148,74 @@ var (
 func (o *Observer) Observe(ctx context.Context, e observe.Event) context.Context {
 	switch e.Kind {
 	case observe.LockAttempt:
-		o.m.lockAttempts.Add(ctx, 1, o.opt(AttrLock, e.Name, e.Outcome))
+		o.m.lockAttempts.Add(ctx, 1, o.opt(AttrLock, e.Name, e.Outcome).add...)
 	case observe.LockAcquired, observe.LockRefused:
-		opt := o.opt(AttrLock, e.Name, e.Outcome)
-		o.m.lockAcquires.Add(ctx, 1, opt)
-		o.m.lockWait.Record(ctx, e.Duration.Seconds(), opt)
+		o.m.lockWait.Record(ctx, e.Duration.Seconds(), o.opt(AttrLock, e.Name, e.Outcome).record...)
 		o.span(ctx, "baton.lock.acquire", e, e.Kind == observe.LockRefused && e.Outcome != observe.OutcomeRefused)
 	case observe.LockExtended:
-		o.m.lockExtends.Add(ctx, 1, o.opt(AttrLock, e.Name, e.Outcome))
+		o.m.lockExtends.Add(ctx, 1, o.opt(AttrLock, e.Name, e.Outcome).add...)
 		o.span(ctx, "baton.lock.extend", e, e.Err != nil)
 	case observe.LockLost:
-		o.m.lockLosses.Add(ctx, 1, o.opt(AttrLock, e.Name, ""))
+		o.m.lockLosses.Add(ctx, 1, o.opt(AttrLock, e.Name, "").add...)
 		o.event(ctx, "baton.lock.lost", e)
 	case observe.LockReleased:
-		o.m.lockReleases.Add(ctx, 1, o.opt(AttrLock, e.Name, e.Outcome))
+		o.m.lockReleases.Add(ctx, 1, o.opt(AttrLock, e.Name, e.Outcome).add...)
 		o.span(ctx, "baton.lock.release", e, e.Err != nil)
 
 	case observe.JobAttempt:
 		ctx, _ = o.tracer.Start(ctx, "baton.job.tick", trace.WithAttributes(jobAttrs(e)...))
 	case observe.JobClaimed, observe.JobClaimFailed:
-		o.m.jobClaim.Record(ctx, e.Duration.Seconds(), o.opt(AttrJob, e.Job, e.Outcome))
+		o.m.jobClaim.Record(ctx, e.Duration.Seconds(), o.opt(AttrJob, e.Job, e.Outcome).record...)
 		o.span(ctx, "baton.job.claim", e, e.Kind == observe.JobClaimFailed)
 	case observe.JobSkipped:
 		if !e.Start.IsZero() { // a claim was made
-			o.m.jobClaim.Record(ctx, e.Duration.Seconds(), o.opt(AttrJob, e.Job, observe.OutcomeSkipped))
+			o.m.jobClaim.Record(ctx, e.Duration.Seconds(), o.opt(AttrJob, e.Job, observe.OutcomeSkipped).record...)
 			o.span(ctx, "baton.job.claim", e, false)
 		}
-		o.m.jobSkips.Add(ctx, 1, o.optKey(AttrJob, e.Job, AttrSkipReason, e.Outcome))
+		o.m.jobSkips.Add(ctx, 1, o.optKey(AttrJob, e.Job, AttrSkipReason, e.Outcome).add...)
 	case observe.JobStarted:
-		o.m.jobActive.Add(ctx, 1, o.opt(AttrJob, e.Job, ""))
+		o.m.jobActive.Add(ctx, 1, o.opt(AttrJob, e.Job, "").add...)
 		ctx, _ = o.tracer.Start(ctx, "baton.job.run", trace.WithAttributes(jobAttrs(e)...))
 	case observe.JobFinished:
 		opt := o.opt(AttrJob, e.Job, e.Outcome)
-		o.m.jobActive.Add(ctx, -1, o.opt(AttrJob, e.Job, ""))
-		o.m.jobRuns.Add(ctx, 1, opt)
-		o.m.jobRun.Record(ctx, e.Duration.Seconds(), opt)
+		o.m.jobActive.Add(ctx, -1, o.opt(AttrJob, e.Job, "").add...)
+		o.m.jobRuns.Add(ctx, 1, opt.add...)
+		o.m.jobRun.Record(ctx, e.Duration.Seconds(), opt.record...)
 		if e.Outcome == observe.OutcomeSucceeded {
-			o.m.jobLastSuccess.Record(ctx, unixSeconds(e.End()), o.opt(AttrJob, e.Job, ""))
+			o.m.jobLastSuccess.Record(ctx, unixSeconds(e.End()), o.opt(AttrJob, e.Job, "").record...)
 		}
 		end(ctx, e)
 	case observe.JobLockLost:
-		o.m.jobLockLosses.Add(ctx, 1, o.opt(AttrJob, e.Job, ""))
+		o.m.jobLockLosses.Add(ctx, 1, o.opt(AttrJob, e.Job, "").add...)
 	case observe.JobCatchUp:
-		o.m.jobCatchUps.Add(ctx, 1, o.opt(AttrJob, e.Job, e.Outcome))
+		o.m.jobCatchUps.Add(ctx, 1, o.opt(AttrJob, e.Job, e.Outcome).add...)
 		o.event(ctx, "baton.job.catch_up", e)
 	case observe.JobDone:
 		end(ctx, e)
 
 	case observe.RateDecision:
-		opt := o.opt(AttrPolicy, e.Policy, e.Outcome)
-		o.m.rateDecisions.Add(ctx, 1, opt)
-		o.m.rateDecision.Record(ctx, e.Duration.Seconds(), opt)
+		o.m.rateDecision.Record(ctx, e.Duration.Seconds(), o.opt(AttrPolicy, e.Policy, e.Outcome).record...)
 		if e.Outcome == observe.OutcomeDenied {
-			o.m.rateRetryAfter.Record(ctx, e.RetryAfter.Seconds(), o.opt(AttrPolicy, e.Policy, ""))
+			o.m.rateRetryAfter.Record(ctx, e.RetryAfter.Seconds(), o.opt(AttrPolicy, e.Policy, "").record...)
 		}
 		o.span(ctx, "baton.ratelimit.decision", e, false)
 	case observe.RateError:
-		o.m.rateErrors.Add(ctx, 1, o.opt(AttrPolicy, e.Policy, ""))
+		o.m.rateErrors.Add(ctx, 1, o.opt(AttrPolicy, e.Policy, "").add...)
 		o.span(ctx, "baton.ratelimit.decision", e, true)
 	case observe.RateFallback:
-		o.m.rateFallbacks.Add(ctx, 1, o.opt(AttrPolicy, e.Policy, e.Outcome))
+		o.m.rateFallbacks.Add(ctx, 1, o.opt(AttrPolicy, e.Policy, e.Outcome).add...)
 		o.event(ctx, "baton.ratelimit.fallback", e)
 	}
 	return ctx
 }
 
 // span records a span for an operation that has ended, from e.Start to
-// its end, under the span in ctx.
+// its end, under the span in ctx; without a recording span there, only
+// if Config.RootSpans asks for it.
 func (o *Observer) span(ctx context.Context, name string, e observe.Event, failed bool) {
+	if !o.rootSpans && !trace.SpanFromContext(ctx).IsRecording() {
+		return
+	}
 	_, s := o.tracer.Start(ctx, name, trace.WithTimestamp(e.Start), trace.WithAttributes(spanAttrs(e)...))
 	if s.IsRecording() {
 		s.SetAttributes(AttrOutcome.String(e.Outcome))
@@ -300,29 +306,32 @@ type attrKey struct {
 	name, outcome   string
 }
 
-// opt returns the measurement option for name under key and outcome (if
-// not empty) under AttrOutcome, made once per pair: the names are fixed
-// by the program, so the cache stays small, and recording allocates
-// nothing after the first time.
-func (o *Observer) opt(key attribute.Key, name, outcome string) metric.MeasurementOption {
+// opts are the options of one attribute set, as the slices the
+// instruments' variadic parameters take, so that passing them allocates
+// nothing.
+type opts struct {
+	add    []metric.AddOption
+	record []metric.RecordOption
+}
+
+// opt returns the options for name under key and outcome (if not empty)
+// under AttrOutcome, made once per pair: the names are fixed by the
+// program, so the cache stays small, and recording allocates nothing
+// after the first time.
+func (o *Observer) opt(key attribute.Key, name, outcome string) *opts {
 	return o.optKey(key, name, AttrOutcome, outcome)
 }
 
-func (o *Observer) optKey(key attribute.Key, name string, outKey attribute.Key, outcome string) metric.MeasurementOption {
+func (o *Observer) optKey(key attribute.Key, name string, outKey attribute.Key, outcome string) *opts {
 	k := attrKey{key, outKey, name, outcome}
-	o.mu.RLock()
-	opt, ok := o.attrs[k]
-	o.mu.RUnlock()
-	if ok {
-		return opt
+	if v, ok := o.attrs.Load(k); ok {
+		return v.(*opts)
 	}
 	kvs := []attribute.KeyValue{key.String(name)}
 	if outcome != "" {
 		kvs = append(kvs, outKey.String(outcome))
 	}
-	opt = metric.WithAttributeSet(attribute.NewSet(kvs...))
-	o.mu.Lock()
-	o.attrs[k] = opt
-	o.mu.Unlock()
-	return opt
+	opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
+	v, _ := o.attrs.LoadOrStore(k, &opts{add: []metric.AddOption{opt}, record: []metric.RecordOption{opt}})
+	return v.(*opts)
 }

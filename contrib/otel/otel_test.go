@@ -11,9 +11,12 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/baton-go/baton"
 	batonotel "github.com/baton-go/baton/contrib/otel"
 	"github.com/baton-go/baton/internal/telemetrytest"
+	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/observe"
+	"github.com/baton-go/baton/ratelimit"
 )
 
 // The shared scenario on Redis and PostgreSQL, recorded by one Observer
@@ -96,8 +99,6 @@ func checkMetrics(t *testing.T, m map[string]metricdata.Aggregation, res telemet
 		outcome string
 		want    float64
 	}{
-		{"baton.lock.acquires", observe.OutcomeGranted, 1},
-		{"baton.lock.acquires", observe.OutcomeRefused, 1},
 		{"baton.lock.attempts", observe.OutcomeGranted, 1},
 		{"baton.lock.attempts", observe.OutcomeRefused, 1},
 		{"baton.lock.releases", observe.OutcomeOK, 1},
@@ -106,14 +107,16 @@ func checkMetrics(t *testing.T, m map[string]metricdata.Aggregation, res telemet
 			t.Errorf("%s{%s} = %v, want %v", c.name, c.outcome, got, c.want)
 		}
 	}
-	if got := count(t, m, "baton.lock.wait.duration", lock); got != 2 {
-		t.Errorf("baton.lock.wait.duration count = %d, want 2", got)
+	for _, outcome := range []string{observe.OutcomeGranted, observe.OutcomeRefused} {
+		if got := count(t, m, "baton.lock.wait.duration", lock, batonotel.AttrOutcome.String(outcome)); got != 1 {
+			t.Errorf("baton.lock.wait.duration{%s} count = %d, want 1", outcome, got)
+		}
 	}
 	policy := batonotel.AttrPolicy.String(telemetrytest.Policy)
-	if got := sum(t, m, "baton.ratelimit.decisions", policy, batonotel.AttrOutcome.String(observe.OutcomeAllowed)); got != 2 {
+	if got := count(t, m, "baton.ratelimit.decision.duration", policy, batonotel.AttrOutcome.String(observe.OutcomeAllowed)); got != 2 {
 		t.Errorf("allowed decisions = %v, want 2", got)
 	}
-	if got := sum(t, m, "baton.ratelimit.decisions", policy, batonotel.AttrOutcome.String(observe.OutcomeDenied)); got != 1 {
+	if got := count(t, m, "baton.ratelimit.decision.duration", policy, batonotel.AttrOutcome.String(observe.OutcomeDenied)); got != 1 {
 		t.Errorf("denied decisions = %v, want 1", got)
 	}
 	if ra := point[metricdata.HistogramDataPoint[float64]](t, m, "baton.ratelimit.retry_after", policy); ra.Count != 1 || ra.Sum <= 0 || ra.Sum > 30 {
@@ -186,14 +189,73 @@ func checkSpans(t *testing.T, spans []sdktrace.ReadOnlySpan, res telemetrytest.R
 			t.Errorf("%s: %d tick spans, %d with a run; want %d and 1", job, ticks, won, telemetrytest.Instances)
 		}
 	}
-	var acquires int
 	for _, s := range spans {
-		if s.Name() == "baton.lock.acquire" && attr(s, batonotel.AttrLock) == telemetrytest.Lock {
-			acquires++
+		if s.Name() == "baton.lock.acquire" || s.Name() == "baton.ratelimit.decision" {
+			t.Errorf("a %s span without a parent span: only with RootSpans", s.Name())
 		}
 	}
-	if acquires != 2 {
-		t.Errorf("%d acquire spans for the Locker's lock, want 2", acquires)
+}
+
+// Lock and rate-limit spans are made under a recording parent span, and
+// without one only with RootSpans; they carry the lock's or policy's
+// attributes, never the key.
+func TestSpansNeedParent(t *testing.T) {
+	for _, root := range []bool{false, true} {
+		spans := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		obs, err := batonotel.New(&batonotel.Config{MeterProvider: sdkmetric.NewMeterProvider(), TracerProvider: tp, RootSpans: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := memory.New(nil)
+		locker, err := baton.NewLocker(p, &baton.Config{Observer: obs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim, err := ratelimit.New(p, ratelimit.PerMinute(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim = lim.WithObserver(obs)
+		parent, request := tp.Tracer("app").Start(context.Background(), "request")
+		for _, ctx := range []context.Context{parent, context.Background()} {
+			lock, err := locker.TryAcquire(ctx, "report", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := lock.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := lim.Allow(ctx, "203.0.113.7"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		request.End()
+		under, roots := map[string]int{}, map[string]int{}
+		for _, s := range spans.Ended() {
+			switch {
+			case s.Name() == "request":
+			case s.Parent().SpanID() == request.SpanContext().SpanID():
+				under[s.Name()]++
+			case !s.Parent().IsValid():
+				roots[s.Name()]++
+			}
+			for _, kv := range s.Attributes() {
+				if kv.Value.String() == "203.0.113.7" {
+					t.Errorf("%s carries the rate-limit key in %s", s.Name(), kv.Key)
+				}
+			}
+		}
+		for _, name := range []string{"baton.lock.acquire", "baton.lock.release", "baton.ratelimit.decision"} {
+			wantRoots := 0
+			if root {
+				wantRoots = 1
+			}
+			if under[name] != 1 || roots[name] != wantRoots {
+				t.Errorf("RootSpans %v: %s: %d under the request, %d roots; want 1 and %d", root, name, under[name], roots[name], wantRoots)
+			}
+		}
+		_ = tp.Shutdown(context.Background())
 	}
 }
 

@@ -30,7 +30,7 @@ func Example() {
 
 	families, _ := registry.Gather()
 	for _, mf := range families {
-		if mf.GetName() != "baton_ratelimit_decisions_total" {
+		if mf.GetName() != "baton_ratelimit_decision_duration_seconds" {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -38,10 +38,10 @@ func Example() {
 			for _, l := range m.GetLabel() {
 				fmt.Printf("%s=%q,", l.GetName(), l.GetValue())
 			}
-			fmt.Println("}", m.GetCounter().GetValue())
+			fmt.Println("}", m.GetHistogram().GetSampleCount())
 		}
 	}
 	// Output:
-	// baton_ratelimit_decisions_total{outcome="allowed",policy="signup",} 1
-	// baton_ratelimit_decisions_total{outcome="denied",policy="signup",} 1
+	// baton_ratelimit_decision_duration_seconds{outcome="allowed",policy="signup",} 1
+	// baton_ratelimit_decision_duration_seconds{outcome="denied",policy="signup",} 1
 }

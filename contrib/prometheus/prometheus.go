@@ -32,17 +32,17 @@ type Config struct {
 // scheduler.Config.Observer and Limiter.WithObserver, and
 // prometheus.Collector, to be registered once. Safe for concurrent use.
 type Collector struct {
-	lockAttempts, lockAcquires, lockExtends, lockReleases *prometheus.CounterVec
-	lockLosses                                            *prometheus.CounterVec
-	lockWait                                              *prometheus.HistogramVec
+	lockAttempts, lockExtends, lockReleases *prometheus.CounterVec
+	lockLosses                              *prometheus.CounterVec
+	lockWait                                *prometheus.HistogramVec
 
 	jobClaim                                  *prometheus.HistogramVec
 	jobSkips, jobRuns, jobLosses, jobCatchUps *prometheus.CounterVec
 	jobRun                                    *prometheus.HistogramVec
 	jobActive, jobLastSuccess                 *prometheus.GaugeVec
 
-	rateDecisions, rateErrors, rateFallbacks *prometheus.CounterVec
-	rateDecision, rateRetryAfter             *prometheus.HistogramVec
+	rateErrors, rateFallbacks    *prometheus.CounterVec
+	rateDecision, rateRetryAfter *prometheus.HistogramVec
 
 	all []prometheus.Collector
 }
@@ -81,8 +81,7 @@ func New(cfg *Config) *Collector {
 		return v
 	}
 	o.lockAttempts = counter("lock_attempts_total", "Acquire calls to the provider, by outcome.", LabelLock, LabelOutcome)
-	o.lockAcquires = counter("lock_acquires_total", "TryAcquire and Acquire calls, by outcome.", LabelLock, LabelOutcome)
-	o.lockWait = histogram("lock_wait_duration_seconds", "Time from a TryAcquire or Acquire call to its grant or refusal.", waitBuckets, LabelLock, LabelOutcome)
+	o.lockWait = histogram("lock_wait_duration_seconds", "Time from a TryAcquire or Acquire call to its grant or refusal, by outcome; its _count counts them.", waitBuckets, LabelLock, LabelOutcome)
 	o.lockExtends = counter("lock_extends_total", "Lease extensions (Extend and auto-renewals), by outcome.", LabelLock, LabelOutcome)
 	o.lockLosses = counter("lock_losses_total", "Held leases lost before their release.", LabelLock)
 	o.lockReleases = counter("lock_releases_total", "Lease releases, by outcome.", LabelLock, LabelOutcome)
@@ -94,8 +93,7 @@ func New(cfg *Config) *Collector {
 	o.jobCatchUps = counter("job_catch_ups_total", "Missed ticks found at start-up, by outcome.", LabelJob, LabelOutcome)
 	o.jobActive = gauge("job_active", "Job runs in progress on this instance.", LabelJob)
 	o.jobLastSuccess = gauge("job_last_success_timestamp_seconds", "End of the latest successful run on this instance, in seconds since the Unix epoch.", LabelJob)
-	o.rateDecisions = counter("ratelimit_decisions_total", "Rate-limit decisions, by policy and outcome.", LabelPolicy, LabelOutcome)
-	o.rateDecision = histogram("ratelimit_decision_duration_seconds", "Round trip of a rate-limit decision.", waitBuckets, LabelPolicy, LabelOutcome)
+	o.rateDecision = histogram("ratelimit_decision_duration_seconds", "Round trip of a rate-limit decision, by policy and outcome; its _count counts them.", waitBuckets, LabelPolicy, LabelOutcome)
 	o.rateRetryAfter = histogram("ratelimit_retry_after_seconds", "Retry-after of denied requests.", retryBuckets, LabelPolicy)
 	o.rateErrors = counter("ratelimit_errors_total", "Rate-limit provider failures.", LabelPolicy)
 	o.rateFallbacks = counter("ratelimit_fallbacks_total", "Requests the HTTP middleware passed (fail_open) or refused (fail_closed) without a decision.", LabelPolicy, LabelOutcome)
@@ -122,7 +120,6 @@ func (o *Collector) Observe(ctx context.Context, e observe.Event) context.Contex
 	case observe.LockAttempt:
 		o.lockAttempts.WithLabelValues(e.Name, e.Outcome).Inc()
 	case observe.LockAcquired, observe.LockRefused:
-		o.lockAcquires.WithLabelValues(e.Name, e.Outcome).Inc()
 		o.lockWait.WithLabelValues(e.Name, e.Outcome).Observe(e.Duration.Seconds())
 	case observe.LockExtended:
 		o.lockExtends.WithLabelValues(e.Name, e.Outcome).Inc()
@@ -153,7 +150,6 @@ func (o *Collector) Observe(ctx context.Context, e observe.Event) context.Contex
 		o.jobCatchUps.WithLabelValues(e.Job, e.Outcome).Inc()
 
 	case observe.RateDecision:
-		o.rateDecisions.WithLabelValues(e.Policy, e.Outcome).Inc()
 		o.rateDecision.WithLabelValues(e.Policy, e.Outcome).Observe(e.Duration.Seconds())
 		if e.Outcome == observe.OutcomeDenied {
 			o.rateRetryAfter.WithLabelValues(e.Policy).Observe(e.RetryAfter.Seconds())

@@ -90,8 +90,7 @@ func TestScenario(t *testing.T) {
 				name, outcome string
 				want          float64
 			}{
-				{"baton_lock_acquires_total", observe.OutcomeGranted, 1},
-				{"baton_lock_acquires_total", observe.OutcomeRefused, 1},
+				{"baton_lock_wait_duration_seconds", observe.OutcomeRefused, 1},
 				{"baton_lock_attempts_total", observe.OutcomeRefused, 1},
 				{"baton_lock_wait_duration_seconds", observe.OutcomeGranted, 1},
 				{"baton_lock_releases_total", observe.OutcomeOK, 1},
@@ -100,10 +99,10 @@ func TestScenario(t *testing.T) {
 					t.Errorf("%s{lock_name=%q,outcome=%q} = %v, want %v", c.name, telemetrytest.Lock, c.outcome, got, c.want)
 				}
 			}
-			if got := total("baton_ratelimit_decisions_total", "policy", telemetrytest.Policy, "outcome", "allowed"); got != 2 {
+			if got := total("baton_ratelimit_decision_duration_seconds", "policy", telemetrytest.Policy, "outcome", "allowed"); got != 2 {
 				t.Errorf("allowed decisions = %v, want 2", got)
 			}
-			if got := total("baton_ratelimit_decisions_total", "policy", telemetrytest.Policy, "outcome", "denied"); got != 1 {
+			if got := total("baton_ratelimit_decision_duration_seconds", "policy", telemetrytest.Policy, "outcome", "denied"); got != 1 {
 				t.Errorf("denied decisions = %v, want 1", got)
 			}
 			if got := total("baton_ratelimit_retry_after_seconds", "policy", telemetrytest.Policy); got != 1 {

@@ -50,7 +50,7 @@ func main() {
 		dur      = flag.Duration("d", 200*time.Millisecond, "time per contender per round")
 		hdur     = flag.Duration("handoff", 1500*time.Millisecond, "time per hand-off contender per round")
 		concs    = flag.String("conc", "1,16,64", "concurrencies")
-		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, redlock, handoff, rate-redis, rate-postgres, scheduler); empty: all")
+		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, redlock, handoff, rate-redis, rate-postgres, telemetry, scheduler); empty: all")
 		jobs     = flag.String("jobs", "1000,10000", "scheduler job counts")
 		srvCost  = flag.Bool("server-cost", false, "report the Redis server's CPU and commands per operation (INFO cpu, commandstats); meaningful on a server of its own (always on with -redis-server)")
 		redisBin = flag.String("redis-server", "", "start a private Redis from this redis-server binary instead of using -redis (and the redlock comparison's masters from it; default: redis-server on the PATH)")
@@ -82,7 +82,8 @@ func (c config) wants(id string) bool {
 		return true
 	}
 	for _, s := range strings.Split(c.only, ",") {
-		if strings.TrimSpace(s) == id {
+		// "telemetry" also selects telemetry-lock-redis and the others.
+		if s = strings.TrimSpace(s); s == id || strings.HasPrefix(id, s+"-") {
 			return true
 		}
 	}
@@ -216,6 +217,18 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 	if cfg.wants("rate-postgres") {
 		if err := measureCmp(postgresRateComparison(e, pgProvider)); err != nil {
 			return err
+		}
+	}
+	if cfg.wants("telemetry") {
+		cmps, stop, err := telemetryComparisons(e)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		for _, c := range cmps {
+			if err := measureCmp(c, nil); err != nil {
+				return err
+			}
 		}
 	}
 	if cfg.wants("scheduler") {
