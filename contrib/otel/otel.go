@@ -163,7 +163,7 @@ func (o *Observer) Observe(ctx context.Context, e observe.Event) context.Context
 		o.span(ctx, "baton.lock.release", e, e.Err != nil)
 
 	case observe.JobAttempt:
-		ctx, _ = o.tracer.Start(ctx, "baton.job.tick", trace.WithAttributes(jobAttrs(e)...))
+		ctx = o.begin(ctx, "baton.job.tick", e)
 	case observe.JobClaimed, observe.JobClaimFailed:
 		o.m.jobClaim.Record(ctx, e.Duration.Seconds(), o.opt(AttrJob, e.Job, e.Outcome).record...)
 		o.span(ctx, "baton.job.claim", e, e.Kind == observe.JobClaimFailed)
@@ -175,7 +175,7 @@ func (o *Observer) Observe(ctx context.Context, e observe.Event) context.Context
 		o.m.jobSkips.Add(ctx, 1, o.optKey(AttrJob, e.Job, AttrSkipReason, e.Outcome).add...)
 	case observe.JobStarted:
 		o.m.jobActive.Add(ctx, 1, o.opt(AttrJob, e.Job, "").add...)
-		ctx, _ = o.tracer.Start(ctx, "baton.job.run", trace.WithAttributes(jobAttrs(e)...))
+		ctx = o.begin(ctx, "baton.job.run", e)
 	case observe.JobFinished:
 		opt := o.opt(AttrJob, e.Job, e.Outcome)
 		o.m.jobActive.Add(ctx, -1, o.opt(AttrJob, e.Job, "").add...)
@@ -184,14 +184,14 @@ func (o *Observer) Observe(ctx context.Context, e observe.Event) context.Context
 		if e.Outcome == observe.OutcomeSucceeded {
 			o.m.jobLastSuccess.Record(ctx, unixSeconds(e.End()), o.opt(AttrJob, e.Job, "").record...)
 		}
-		end(ctx, e)
+		o.end(ctx, e)
 	case observe.JobLockLost:
 		o.m.jobLockLosses.Add(ctx, 1, o.opt(AttrJob, e.Job, "").add...)
 	case observe.JobCatchUp:
 		o.m.jobCatchUps.Add(ctx, 1, o.opt(AttrJob, e.Job, e.Outcome).add...)
 		o.event(ctx, "baton.job.catch_up", e)
 	case observe.JobDone:
-		end(ctx, e)
+		o.end(ctx, e)
 
 	case observe.RateDecision:
 		o.m.rateDecision.Record(ctx, e.Duration.Seconds(), o.opt(AttrPolicy, e.Policy, e.Outcome).record...)
@@ -243,10 +243,21 @@ func (o *Observer) event(ctx context.Context, name string, e observe.Event) {
 	s.AddEvent(name, trace.WithAttributes(attrs...))
 }
 
-// end ends the span that ctx carries, begun by JobAttempt or JobStarted.
-func end(ctx context.Context, e observe.Event) {
-	s := trace.SpanFromContext(ctx)
-	if !s.IsRecording() {
+// spanKey keys the span an Observer began in the context it returned:
+// another tracing observer joined after this one may put its own span in
+// front of it.
+type spanKey struct{ o *Observer }
+
+// begin starts the span of a begin event and returns ctx carrying it.
+func (o *Observer) begin(ctx context.Context, name string, e observe.Event) context.Context {
+	ctx, s := o.tracer.Start(ctx, name, trace.WithAttributes(jobAttrs(e)...))
+	return context.WithValue(ctx, spanKey{o}, s)
+}
+
+// end ends the span begun for the event that e ends, found in ctx.
+func (o *Observer) end(ctx context.Context, e observe.Event) {
+	s, ok := ctx.Value(spanKey{o}).(trace.Span)
+	if !ok || !s.IsRecording() {
 		return
 	}
 	s.SetAttributes(AttrOutcome.String(e.Outcome))

@@ -2,7 +2,9 @@ package otel_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -17,6 +19,7 @@ import (
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/observe"
 	"github.com/baton-go/baton/ratelimit"
+	"github.com/baton-go/baton/scheduler"
 )
 
 // The shared scenario on Redis and PostgreSQL, recorded by one Observer
@@ -357,4 +360,46 @@ func point[P metricdata.HistogramDataPoint[float64] | metricdata.DataPoint[float
 		t.Fatalf("metric %s %v: %d points, want 1", name, want, len(pts))
 	}
 	return pts[0]
+}
+
+// Two Observers joined (two tracing back-ends, say) each end the spans
+// they began, though the second's span is the one in front in the
+// context.
+func TestJoinedObservers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var recs []*tracetest.SpanRecorder
+		var obs []observe.Observer
+		for range 2 {
+			rec := tracetest.NewSpanRecorder()
+			o, err := batonotel.New(&batonotel.Config{MeterProvider: sdkmetric.NewMeterProvider(),
+				TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, obs = append(recs, rec), append(obs, o)
+		}
+		s, err := scheduler.New(memory.New(nil), &scheduler.Config{Observer: observe.Join(obs...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Every(time.Minute).Locked("joined", scheduler.AtMostFor(10*time.Second)).Do(
+			func(context.Context, scheduler.Run) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute + time.Second)
+		synctest.Wait()
+		_ = s.Close()
+		for i, rec := range recs {
+			var names []string
+			for _, sp := range rec.Ended() {
+				names = append(names, sp.Name())
+			}
+			if got := strings.Join(names, " "); got != "baton.job.claim baton.job.run baton.lock.release baton.job.tick" {
+				t.Errorf("observer %d ended %q", i, got)
+			}
+		}
+	})
 }
