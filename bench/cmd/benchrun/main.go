@@ -50,7 +50,7 @@ func main() {
 		dur      = flag.Duration("d", 200*time.Millisecond, "time per contender per round")
 		hdur     = flag.Duration("handoff", 1500*time.Millisecond, "time per hand-off contender per round")
 		concs    = flag.String("conc", "1,16,64", "concurrencies")
-		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, redlock, handoff, rate-redis, rate-postgres, telemetry, scheduler); empty: all")
+		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, redlock, handoff, rate-redis, rate-postgres, telemetry (or one of telemetry-lock-memory, telemetry-lock-redis, telemetry-rate-redis), scheduler); empty: all")
 		jobs     = flag.String("jobs", "1000,10000", "scheduler job counts")
 		srvCost  = flag.Bool("server-cost", false, "report the Redis server's CPU and commands per operation (INFO cpu, commandstats); meaningful on a server of its own (always on with -redis-server)")
 		redisBin = flag.String("redis-server", "", "start a private Redis from this redis-server binary instead of using -redis (and the redlock comparison's masters from it; default: redis-server on the PATH)")
@@ -84,6 +84,20 @@ func (c config) wants(id string) bool {
 	for _, s := range strings.Split(c.only, ",") {
 		// "telemetry" also selects telemetry-lock-redis and the others.
 		if s = strings.TrimSpace(s); s == id || strings.HasPrefix(id, s+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+// wantsGroup reports whether any comparison of the group named id (those
+// whose ids start with id + "-") is wanted.
+func (c config) wantsGroup(id string) bool {
+	if c.wants(id) {
+		return true
+	}
+	for _, s := range strings.Split(c.only, ",") {
+		if strings.HasPrefix(strings.TrimSpace(s), id+"-") {
 			return true
 		}
 	}
@@ -219,7 +233,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 			return err
 		}
 	}
-	if cfg.wants("telemetry") {
+	if cfg.wantsGroup("telemetry") {
 		cmps, stop, err := telemetryComparisons(e)
 		if err != nil {
 			return err
