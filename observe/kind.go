@@ -28,7 +28,10 @@ const (
 	// OutcomeNotHeld (the lease was gone) or OutcomeError.
 	LockExtended
 	// LockLost: a held lease was lost (its trust window ended, or an
-	// extension found it gone). Err is the cause; Token is set.
+	// extension found it gone). Err is the cause; Token is set. It is
+	// reported just after the lease's context is cancelled (the holder is
+	// stopped first), so it may come after what the holder reports next,
+	// such as a job's JobFinished.
 	LockLost
 	// LockReleased: a release returned. Start and Duration time the round
 	// trip; Token is set. Outcome: OutcomeOK, OutcomeNotHeld (it had lapsed
@@ -77,7 +80,8 @@ const (
 	JobFinished
 	// JobLockLost: a run's lease was lost while it ran (or its grant came
 	// too late to be trusted, and the job did not start). Err matches
-	// ErrLockLost; Token is set.
+	// ErrLockLost; Token is set. Like LockLost, it is reported just after
+	// the run's context is cancelled and may follow the run's JobFinished.
 	JobLockLost
 	// JobCatchUp: at Start, a job registered with CatchUp found that no
 	// replica ran its latest tick (Outcome OutcomeOK: a run for that

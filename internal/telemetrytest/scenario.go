@@ -69,7 +69,7 @@ func Run(t *testing.T, backend string, obs func(i int) observe.Observer, work fu
 	newProvider := providers(t, backend)
 	res := Result{Winner: map[string]int{}, Token: map[string]int64{}}
 	var mu sync.Mutex
-	var done atomic.Int64
+	var done, lost atomic.Int64
 	allDone := make(chan struct{})
 	jobs := map[string]scheduler.Func{
 		JobOK: func(ctx context.Context, run scheduler.Run) error { work(ctx, run.Job); return nil },
@@ -88,10 +88,13 @@ func Run(t *testing.T, backend string, obs func(i int) observe.Observer, work fu
 		},
 	}
 
+	provs := make([]lockprovider.Provider, Instances+1) // the last for the Locker and limiter
+	for i := range provs {
+		provs[i] = newProvider(t)
+	}
 	// One tick for every job, soon: an hourly schedule offset to fire
 	// in a moment, the same instant on every instance.
-	now := time.Now()
-	res.Tick = now.Add(700 * time.Millisecond).Truncate(time.Millisecond)
+	res.Tick = time.Now().Add(time.Second).Truncate(time.Millisecond)
 	offset := time.Duration(res.Tick.UnixNano() % int64(time.Hour))
 
 	var scheds []*scheduler.Scheduler
@@ -102,13 +105,15 @@ func Run(t *testing.T, backend string, obs func(i int) observe.Observer, work fu
 				mu.Lock()
 				res.Winner[e.Job], res.Token[e.Job] = i, e.Token
 				mu.Unlock()
+			case observe.JobLockLost:
+				lost.Add(1)
 			case observe.JobDone:
 				if done.Add(1) == int64(len(jobs)*Instances) {
 					close(allDone)
 				}
 			}
 		})
-		s, err := scheduler.New(newProvider(t), &scheduler.Config{
+		s, err := scheduler.New(provs[i], &scheduler.Config{
 			Observer: observe.Join(obs(i), counted), LockedBy: "instance-" + string(rune('a'+i)), NoRegistry: true,
 		})
 		if err != nil {
@@ -130,10 +135,13 @@ func Run(t *testing.T, backend string, obs func(i int) observe.Observer, work fu
 			t.Fatal(err)
 		}
 	}
+	if time.Now().After(res.Tick) {
+		t.Fatalf("the schedulers started after the tick %v: the machine is too slow for the scenario", res.Tick)
+	}
 
 	// Meanwhile, a Locker and a limiter on the same backend.
 	ctx := context.Background()
-	p := newProvider(t)
+	p := provs[Instances]
 	locker, err := baton.NewLocker(p, &baton.Config{Observer: obs(0)})
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +172,13 @@ func Run(t *testing.T, backend string, obs func(i int) observe.Observer, work fu
 	case <-allDone:
 	case <-time.After(15 * time.Second):
 		t.Fatalf("the tick did not finish on every instance within 15s (%d of %d)", done.Load(), len(jobs)*Instances)
+	}
+	// A loss is reported just after the run's context is cancelled, so
+	// possibly after the tick's end.
+	for deadline := time.Now().Add(5 * time.Second); lost.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lock-losing job's loss was not reported within 5s")
+		}
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
