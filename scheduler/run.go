@@ -20,6 +20,9 @@ var errRunEnded = errors.New("scheduler: the run has ended and its lease was rel
 func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	defer s.wg.Done()
 	ev := Event{Job: j.name, Tick: tick, CatchUp: catchUp}
+	if !s.admit(j, &ev) { // control.go: removed, jitter, paused
+		return
+	}
 	if !j.running.CompareAndSwap(false, true) {
 		ev.Err = ErrStillRunning
 		j.skips.Add(1)
@@ -29,18 +32,18 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	}
 	defer j.running.Store(false)
 
+	res := &runResult{catchUp: catchUp}
 	if !j.locked {
 		ctx, cancel := context.WithCancelCause(s.runCtx)
 		defer cancel(nil)
-		s.call(ctx, j, Run{Job: j.name, Tick: tick, CatchUp: catchUp}, ev)
+		s.attempts(ctx, j, Run{Job: j.name, Tick: tick, CatchUp: catchUp}, ev, res)
 		return
 	}
-	res := &runResult{catchUp: catchUp}
 	l := s.claim(j, tick, &ev, res)
 	if l == nil {
 		return
 	}
-	res.err = s.call(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev)
+	s.attempts(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev, res)
 	_ = l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
 }
 
@@ -61,12 +64,14 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		Owner:      owner,
 		LockedBy:   s.cfg.LockedBy,
 		AtMostFor:  j.opts.atMostFor,
-		AtLeastFor: j.opts.atLeastFor,
+		AtLeastFor: res.atLeastFor(j),
 		Tick:       tick,
-	}, res.catchUp)
+	}, res)
 	cancel()
 	switch {
 	case err == nil:
+	case res.handoff && errors.Is(err, lockprovider.ErrStaleTick):
+		return nil // a tick this instance already reported (see runManual)
 	case errors.Is(err, lockprovider.ErrNotAcquired), errors.Is(err, lockprovider.ErrStaleTick):
 		ev.Err = err
 		j.skips.Add(1)
@@ -101,6 +106,12 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		return nil
 	}
 
+	return s.hold(j, owner, grant, sent, ev, res)
+}
+
+// hold starts the lease of a granted claim and returns it, or nil when the
+// grant arrived after its trust window.
+func (s *Scheduler) hold(j *Job, owner string, grant lockprovider.Lease, sent time.Time, ev *Event, res *runResult) *lease.Lease {
 	ev.Token = grant.Token
 	lost := *ev
 	l := new(lease.Lease)
@@ -110,7 +121,7 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		Name:       j.name,
 		Owner:      owner,
 		AtMostFor:  j.opts.atMostFor,
-		AtLeastFor: j.opts.atLeastFor,
+		AtLeastFor: res.atLeastFor(j),
 		AutoRenew:  j.opts.autoRenew,
 		OnLost: func(cause error) {
 			j.lockLost.Add(1)

@@ -33,6 +33,7 @@ type Scheduler struct {
 	loopDone chan struct{}
 
 	registry registrar // see ops.go
+	control  controller // see control.go
 }
 
 // maxWait bounds the timer loop's sleep; see loop.
@@ -144,6 +145,7 @@ func (s *Scheduler) Start() error {
 	}
 	go s.loop()
 	s.startRegistry()
+	s.startControl()
 	return nil
 }
 
@@ -226,6 +228,7 @@ func (s *Scheduler) stopTicking() {
 	}
 	<-s.loopDone
 	s.stopRegistry()
+	s.stopControl()
 }
 
 // Shutdown stops firing new ticks and waits for running jobs to return and
