@@ -67,8 +67,8 @@ type jobControl struct {
 type control struct {
 	granted time.Time // manual runs: this instance's clock before the granting acquire
 	manual  bool      // a manual run
-	handoff bool   // a tick claimed after a manual run that held the lease at the tick
-	note    string // the ledger's text for a run that succeeded after retries
+	handoff bool      // a tick claimed after a manual run that held the lease at the tick
+	note    string    // the ledger's text for a run that succeeded after retries
 }
 
 // atLeastFor is the minimum hold of the run's lease: none for manual runs,

@@ -555,7 +555,7 @@ func TestTimeoutUnlocked(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: rec.hooks()})
-	if _, err := s.Every(time.Hour).Name("slow").Timeout(50*time.Millisecond).Do(func(ctx context.Context, run scheduler.Run) error {
+	if _, err := s.Every(time.Hour).Name("slow").Timeout(50 * time.Millisecond).Do(func(ctx context.Context, run scheduler.Run) error {
 		<-ctx.Done()
 		return context.Cause(ctx)
 	}); err != nil {

@@ -33,7 +33,8 @@ type Scheduler struct {
 	loopDone chan struct{}
 
 	registry registrar // see ops.go
-	control  controller // see control.go
+
+	control controller // see control.go
 }
 
 // maxWait bounds the timer loop's sleep; see loop.
