@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"maps"
 	"strconv"
 	"sync"
@@ -487,8 +488,7 @@ type controller struct {
 	paused atomic.Pointer[map[string]struct{}] // as last read; nil before the first read
 
 	mu   sync.Mutex
-	ctl  lockprovider.Control
-	stop chan struct{}
+	stop context.CancelFunc // ends the follower and its calls
 	done chan struct{}
 }
 
@@ -532,8 +532,9 @@ func (s *Scheduler) startControl() {
 	c := &s.control
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ctl, c.stop, c.done = ctl, make(chan struct{}), make(chan struct{})
-	go s.follow(ctl, c.stop, c.done)
+	ctx, cancel := context.WithCancel(s.runCtx)
+	c.stop, c.done = cancel, make(chan struct{})
+	go s.follow(ctx, ctl, c.done)
 }
 
 // stopControl stops following and waits for the follower to return.
@@ -546,13 +547,13 @@ func (s *Scheduler) stopControl() {
 	if stop == nil {
 		return
 	}
-	close(stop)
+	stop()
 	<-done
 }
 
 // follow reads the control state at once, on every announcement and every
 // ControlPoll.
-func (s *Scheduler) follow(ctl lockprovider.Control, stop <-chan struct{}, done chan<- struct{}) {
+func (s *Scheduler) follow(ctx context.Context, ctl lockprovider.Control, done chan<- struct{}) {
 	defer close(done)
 	ch := make(chan struct{}, 1)
 	var unwatch func()
@@ -563,19 +564,21 @@ func (s *Scheduler) follow(ctl lockprovider.Control, stop <-chan struct{}, done 
 	}()
 	t := time.NewTicker(s.cfg.ControlPoll)
 	defer t.Stop()
+	level := slog.LevelWarn // of the first failure to watch; later ones at debug
 	for {
 		if unwatch == nil {
-			ctx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
+			wctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 			var err error
-			if unwatch, err = ctl.WatchControl(ctx, ch); err != nil {
+			if unwatch, err = ctl.WatchControl(wctx, ch); err != nil && ctx.Err() == nil {
 				unwatch = nil
-				s.cfg.Logger.Warn("scheduler: cannot watch control changes; polling every ControlPoll", "poll", s.cfg.ControlPoll, "err", err)
+				s.cfg.Logger.Log(ctx, level, "scheduler: cannot watch control changes; reading them every ControlPoll", "poll", s.cfg.ControlPoll, "err", err)
+				level = slog.LevelDebug
 			}
 			cancel()
 		}
-		s.readControl(ctl)
+		s.readControl(ctx, ctl)
 		select {
-		case <-stop:
+		case <-ctx.Done():
 			return
 		case <-ch:
 		case <-t.C:
@@ -585,11 +588,14 @@ func (s *Scheduler) follow(ctl lockprovider.Control, stop <-chan struct{}, done 
 
 // readControl reads the control state once: caches the paused jobs and
 // claims the run requests for jobs registered here.
-func (s *Scheduler) readControl(ctl lockprovider.Control) {
-	ctx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
+func (s *Scheduler) readControl(ctx context.Context, ctl lockprovider.Control) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
 	st, err := ctl.ControlState(ctx)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled) {
+			return // stopping
+		}
 		s.cfg.Logger.Warn("scheduler: cannot read the control state; keeping the last one", "err", err)
 		return
 	}
