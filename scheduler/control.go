@@ -654,7 +654,11 @@ func (s *Scheduler) ResumeCluster(ctx context.Context, name string) error {
 func (s *Scheduler) setPaused(ctx context.Context, name string, paused bool) error {
 	ctl := s.controlProvider()
 	if ctl == nil {
-		return invalid(name, "PauseCluster", "", "needs a provider implementing lockprovider.Control and Config.NoControl unset", ErrControlNotSupported, nil)
+		field := "PauseCluster"
+		if !paused {
+			field = "ResumeCluster"
+		}
+		return invalid(name, field, "", "needs a provider implementing lockprovider.Control and Config.NoControl unset", ErrControlNotSupported, nil)
 	}
 	if err := ctl.SetPaused(ctx, name, paused); err != nil {
 		return withJob(name, err)
