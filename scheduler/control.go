@@ -604,7 +604,9 @@ func (s *Scheduler) readControl(ctx context.Context, ctl lockprovider.Control) {
 		paused[p] = struct{}{}
 	}
 	if old := s.control.paused.Load(); old == nil || !maps.Equal(*old, paused) {
-		s.cfg.Logger.Info("scheduler: cluster-wide paused jobs", "jobs", st.Paused)
+		if old != nil || len(paused) > 0 {
+			s.cfg.Logger.Info("scheduler: cluster-wide paused jobs", "jobs", st.Paused)
+		}
 		s.control.paused.Store(&paused)
 	}
 	for _, r := range st.Requests {
