@@ -346,7 +346,9 @@ func (s *Scheduler) track() error {
 // outcome goes to the hooks and the ledger), a *ValidationError matching
 // ErrUnknownJob for a name not registered here, ErrClosed once Shutdown
 // or Close began, ctx's error, or the provider's error. Manual runs are
-// not affected by Pause. Trigger works before Start too.
+// not affected by Pause. Trigger works before Start too. For a job that
+// only other instances register, store a run request instead
+// (lockprovider.Control.RequestRun, or baton jobs run).
 func (s *Scheduler) Trigger(ctx context.Context, name string) error {
 	j, err := s.lookup(name, "Trigger")
 	if err != nil {

@@ -623,3 +623,45 @@ func TestControlValidation(t *testing.T) {
 		t.Error("ErrPaused does not say paused")
 	}
 }
+
+// deaf is a memory provider whose control announcements never arrive.
+type deaf struct{ *memory.Provider }
+
+func (deaf) WatchControl(context.Context, chan<- struct{}) (func(), error) {
+	return nil, errors.New("no listener")
+}
+
+// An instance that hears no announcements still follows the control
+// state at every ControlPoll: a pause made elsewhere reaches it, and a
+// run request made while it was not listening runs.
+func TestControlWithoutAnnouncements(t *testing.T) {
+	t.Parallel()
+	p := memory.New(nil)
+	s := newSched(t, deaf{p}, &scheduler.Config{ControlPoll: 50 * time.Millisecond})
+	ran := make(chan scheduler.Run, 1)
+	job, err := s.Every(time.Hour).Locked("job", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
+		ran <- run
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.RequestRun(t.Context(), lockprovider.RunRequest{Job: "job"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-ran:
+		if !r.Manual {
+			t.Errorf("run %+v, want the requested manual run", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request made before Start never ran")
+	}
+	if err := p.SetPaused(t.Context(), "job", true); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "pause seen by polling", job.Paused)
+}
