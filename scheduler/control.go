@@ -16,6 +16,7 @@ import (
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // Control of jobs at run time: manual runs (Trigger and the provider's
@@ -217,11 +218,11 @@ func (s *Scheduler) admit(j *Job, ev *Event) bool {
 	if !j.Paused() {
 		return true
 	}
-	ev.Err = ErrPaused
+	ev.Err, ev.Outcome = ErrPaused, observe.OutcomePaused
 	j.skips.Add(1)
 	s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: job paused", "job", j.name, "tick", ev.Tick,
 		"here", j.ctl.paused.Load(), "cluster", s.clusterPaused(j.name))
-	s.hook(s.cfg.Hooks.Skipped, *ev)
+	s.emit(s.runCtx, observe.JobSkipped, *ev)
 	return false
 }
 
@@ -376,6 +377,13 @@ func (s *Scheduler) runManual(ctx context.Context, j *Job, started func(error)) 
 	l, err := s.manualClaim(ctx, j, &ev, res)
 	started(err)
 	if err != nil {
+		if j.locked {
+			ev.Err, ev.Outcome = err, observe.OutcomeError
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
+				ev.Outcome = observe.OutcomeCanceled
+			}
+			s.emit(res.ctx, observe.JobDone, ev)
+		}
 		return
 	}
 	if l == nil {
@@ -388,6 +396,10 @@ func (s *Scheduler) runManual(ctx context.Context, j *Job, started func(error)) 
 	s.attempts(l.Context(), j, Run{Job: j.name, Token: ev.Token, Manual: true, lease: l}, ev, res)
 	_ = l.Release(s.runCtx)
 	j.running.Store(false)
+	if s.obs != nil {
+		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
+		s.emit(res.ctx, observe.JobDone, ev)
+	}
 	// A tick that came while the manual run held the lock was refused on
 	// every replica (here as ErrStillRunning): run it now. Its claim
 	// carries the tick, so it runs at most once (a tick that did run
@@ -414,10 +426,15 @@ func (s *Scheduler) executeHandoff(j *Job, tick time.Time) {
 	res := &runResult{control: control{handoff: true}}
 	l := s.claim(j, tick, &ev, res)
 	if l == nil {
+		s.emit(res.ctx, observe.JobDone, ev)
 		return
 	}
 	s.attempts(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, lease: l}, ev, res)
 	_ = l.Release(s.runCtx)
+	if s.obs != nil {
+		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
+		s.emit(res.ctx, observe.JobDone, ev)
+	}
 }
 
 // manualClaim waits until this instance runs no run of j and, for a
@@ -426,8 +443,10 @@ func (s *Scheduler) executeHandoff(j *Job, tick time.Time) {
 // job). It polls with a backoff of 50ms doubling to 1s while another run
 // holds the lock, and gives up when ctx is done or Shutdown begins.
 func (s *Scheduler) manualClaim(ctx context.Context, j *Job, ev *Event, res *runResult) (*lease.Lease, error) {
+	res.ctx = s.runCtx
 	if j.locked {
-		s.hook(s.cfg.Hooks.Attempt, *ev)
+		ev.Name = j.name
+		res.ctx = s.emit(s.runCtx, observe.JobAttempt, *ev)
 	}
 	backoff := 50 * time.Millisecond
 	for {
@@ -471,6 +490,10 @@ func (s *Scheduler) manualAcquire(ctx context.Context, j *Job, ev *Event, res *r
 	cancel()
 	switch {
 	case err == nil:
+		claimed := *ev
+		claimed.Start, claimed.Duration = sent, s.now().Sub(sent)
+		claimed.Token, claimed.Outcome = grant.Token, observe.OutcomeClaimed
+		s.emit(res.ctx, observe.JobClaimed, claimed)
 		return s.hold(j, owner, grant, sent, ev, res), nil
 	case errors.Is(err, lockprovider.ErrNotAcquired):
 		return nil, nil
