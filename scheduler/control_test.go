@@ -125,8 +125,11 @@ func controlThreeInstances(t *testing.T, backend string) {
 	}
 	time.Sleep(2 * iv)
 
-	// Trigger from each instance, one after the other.
+	// Trigger from each instance, one after the other, each 100ms before
+	// a tick, so that the manual run (3/4 of an interval) holds the lock
+	// across that tick and ends well before the next one.
 	for i, s := range scheds {
+		time.Sleep(iv - time.Duration(time.Now().UnixNano()%int64(iv)) - 100*time.Millisecond + iv)
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		if err := s.Trigger(ctx, "job"); err != nil {
 			t.Fatalf("Trigger on replica %d: %v", i, err)
@@ -283,7 +286,7 @@ func TestRetry(t *testing.T) {
 			job := func(name string, failures int) {
 				// AtMostFor shorter than the backoff: without the extension
 				// the lease would lapse between attempts.
-				_, err := s.Every(time.Hour).Locked(name, scheduler.AtMostFor(200*time.Millisecond)).Retry(2, 300*time.Millisecond).
+				_, err := s.Every(time.Hour).Locked(name, scheduler.AtMostFor(time.Second)).Retry(2, 1200*time.Millisecond).
 					Do(func(ctx context.Context, run scheduler.Run) error {
 						log.add(name, run, time.Now())
 						if err := run.Check(); err != nil {
