@@ -107,7 +107,10 @@ func (b *Builder) Retry(n int, backoff time.Duration) *Builder {
 // they still contend for the same tick, and different across jobs, so
 // jobs due at the same instant spread their starts. The run's Tick stays
 // the scheduled time. Manual and catch-up runs are not delayed. d must be
-// positive and, for Every schedules, shorter than the period.
+// positive and, for Every schedules, shorter than the period; for cron
+// schedules keep it shorter than the shortest gap between ticks, or a
+// delayed run may still be going at the next tick (which is then skipped
+// with ErrStillRunning on that instance).
 func (b *Builder) Jitter(d time.Duration) *Builder {
 	limit := lockprovider.MaxDuration
 	if e, ok := b.sched.(every); ok {
