@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -667,4 +668,40 @@ func TestControlWithoutAnnouncements(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "pause seen by polling", job.Paused)
+}
+
+// counting counts the control-state reads of a memory provider.
+type counting struct {
+	*memory.Provider
+	reads atomic.Int64
+}
+
+func (c *counting) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+	c.reads.Add(1)
+	return c.Provider.ControlState(ctx)
+}
+
+// Honouring pauses costs no round trip per tick: 20 jobs ticking every
+// 50ms for a second read the control state once at Start (and on
+// announcements), not once per tick or job.
+func TestPauseCheckNoRoundTripPerTick(t *testing.T) {
+	t.Parallel()
+	p := &counting{Provider: memory.New(nil)}
+	s := newSched(t, p, nil)
+	var runs atomic.Int64
+	for i := range 20 {
+		if _, err := s.Every(50*time.Millisecond).Locked(fmt.Sprintf("job-%d", i), scheduler.AtMostFor(time.Second)).Do(func(context.Context, scheduler.Run) error {
+			runs.Add(1)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if n, r := p.reads.Load(), runs.Load(); r < 100 || n > 2 {
+		t.Errorf("%d runs and %d control-state reads in 1s; want most of the 400 ticks run and at most 2 reads", r, n)
+	}
 }
