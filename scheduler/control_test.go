@@ -705,3 +705,28 @@ func TestPauseCheckNoRoundTripPerTick(t *testing.T) {
 		t.Errorf("%d runs and %d control-state reads in 1s; want most of the 400 ticks run and at most 2 reads", r, n)
 	}
 }
+
+// The dead-man's switch does not report the ticks of a job paused
+// cluster-wide; it lists the job as paused.
+func TestCheckSkipsPausedJobs(t *testing.T) {
+	t.Parallel()
+	p := memory.New(nil)
+	now := time.Now()
+	inst := lockprovider.Instance{LockedBy: "a", Started: now.Add(-48 * time.Hour), Jobs: []lockprovider.JobSpec{
+		{Name: "hourly", Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute},
+	}}
+	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := scheduler.Check(t.Context(), p, scheduler.CheckOptions{Now: now})
+	if err != nil || len(rep.Problems) != 1 {
+		t.Fatalf("Check of a job that never ran: %+v, %v; want one missed tick", rep.Problems, err)
+	}
+	if err := p.SetPaused(t.Context(), "hourly", true); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = scheduler.Check(t.Context(), p, scheduler.CheckOptions{Now: now})
+	if err != nil || !rep.OK() || !slices.Equal(rep.Paused, []string{"hourly"}) || len(rep.Checked) != 0 {
+		t.Errorf("Check of a paused job: %+v, %v; want OK, not checked, listed as paused", rep, err)
+	}
+}

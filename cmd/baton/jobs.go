@@ -41,6 +41,7 @@ type checkJSON struct {
 	OK        bool                `json:"ok"`
 	Instances []string            `json:"instances"`
 	Checked   []string            `json:"checked"`
+	Paused    []string            `json:"paused,omitempty"` // not checked: paused cluster-wide
 	Problems  []scheduler.Problem `json:"problems"`
 }
 
@@ -242,7 +243,7 @@ func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
 		if err != nil && !errors.Is(err, scheduler.ErrNoInstances) {
 			return c.fail(b, "check", err)
 		}
-		cj := checkJSON{Backend: b.name, OK: rep.OK(), Instances: []string{}, Checked: rep.Checked, Problems: rep.Problems}
+		cj := checkJSON{Backend: b.name, OK: rep.OK(), Instances: []string{}, Checked: rep.Checked, Paused: rep.Paused, Problems: rep.Problems}
 		if cj.Checked == nil {
 			cj.Checked = []string{}
 		}
@@ -276,8 +277,12 @@ func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
 			c.emit(nil, []string{"JOB", "BACKEND", "TICK", "PROBLEM", "DETAIL"}, rows)
 		}
 		for _, cj := range out {
-			fmt.Fprintf(c.stdout, "%s: %d live instance(s), %d locked job(s) checked, %d problem(s)\n",
+			fmt.Fprintf(c.stdout, "%s: %d live instance(s), %d locked job(s) checked, %d problem(s)",
 				cj.Backend, len(cj.Instances), len(cj.Checked), len(cj.Problems))
+			if len(cj.Paused) > 0 {
+				fmt.Fprintf(c.stdout, ", %d paused and not checked (%s)", len(cj.Paused), strings.Join(cj.Paused, ", "))
+			}
+			fmt.Fprintln(c.stdout)
 		}
 	}
 	if !alive {
