@@ -58,14 +58,15 @@
 // (server-side rate limiting), Admin (force-release, rate-limit reset,
 // ping), RateLister (list rate-limit state), Ledger (a record of every
 // scheduled run, written by the claim and the release themselves) and
-// Registry (scheduler instances publish their jobs and a heartbeat).
-// Consumers discover them by type assertion.
+// Registry (scheduler instances publish their jobs and a heartbeat), and
+// Control (cluster-wide paused flags and run-now requests for the
+// scheduler). Consumers discover them by type assertion.
 //
 // # Conformance
 //
 // Package lockprovidertest holds the suites every provider runs, ours and
 // third parties' alike: Run for the lease contract (with the
 // ReleaseNotifier and Inspector groups when implemented), RunRate for
-// RateLimiter, and RunAdmin, RunLedger and RunRegistry for the operator
-// capabilities.
+// RateLimiter, RunAdmin, RunLedger and RunRegistry for the operator
+// capabilities, and RunControl for Control.
 package lockprovider

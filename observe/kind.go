@@ -43,7 +43,9 @@ const (
 )
 
 // Kinds of the scheduler. Job is set, and Name too for locked jobs; Tick
-// and CatchUp describe the tick.
+// and CatchUp describe the tick. A manual run (Manual set, Tick zero) is
+// reported like a tick: JobAttempt, JobClaimed, JobStarted, JobFinished,
+// JobDone.
 const (
 	// JobAttempt begins the handling of a locked job's tick on this
 	// instance, before the claim. A begin event: what follows (claim,
@@ -56,9 +58,10 @@ const (
 	JobClaimed
 	// JobSkipped: this instance does not run the tick. Outcome is the
 	// reason: OutcomeHeld (another replica has the lock), OutcomeStaleTick
-	// (the tick ran already) or OutcomeStillRunning (the previous run on
-	// this instance has not returned). Err matches ErrNotAcquired,
-	// ErrStaleTick or ErrStillRunning of package scheduler. Start and
+	// (the tick ran already), OutcomeStillRunning (the previous run on
+	// this instance has not returned) or OutcomePaused (the job is paused
+	// here or cluster-wide). Err matches ErrNotAcquired, ErrStaleTick,
+	// ErrStillRunning or ErrPaused of package scheduler. Start and
 	// Duration time the claim when one was made. LockedBy and Until name
 	// the holder when known.
 	JobSkipped
@@ -130,6 +133,7 @@ const (
 	OutcomeHeld         = "held"
 	OutcomeStaleTick    = "stale_tick"
 	OutcomeStillRunning = "still_running"
+	OutcomePaused       = "paused"
 	OutcomeSucceeded    = "succeeded"
 	OutcomeFailed       = "failed"
 	OutcomePanicked     = "panicked"

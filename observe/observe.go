@@ -49,6 +49,12 @@ type Event struct {
 	Token int64
 	// CatchUp marks a run that catches up a tick no replica ran.
 	CatchUp bool
+	// Manual marks a manual run (scheduler.Trigger, or a run request);
+	// its Tick is zero.
+	Manual bool
+	// Attempt numbers the calls of the job function within one run (1,
+	// then 2, 3, ... for retries), on JobStarted and JobFinished.
+	Attempt int
 
 	// Start is when the reported operation began (the first call of an
 	// acquire, the send of a round trip, the call of a job function),

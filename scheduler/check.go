@@ -101,8 +101,9 @@ type Problem struct {
 // CheckReport is the result of Check.
 type CheckReport struct {
 	Now       time.Time               `json:"now"`
-	Instances []lockprovider.Instance `json:"instances"` // live scheduler instances
-	Checked   []string                `json:"checked"`   // locked jobs checked
+	Instances []lockprovider.Instance `json:"instances"`        // live scheduler instances
+	Checked   []string                `json:"checked"`          // locked jobs checked
+	Paused    []string                `json:"paused,omitempty"` // locked jobs not checked: paused cluster-wide
 	Problems  []Problem               `json:"problems"`
 }
 
@@ -118,8 +119,10 @@ var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the re
 // failed, or whose run never finished. provider must implement
 // lockprovider.Registry and lockprovider.Ledger; a job whose ledger is
 // empty is checked only from the start of its oldest live instance, so a
-// new job does not count as missed before it existed. With no live
-// instance it returns the report and ErrNoInstances.
+// new job does not count as missed before it existed. Jobs paused
+// cluster-wide (lockprovider.Control) are not checked: their ticks are
+// skipped on purpose; the report lists them. With no live instance it
+// returns the report and ErrNoInstances.
 func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOptions) (CheckReport, error) {
 	reg, ok1 := provider.(lockprovider.Registry)
 	led, ok2 := provider.(lockprovider.Ledger)
@@ -144,8 +147,20 @@ func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOption
 	if len(insts) == 0 {
 		return rep, ErrNoInstances
 	}
+	var paused []string
+	if ctl, ok := provider.(lockprovider.Control); ok {
+		st, err := ctl.ControlState(ctx)
+		if err != nil {
+			return rep, err
+		}
+		paused = st.Paused
+	}
 	for _, js := range Jobs(insts) {
 		if !js.Spec.Locked || (len(opts.Jobs) > 0 && !slices.Contains(opts.Jobs, js.Spec.Name)) {
+			continue
+		}
+		if slices.Contains(paused, js.Spec.Name) {
+			rep.Paused = append(rep.Paused, js.Spec.Name)
 			continue
 		}
 		rep.Checked = append(rep.Checked, js.Spec.Name)

@@ -79,6 +79,18 @@ type Config struct {
 	// Version is published in the registry, e.g. the application's build.
 	Version string
 
+	// ControlPoll is how often the scheduler reads the provider's control
+	// state (cluster-wide pauses, run-now requests; see
+	// lockprovider.Control) besides the reads that change announcements
+	// trigger. It bounds how stale a pause can be when announcements are
+	// lost. Zero means DefaultControlPoll (5s).
+	ControlPoll time.Duration
+
+	// NoControl stops the scheduler from following the provider's control
+	// state: cluster-wide pauses and run-now requests made elsewhere are
+	// then ignored by this instance.
+	NoControl bool
+
 	// Now replaces time.Now, for tests that simulate a skewed clock. The
 	// returned times must carry a monotonic reading (derive them from
 	// time.Now). Nil means time.Now. Leases are still timed by the
@@ -98,8 +110,9 @@ type Hooks struct {
 	Attempt func(Event)
 	// Skipped (observe.JobSkipped): this instance does not run the tick. Event.Err says why;
 	// test it with errors.Is: ErrNotAcquired (held elsewhere),
-	// ErrStaleTick (the tick already ran) or ErrStillRunning (the previous
-	// run on this instance has not returned).
+	// ErrStaleTick (the tick already ran), ErrStillRunning (the previous
+	// run on this instance has not returned) or ErrPaused (the job is
+	// paused here or cluster-wide).
 	Skipped func(Event)
 	// Started (observe.JobStarted): the job function is about to be
 	// called.
@@ -175,6 +188,9 @@ func (cfg *Config) withDefaults() (Config, error) {
 	case c.DefaultAtMostFor > 0 && c.DefaultAtLeastFor > c.DefaultAtMostFor:
 		return c, invalid("", "DefaultAtLeastFor", c.DefaultAtLeastFor.String(),
 			"must not exceed DefaultAtMostFor "+c.DefaultAtMostFor.String(), ErrInvalidDuration, nil)
+	}
+	if err := c.validateControl(); err != nil {
+		return c, err
 	}
 	return c, c.validateOps()
 }

@@ -22,6 +22,8 @@ type Run struct {
 	Tick    time.Time // the scheduled time this run is for
 	Token   int64     // fencing token of the lease; 0 for jobs without Locked
 	CatchUp bool      // this run catches up a tick that no replica ran
+	Manual  bool      // a manual run (Trigger, or a run request); Tick is zero
+	Attempt int       // 1, or 1 + the retries so far (see Builder.Retry)
 
 	lease *lease.Lease // nil for jobs without Locked
 }
@@ -136,6 +138,7 @@ type Builder struct {
 	named   bool
 	locked  bool
 	lockOps []LockOption
+	ctl     jobOptions // Retry, Jitter, Timeout; see control.go
 }
 
 // Every schedules a job at every multiple of d since the Unix epoch (plus
@@ -234,6 +237,9 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 		}
 		j.opts = o
 	}
+	if err := b.ctl.check(b, j); err != nil {
+		return nil, err
+	}
 	if err := b.s.add(j, b.named); err != nil {
 		return nil, err
 	}
@@ -254,6 +260,7 @@ type Job struct {
 	index    int // position in the scheduler's heap, -1 when not queued
 
 	running atomic.Bool // a run of this job is in progress on this instance
+	ctl     jobControl  // options and state of control.go
 
 	runs, skips, failures, lockLost atomic.Int64
 }

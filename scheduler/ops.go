@@ -43,9 +43,9 @@ func (s *Scheduler) ledger() lockprovider.Ledger {
 
 // acquire asks for a job's lease for a tick, through the ledger when it is
 // on, so the claim opens the run's record in the same round trip.
-func (s *Scheduler) acquire(ctx context.Context, p lockprovider.AcquireParams, catchUp bool) (lockprovider.Lease, error) {
+func (s *Scheduler) acquire(ctx context.Context, p lockprovider.AcquireParams, res *runResult) (lockprovider.Lease, error) {
 	if l := s.ledger(); l != nil {
-		return l.AcquireRun(ctx, p, lockprovider.RunStart{CatchUp: catchUp, Retention: s.cfg.LedgerRetention})
+		return l.AcquireRun(ctx, p, lockprovider.RunStart{CatchUp: res.catchUp, Manual: res.manual, Retention: s.cfg.LedgerRetention})
 	}
 	return s.provider.Acquire(ctx, p)
 }
@@ -57,6 +57,8 @@ type runResult struct {
 	catchUp bool
 	err     error // the job's error, a *PanicError, or nil
 	lost    bool  // the lease was lost while it ran
+
+	control // manual runs, attempts; see control.go
 }
 
 // outcome classifies a finished run.
@@ -76,7 +78,7 @@ func (s *Scheduler) outcome(r runResult) (lockprovider.Outcome, string) {
 	case r.err != nil:
 		return lockprovider.OutcomeFailed, r.err.Error()
 	}
-	return lockprovider.OutcomeSucceeded, ""
+	return lockprovider.OutcomeSucceeded, r.note
 }
 
 // ledgerRelease returns the release call of a run's lease when the ledger
@@ -95,7 +97,7 @@ func (s *Scheduler) ledgerRelease(l *lease.Lease, res *runResult) func(context.C
 		return led.ReleaseRun(ctx, rp, lockprovider.RunEnd{
 			Run: lockprovider.RunRecord{
 				Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
-				Started: r.lease.GrantedAt, CatchUp: r.catchUp,
+				Started: r.lease.GrantedAt, CatchUp: r.catchUp, Manual: r.manual,
 			},
 			Outcome: out, Error: msg, Retention: s.cfg.LedgerRetention,
 		})
@@ -117,6 +119,7 @@ func (s *Scheduler) spec(j *Job) lockprovider.JobSpec {
 			js.Options = append(js.Options, "catch_up")
 		}
 	}
+	js.Options = append(js.Options, j.ctl.options()...)
 	return js
 }
 

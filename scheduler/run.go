@@ -21,6 +21,9 @@ var errRunEnded = errors.New("scheduler: the run has ended and its lease was rel
 func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	defer s.wg.Done()
 	ev := Event{Job: j.name, Tick: tick, CatchUp: catchUp}
+	if !s.admit(j, &ev) { // control.go: removed, jitter, paused
+		return
+	}
 	if !j.running.CompareAndSwap(false, true) {
 		ev.Err, ev.Outcome = ErrStillRunning, observe.OutcomeStillRunning
 		j.skips.Add(1)
@@ -30,19 +33,19 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	}
 	defer j.running.Store(false)
 
+	res := &runResult{catchUp: catchUp}
 	if !j.locked {
 		ctx, cancel := context.WithCancelCause(s.runCtx)
 		defer cancel(nil)
-		s.call(ctx, j, Run{Job: j.name, Tick: tick, CatchUp: catchUp}, ev)
+		s.attempts(ctx, j, Run{Job: j.name, Tick: tick, CatchUp: catchUp}, ev, res)
 		return
 	}
-	res := &runResult{catchUp: catchUp}
 	l := s.claim(j, tick, &ev, res)
 	if l == nil {
 		s.emit(res.ctx, observe.JobDone, ev)
 		return
 	}
-	res.err = s.call(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev)
+	s.attempts(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev, res)
 	_ = l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
 	if s.obs != nil {
 		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
@@ -69,14 +72,17 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		Owner:      owner,
 		LockedBy:   s.cfg.LockedBy,
 		AtMostFor:  j.opts.atMostFor,
-		AtLeastFor: j.opts.atLeastFor,
+		AtLeastFor: res.atLeastFor(j),
 		Tick:       tick,
-	}, res.catchUp)
+	}, res)
 	cancel()
 	claimed := *ev // for the claim's own event, timed
 	claimed.Start, claimed.Duration = sent, s.now().Sub(sent)
 	switch {
 	case err == nil:
+	case res.handoff && errors.Is(err, lockprovider.ErrStaleTick):
+		ev.Outcome = observe.OutcomeSkipped
+		return nil // a tick this instance already reported (see runManual)
 	case errors.Is(err, lockprovider.ErrNotAcquired), errors.Is(err, lockprovider.ErrStaleTick):
 		ev.Err, ev.Outcome = err, observe.OutcomeHeld
 		if errors.Is(err, lockprovider.ErrStaleTick) {
@@ -119,9 +125,15 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		return nil
 	}
 
-	ev.Token = grant.Token
 	claimed.Token, claimed.Outcome = grant.Token, observe.OutcomeClaimed
 	s.emit(res.ctx, observe.JobClaimed, claimed)
+	return s.hold(j, owner, grant, sent, ev, res)
+}
+
+// hold starts the lease of a granted claim and returns it, or nil when the
+// grant arrived after its trust window.
+func (s *Scheduler) hold(j *Job, owner string, grant lockprovider.Lease, sent time.Time, ev *Event, res *runResult) *lease.Lease {
+	ev.Token = grant.Token
 	lost := *ev
 	l := new(lease.Lease)
 	res.lease = grant
@@ -130,7 +142,7 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		Name:       j.name,
 		Owner:      owner,
 		AtMostFor:  j.opts.atMostFor,
-		AtLeastFor: j.opts.atLeastFor,
+		AtLeastFor: res.atLeastFor(j),
 		AutoRenew:  j.opts.autoRenew,
 		OnLost: func(cause error) {
 			j.lockLost.Add(1)

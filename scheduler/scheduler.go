@@ -35,7 +35,8 @@ type Scheduler struct {
 
 	registry registrar // see ops.go
 
-	obs observe.Observer // Config.Observer and Config.Hooks; nil when neither is set (see emit)
+	control controller       // see control.go
+	obs     observe.Observer // Config.Observer and Config.Hooks; nil when neither is set (see emit)
 }
 
 // maxWait bounds the timer loop's sleep; see loop.
@@ -150,6 +151,7 @@ func (s *Scheduler) Start() error {
 	}
 	go s.loop()
 	s.startRegistry()
+	s.startControl()
 	return nil
 }
 
@@ -232,6 +234,7 @@ func (s *Scheduler) stopTicking() {
 	}
 	<-s.loopDone
 	s.stopRegistry()
+	s.stopControl()
 }
 
 // Shutdown stops firing new ticks and waits for running jobs to return and

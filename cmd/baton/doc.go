@@ -16,6 +16,8 @@
 //	baton jobs ls                       schedules, next tick, last run, last success, live replicas
 //	baton jobs runs JOB [--since 24h]   the run ledger of a job
 //	baton jobs check [--grace 1m]       dead-man's switch: exit 1 on a missed or failed tick
+//	baton jobs run JOB [--wait]         run a job now, once, on one live replica that has it
+//	baton jobs pause JOB                pause a job on every replica (jobs resume JOB undoes it)
 //	baton limits ls                     rate-limit keys with live state
 //	baton limits get KEY [--limit gcra:100/1m]
 //	baton limits reset KEY
@@ -23,7 +25,9 @@
 // Every command takes -o table (default) or -o json.
 //
 // Exit codes: 0 success; 1 jobs check found a missed, failed or unfinished
-// tick, or no scheduler instance is alive; 2 bad usage or input; 3 the
-// lock or rate-limit key was not found, or no lease is in force; 4 a backend
+// tick, or no scheduler instance is alive, or jobs run --wait saw no
+// replica claim the request; 2 bad usage or input; 3 the lock or
+// rate-limit key was not found, no lease is in force, or (jobs run) no
+// live scheduler has the job; 4 a backend
 // could not be reached or failed; 5 the operator did not confirm.
 package main

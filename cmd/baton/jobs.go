@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ type jobJSON struct {
 	LastRun     *lockprovider.RunRecord `json:"last_run,omitempty"`
 	LastSuccess *lockprovider.RunRecord `json:"last_success,omitempty"`
 	Replicas    []string                `json:"replicas"`
+	Paused      bool                    `json:"paused,omitempty"` // cluster-wide (jobs pause)
 }
 
 type runJSON struct {
@@ -39,6 +41,7 @@ type checkJSON struct {
 	OK        bool                `json:"ok"`
 	Instances []string            `json:"instances"`
 	Checked   []string            `json:"checked"`
+	Paused    []string            `json:"paused,omitempty"` // not checked: paused cluster-wide
 	Problems  []scheduler.Problem `json:"problems"`
 }
 
@@ -73,7 +76,7 @@ func jobCommands() []command {
 		limit int
 		grace time.Duration
 	)
-	return []command{
+	return append([]command{
 		{
 			group: "jobs", name: "ls", help: "list registered jobs: schedule, next tick, last run, last success, live replicas",
 			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
@@ -123,7 +126,7 @@ func jobCommands() []command {
 				return c.jobsCheck(ctx, scheduler.CheckOptions{Grace: grace, Since: from, Now: c.now, Jobs: fs.Args()})
 			},
 		},
-	}
+	}, jobControlCommands()...) // control.go
 }
 
 func (c *cli) jobsList(ctx context.Context) int {
@@ -138,10 +141,15 @@ func (c *cli) jobsList(ctx context.Context) int {
 			return c.fail(b, "registry", err)
 		}
 		led, _ := b.p.(lockprovider.Ledger)
+		paused, err := pausedJobs(ctx, b)
+		if err != nil {
+			return c.fail(b, "control state", err)
+		}
 		for _, rj := range scheduler.Jobs(insts) {
 			s := rj.Spec
 			j := jobJSON{Backend: b.name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
-				AtMostFor: dur(s.AtMostFor), AtLeastFor: dur(s.AtLeastFor), Options: s.Options, Replicas: rj.Replicas}
+				AtMostFor: dur(s.AtMostFor), AtLeastFor: dur(s.AtLeastFor), Options: s.Options, Replicas: rj.Replicas,
+				Paused: slices.Contains(paused, s.Name)}
 			if sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
 				j.NextTick = sched.Next(c.now)
 			}
@@ -176,10 +184,10 @@ func (c *cli) jobsList(ctx context.Context) int {
 		if j.TimeZone != "" && j.TimeZone != "UTC" && !strings.HasPrefix(sched, "@every") {
 			sched += " (" + j.TimeZone + ")"
 		}
-		rows = append(rows, []string{j.Name, j.Backend, sched, c.when(j.NextTick), last, lastOK,
+		rows = append(rows, []string{j.Name, j.Backend, sched, yesNo(j.Paused), c.when(j.NextTick), last, lastOK,
 			strconv.Itoa(len(j.Replicas)) + " " + strings.Join(j.Replicas, ",")})
 	}
-	c.emit(out, []string{"JOB", "BACKEND", "SCHEDULE", "NEXT TICK", "LAST RUN", "LAST SUCCESS", "REPLICAS"}, rows)
+	c.emit(out, []string{"JOB", "BACKEND", "SCHEDULE", "PAUSED", "NEXT TICK", "LAST RUN", "LAST SUCCESS", "REPLICAS"}, rows)
 	return exitOK
 }
 
@@ -235,7 +243,7 @@ func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
 		if err != nil && !errors.Is(err, scheduler.ErrNoInstances) {
 			return c.fail(b, "check", err)
 		}
-		cj := checkJSON{Backend: b.name, OK: rep.OK(), Instances: []string{}, Checked: rep.Checked, Problems: rep.Problems}
+		cj := checkJSON{Backend: b.name, OK: rep.OK(), Instances: []string{}, Checked: rep.Checked, Paused: rep.Paused, Problems: rep.Problems}
 		if cj.Checked == nil {
 			cj.Checked = []string{}
 		}
@@ -269,8 +277,12 @@ func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
 			c.emit(nil, []string{"JOB", "BACKEND", "TICK", "PROBLEM", "DETAIL"}, rows)
 		}
 		for _, cj := range out {
-			fmt.Fprintf(c.stdout, "%s: %d live instance(s), %d locked job(s) checked, %d problem(s)\n",
+			fmt.Fprintf(c.stdout, "%s: %d live instance(s), %d locked job(s) checked, %d problem(s)",
 				cj.Backend, len(cj.Instances), len(cj.Checked), len(cj.Problems))
+			if len(cj.Paused) > 0 {
+				fmt.Fprintf(c.stdout, ", %d paused and not checked (%s)", len(cj.Paused), strings.Join(cj.Paused, ", "))
+			}
+			fmt.Fprintln(c.stdout)
 		}
 	}
 	if !alive {

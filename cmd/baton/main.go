@@ -21,7 +21,7 @@ import (
 // Exit codes.
 const (
 	exitOK       = 0 // success; jobs check: every due tick ran and succeeded
-	exitProblem  = 1 // jobs check: a tick was missed, failed or never finished, or no scheduler is alive
+	exitProblem  = 1 // jobs check: a tick was missed, failed or never finished, or no scheduler is alive; jobs run --wait: no claim
 	exitUsage    = 2 // bad command line or input
 	exitNotFound = 3 // the lock or rate-limit key does not exist, or no lease is in force
 	exitBackend  = 4 // a backend could not be reached or failed
@@ -97,7 +97,7 @@ Flags (accepted before or after the command):
   -o table|json                 output format (default table)
   --timeout D                   time limit (default 10s)
 
-Exit codes: 0 ok; 1 jobs check found a problem; 2 usage; 3 not found or not held;
+Exit codes: 0 ok; 1 jobs check found a problem (or jobs run --wait saw no claim); 2 usage; 3 not found or not held;
 4 backend error; 5 not confirmed.
 `)
 }

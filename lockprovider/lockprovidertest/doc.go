@@ -21,7 +21,10 @@
 // when the provider lacks the capability: RunAdmin (lockprovider.Admin and
 // RateLister), RunLedger (lockprovider.Ledger, including retention) and
 // RunRegistry (lockprovider.Registry; providers must not share a
-// registry). BenchLedger measures what the ledger adds to a scheduled
+// registry). RunControl (lockprovider.Control; providers must not share
+// control state) checks paused flags, run requests claimed exactly once
+// under concurrency, request expiry, change announcements and
+// validation. BenchLedger measures what the ledger adds to a scheduled
 // claim and release.
 //
 // Run calls newProvider once per subtest; each call must return a provider

@@ -17,7 +17,9 @@
 //
 // The provider also implements lockprovider.ReleaseNotifier (a non-blocking
 // send on every registered channel when a release frees a name; no
-// goroutines) and lockprovider.Inspector.
+// goroutines) and lockprovider.Inspector, and the operator capabilities,
+// lockprovider.Control included (paused flags and run requests in the
+// map; change announcements are non-blocking sends, like releases).
 //
 // A record is kept for every name ever granted, so that its fencing counter
 // and newest tick survive; memory grows with the number of distinct names,

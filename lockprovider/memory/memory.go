@@ -30,6 +30,8 @@ type Provider struct {
 
 	rate rateState
 	ops  opsState // ledger and registry; see ops.go
+
+	control controlState // paused flags and run requests; see control.go
 }
 
 // record is everything the provider remembers about one name. Records are

@@ -113,6 +113,12 @@
 // Acquire's way. One listening connection per Provider serves all waiters;
 // see Config.Listen for where it comes from.
 //
+// lockprovider.Control (cluster-wide pauses and run requests, in the tables
+// Table+"_paused" and Table+"_runq") announces its changes on the same
+// channel, with a payload no lock name can have, so WatchControl shares the
+// listening connection; every change is announced, as control changes are
+// rare operator actions.
+//
 // # Failover
 //
 // Leases and fences are as durable as the commits that wrote them. With

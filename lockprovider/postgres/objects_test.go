@@ -37,14 +37,18 @@ func TestMigrateCreatesTheDocumentedObjects(t *testing.T) {
 	}
 	want := []string{
 		"f baton_rates_take",
+		"i baton_locks_paused_pkey",
 		"i baton_locks_pkey",
 		"i baton_locks_reg_pkey",
+		"i baton_locks_runq_pkey",
 		"i baton_locks_runs_pkey",
 		"i baton_locks_waiters_pkey",
 		"i baton_rates_expires unlogged",
 		"i baton_rates_pkey unlogged",
 		"r baton_locks",
+		"r baton_locks_paused",
 		"r baton_locks_reg",
+		"r baton_locks_runq",
 		"r baton_locks_runs",
 		"r baton_locks_waiters",
 		"r baton_rates unlogged",

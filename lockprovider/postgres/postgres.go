@@ -101,8 +101,9 @@ type Provider struct {
 	acquireSQL, acquireTickSQL, extendSQL, releaseSQL, markSQL, inspectSQL, listSQL string
 	migrations                                                                      []migration
 
-	listen *listener
-	ops    opsQueries // see ops.go
+	listen  *listener
+	ops     opsQueries     // see ops.go
+	control controlQueries // see control.go
 }
 
 // Compile-time checks of the capabilities.
@@ -127,6 +128,8 @@ type names struct {
 	RateLogged bool
 	Runs       string // Locks with the suffix _runs: the run ledger
 	Registry   string // Locks with the suffix _reg: the job registry
+	Paused     string // Locks with the suffix _paused: paused jobs (control.go)
+	RunQueue   string // Locks with the suffix _runq: run requests (control.go)
 }
 
 type migration struct {
@@ -190,6 +193,9 @@ func New(db DB, cfg *Config) (*Provider, error) {
 	if err := p.ops.render(p); err != nil {
 		return nil, err
 	}
+	if err := p.control.render(p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -225,6 +231,8 @@ func resolveNames(c *Config) (names, error) {
 	n.Rates = pgident.Qualify(c.Schema, rates)
 	n.Runs = pgident.Qualify(c.Schema, table+runsSuffix)
 	n.Registry = pgident.Qualify(c.Schema, table+registrySuffix)
+	n.Paused = pgident.Qualify(c.Schema, table+pausedSuffix)
+	n.RunQueue = pgident.Qualify(c.Schema, table+runQueueSuffix)
 	return n, nil
 }
 

@@ -6,7 +6,10 @@
 // and lockprovider.Inspector. Every operation is one EVALSHA of an embedded
 // Lua script (go-redis falls back to EVAL when the server answers NOSCRIPT,
 // e.g. after a restart, failover or SCRIPT FLUSH, which costs that call a
-// second command). It does not own the client and never closes it.
+// second command). It does not own the client and never closes it. It
+// also implements the operator capabilities, lockprovider.Control
+// included: paused flags and run requests under P+"control:{baton}",
+// announced on that sharded channel (see docs/operations.md for the keys).
 //
 // # Keys
 //

@@ -1,0 +1,196 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
+	redisprovider "github.com/baton-go/baton/lockprovider/redis"
+	"github.com/baton-go/baton/scheduler"
+)
+
+// jobs run, pause and resume against three scheduler instances: a run
+// request runs exactly once, on a replica, without disturbing the
+// scheduled ticks; a pause stops the job on every replica within one
+// tick, a resume restarts it, and jobs ls shows the pause.
+func TestCLIControl(t *testing.T) {
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		prefix := testenv.Prefix(t)
+		client := testenv.Redis(t)
+		cliControl(t, []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix}, func() lockprovider.Provider {
+			return must(redisprovider.New(client, &redisprovider.Config{Prefix: prefix}))
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		pg := testenv.Postgres(t)
+		p := must(pgprovider.New(pg.Pool, nil))
+		if err := p.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		cliControl(t, []string{"--postgres", pg.URL}, func() lockprovider.Provider { return must(pgprovider.New(pg.Pool, nil)) })
+	})
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+type cliRun struct {
+	replica string
+	run     scheduler.Run
+	at      time.Time
+}
+
+func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Provider) {
+	const iv = 300 * time.Millisecond
+	var (
+		mu   sync.Mutex
+		runs []cliRun
+	)
+	get := func() []cliRun {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]cliRun(nil), runs...)
+	}
+	count := func(manual bool, since time.Time) int {
+		n := 0
+		for _, r := range get() {
+			if r.run.Manual == manual && r.at.After(since) {
+				n++
+			}
+		}
+		return n
+	}
+	var paused sync.Map // replica -> ErrPaused skips
+	p0 := newProvider()
+	for i := range 3 {
+		name := fmt.Sprintf("replica-%d", i)
+		s, err := scheduler.New(newProvider(), &scheduler.Config{LockedBy: name, Ledger: true, RegistryTTL: 2 * time.Second,
+			Hooks: scheduler.Hooks{Skipped: func(ev scheduler.Event) {
+				if errors.Is(ev.Err, scheduler.ErrPaused) {
+					paused.Store(name, true)
+				}
+			}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		_, err = s.Every(iv).Locked("job", scheduler.AtMostFor(5*time.Second)).Do(func(ctx context.Context, run scheduler.Run) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range runs {
+				if !run.Manual && r.run.Tick.Equal(run.Tick) {
+					t.Errorf("tick %v ran twice", run.Tick)
+				}
+			}
+			runs = append(runs, cliRun{name, run, time.Now()})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The registry lists the job once the instances published it.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(wantCode(t, 0, "", append([]string{"jobs", "ls"}, args...)...), "job") {
+		if time.Now().After(deadline) {
+			t.Fatal("job not in the registry")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// jobs run: exactly one manual run per request.
+	start := time.Now()
+	for i := range 3 {
+		out := wantCode(t, 0, "", append([]string{"jobs", "run", "job", "--wait", "-o", "json"}, args...)...)
+		var reqs []struct {
+			Job     string `json:"job"`
+			ID      string `json:"id"`
+			Claimed bool   `json:"claimed"`
+		}
+		if err := json.Unmarshal([]byte(out), &reqs); err != nil || len(reqs) != 1 || !reqs[0].Claimed || reqs[0].ID == "" {
+			t.Fatalf("jobs run output %q (%v): want one claimed request", out, err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for count(true, start) < i+1 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	time.Sleep(2 * iv)
+	if n := count(true, start); n != 3 {
+		t.Errorf("%d manual runs for 3 jobs run requests", n)
+	}
+	led := p0.(lockprovider.Ledger)
+	recs, err := led.Runs(t.Context(), lockprovider.RunQuery{Job: "job", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manual := 0
+	for _, r := range recs {
+		if r.Manual {
+			manual++
+			if !r.Tick.IsZero() || r.Outcome != lockprovider.OutcomeSucceeded {
+				t.Errorf("manual run record %+v: want no tick, succeeded", r)
+			}
+		}
+	}
+	if manual != 3 {
+		t.Errorf("ledger holds %d manual runs, want 3", manual)
+	}
+	if n := count(false, start); n < int(time.Since(start)/iv)-2 {
+		t.Errorf("%d scheduled runs in %v at one per %v: the requests disturbed the ticks", n, time.Since(start), iv)
+	}
+	wantCode(t, 3, "", append([]string{"jobs", "run", "no-such-job"}, args...)...)
+	wantCode(t, 2, "", append([]string{"jobs", "run", "a\x01b"}, args...)...)
+	wantCode(t, 2, "", append([]string{"jobs", "run"}, args...)...)
+
+	// jobs pause: no replica runs the job from one tick after the command.
+	wantCode(t, 0, "", append([]string{"jobs", "pause", "job"}, args...)...)
+	time.Sleep(iv)
+	from := time.Now()
+	time.Sleep(4 * iv)
+	if n := count(false, from); n != 0 {
+		t.Errorf("%d scheduled runs while paused", n)
+	}
+	for i := range 3 {
+		if _, ok := paused.Load(fmt.Sprintf("replica-%d", i)); !ok {
+			t.Errorf("replica-%d reported no ErrPaused skip", i)
+		}
+	}
+	var ls []struct {
+		Name   string `json:"name"`
+		Paused bool   `json:"paused"`
+	}
+	if err := json.Unmarshal([]byte(wantCode(t, 0, "", append([]string{"jobs", "ls", "-o", "json"}, args...)...)), &ls); err != nil || len(ls) != 1 || !ls[0].Paused {
+		t.Errorf("jobs ls while paused: %+v, %v; want job paused", ls, err)
+	}
+	// jobs resume: the ticks run again.
+	wantCode(t, 0, "", append([]string{"jobs", "resume", "job"}, args...)...)
+	resumed := time.Now()
+	deadline = time.Now().Add(10 * iv)
+	for count(false, resumed) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := count(false, resumed); n < 2 {
+		t.Errorf("%d runs in the %v after resume", n, 10*iv)
+	}
+	if out := wantCode(t, 0, "", append([]string{"jobs", "ls"}, args...)...); !strings.Contains(out, "PAUSED") || strings.Contains(out, "yes") {
+		t.Errorf("jobs ls after resume:\n%s", out)
+	}
+}

@@ -1,0 +1,281 @@
+package lockprovidertest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// RunControl runs the conformance suite of lockprovider.Control. The
+// providers newProvider returns must implement it and must not share
+// control state (paused flags and run requests are per backend, not per
+// name): a fresh key prefix, schema or table each.
+func RunControl(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
+	t.Helper()
+	s := &suite{newProvider: newProvider, id: randomID()}
+	for _, c := range []testCase{
+		{"PauseAndResume", testControlPause},
+		{"RequestAndClaim", testControlRequest},
+		{"ClaimExactlyOnce", testControlClaimOnce},
+		{"RequestExpires", testControlExpiry},
+		{"Watch", testControlWatch},
+		{"Validation", testControlValidation},
+		{"DoneContext", testControlDone},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := s.env(t)
+			if _, ok := e.p.(lockprovider.Control); !ok {
+				t.Fatalf("provider %T does not implement lockprovider.Control", e.p)
+			}
+			c.fn(e)
+		})
+	}
+}
+
+func (e *env) control() lockprovider.Control { return e.p.(lockprovider.Control) }
+
+func (e *env) controlState() lockprovider.ControlState {
+	e.t.Helper()
+	st, err := e.control().ControlState(e.ctx)
+	if err != nil {
+		e.t.Fatalf("ControlState: %v", err)
+	}
+	return st
+}
+
+func (e *env) setPaused(job string, paused bool) {
+	e.t.Helper()
+	if err := e.control().SetPaused(e.ctx, job, paused); err != nil {
+		e.t.Fatalf("SetPaused(%q, %v): %v", job, paused, err)
+	}
+}
+
+// Flags are set and cleared idempotently and listed sorted; a fresh
+// backend has none.
+func testControlPause(e *env) {
+	if st := e.controlState(); len(st.Paused) != 0 || len(st.Requests) != 0 {
+		e.t.Fatalf("fresh backend: ControlState %+v, want empty", st)
+	}
+	base := e.name()
+	b, a := base+"-b", base+"-a"
+	e.setPaused(b, true)
+	e.setPaused(a, true)
+	e.setPaused(a, true)
+	if got := e.controlState().Paused; !slices.Equal(got, []string{a, b}) {
+		e.t.Fatalf("Paused %q, want %q", got, []string{a, b})
+	}
+	if st := e.controlState(); !st.IsPaused(a) || st.IsPaused(a+"x") {
+		e.t.Errorf("IsPaused disagrees with Paused %q", st.Paused)
+	}
+	e.setPaused(b, false)
+	e.setPaused(b, false)
+	e.setPaused(e.name(), false) // never paused
+	if got := e.controlState().Paused; !slices.Equal(got, []string{a}) {
+		e.t.Fatalf("Paused after resuming %q: %q, want %q", b, got, []string{a})
+	}
+}
+
+// A request is listed with its fields until claimed, then gone; a second
+// claim finds nothing.
+func testControlRequest(e *env) {
+	c := e.control()
+	job := e.name()
+	before := time.Now()
+	r1, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: job, RequestedBy: "operator"})
+	if err != nil {
+		e.t.Fatalf("RequestRun: %v", err)
+	}
+	r2, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: job, TTL: time.Hour})
+	if err != nil {
+		e.t.Fatalf("RequestRun: %v", err)
+	}
+	if r1.ID == "" || r1.ID == r2.ID || r1.Job != job || r1.RequestedBy != "operator" {
+		e.t.Fatalf("RequestRun returned %+v and %+v: want distinct IDs, the job and RequestedBy", r1, r2)
+	}
+	if !nearTime(r1.Requested, before, inspectTol) {
+		e.t.Errorf("Requested %v, want about %v", r1.Requested, before)
+	}
+	if d := r1.Until.Sub(r1.Requested); d != lockprovider.DefaultRunRequestTTL {
+		e.t.Errorf("default TTL: Until-Requested %v, want %v", d, lockprovider.DefaultRunRequestTTL)
+	}
+	if d := r2.Until.Sub(r2.Requested); d != time.Hour {
+		e.t.Errorf("TTL 1h: Until-Requested %v, want 1h", d)
+	}
+	st := e.controlState()
+	var ids []string
+	for i, r := range st.Requests {
+		ids = append(ids, r.ID)
+		if i > 0 && r.Requested.Before(st.Requests[i-1].Requested) {
+			e.t.Errorf("pending requests not oldest first: %+v", st.Requests)
+		}
+	}
+	if len(ids) != 2 || !slices.Contains(ids, r1.ID) || !slices.Contains(ids, r2.ID) {
+		e.t.Fatalf("pending requests %q, want %q", ids, []string{r1.ID, r2.ID})
+	}
+	if st.Requests[0].ID != r1.ID {
+		st.Requests[0], st.Requests[1] = st.Requests[1], st.Requests[0] // same millisecond
+	}
+	if got := st.Requests[0]; got.Job != job || got.RequestedBy != "operator" || !got.Requested.Equal(r1.Requested) || !got.Until.Equal(r1.Until) {
+		e.t.Errorf("listed request %+v, want %+v", got, r1)
+	}
+	got, err := c.ClaimRun(e.ctx, r1.ID)
+	if err != nil {
+		e.t.Fatalf("ClaimRun: %v", err)
+	}
+	if got.ID != r1.ID || got.Job != job || got.RequestedBy != "operator" || !got.Requested.Equal(r1.Requested) {
+		e.t.Errorf("ClaimRun returned %+v, want %+v", got, r1)
+	}
+	_, err = c.ClaimRun(e.ctx, r1.ID)
+	e.wantErr(err, lockprovider.ErrNoRequest, "second ClaimRun of a request")
+	_, err = c.ClaimRun(e.ctx, lockprovider.NewOwner())
+	e.wantErr(err, lockprovider.ErrNoRequest, "ClaimRun of an unknown id")
+	if st := e.controlState(); len(st.Requests) != 1 || st.Requests[0].ID != r2.ID {
+		e.t.Errorf("pending after the claim: %+v, want only %s", st.Requests, r2.ID)
+	}
+}
+
+// Of many concurrent claims of one request exactly one succeeds.
+func testControlClaimOnce(e *env) {
+	c := e.control()
+	for range 3 {
+		r, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name()})
+		if err != nil {
+			e.t.Fatalf("RequestRun: %v", err)
+		}
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			won  int
+			errs []error
+		)
+		for range 8 {
+			wg.Go(func() {
+				_, err := c.ClaimRun(e.ctx, r.ID)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won++
+				case !errors.Is(err, lockprovider.ErrNoRequest):
+					errs = append(errs, err)
+				}
+			})
+		}
+		wg.Wait()
+		if won != 1 || len(errs) > 0 {
+			e.t.Fatalf("8 concurrent claims: %d won, errors %v; want exactly 1 and no other error", won, errs)
+		}
+	}
+}
+
+// An expired request is neither listed nor claimable.
+func testControlExpiry(e *env) {
+	c := e.control()
+	r, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), TTL: lockprovider.MinRunRequestTTL})
+	if err != nil {
+		e.t.Fatalf("RequestRun: %v", err)
+	}
+	keep, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name()})
+	if err != nil {
+		e.t.Fatalf("RequestRun: %v", err)
+	}
+	time.Sleep(lockprovider.MinRunRequestTTL + 100*time.Millisecond)
+	st := e.controlState()
+	if len(st.Requests) != 1 || st.Requests[0].ID != keep.ID {
+		e.t.Errorf("pending after one request expired: %+v, want only %s", st.Requests, keep.ID)
+	}
+	_, err = c.ClaimRun(e.ctx, r.ID)
+	e.wantErr(err, lockprovider.ErrNoRequest, "ClaimRun of an expired request")
+}
+
+// Watchers are signalled by pauses, resumes and requests, and no longer
+// after stop.
+func testControlWatch(e *env) {
+	c := e.control()
+	ch := make(chan struct{}, 1)
+	stop, err := c.WatchControl(e.ctx, ch)
+	if err != nil {
+		e.t.Fatalf("WatchControl: %v", err)
+	}
+	defer stop()
+	drain := func() {
+		for {
+			select {
+			case <-ch:
+			default:
+				return
+			}
+		}
+	}
+	job := e.name()
+	drain()
+	e.setPaused(job, true)
+	e.wantSignal(ch, "SetPaused true")
+	drain()
+	e.setPaused(job, false)
+	e.wantSignal(ch, "SetPaused false")
+	drain()
+	if _, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: job}); err != nil {
+		e.t.Fatalf("RequestRun: %v", err)
+	}
+	e.wantSignal(ch, "RequestRun")
+	stop()
+	stop()
+	drain()
+	e.setPaused(job, true)
+	select {
+	case <-ch:
+		e.t.Error("signalled after stop")
+	case <-time.After(100 * time.Millisecond):
+	}
+	_, err = c.WatchControl(e.ctx, nil)
+	e.wantErr(err, lockprovider.ErrInvalid, "WatchControl with a nil channel")
+}
+
+func testControlValidation(e *env) {
+	c := e.control()
+	e.wantInvalid(c.SetPaused(e.ctx, "", true), lockprovider.ErrInvalidName, "Name", "SetPaused of an empty name")
+	e.wantInvalid(c.SetPaused(e.ctx, strings.Repeat("x", lockprovider.MaxNameLen+1), true), lockprovider.ErrInvalidName, "Name", "SetPaused of a long name")
+	_, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: "a\x00b"})
+	e.wantInvalid(err, lockprovider.ErrInvalidName, "Name", "RequestRun with a control character")
+	_, err = c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), TTL: time.Millisecond})
+	e.wantInvalid(err, lockprovider.ErrInvalidDuration, "TTL", "RequestRun with a 1ms TTL")
+	_, err = c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), TTL: -time.Second})
+	e.wantInvalid(err, lockprovider.ErrInvalidDuration, "TTL", "RequestRun with a negative TTL")
+	_, err = c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), ID: "mine"})
+	e.wantInvalid(err, lockprovider.ErrInvalid, "ID", "RequestRun with an ID")
+	_, err = c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), RequestedBy: "a\nb"})
+	e.wantInvalid(err, lockprovider.ErrInvalid, "RequestedBy", "RequestRun with a control character in RequestedBy")
+	_, err = c.ClaimRun(e.ctx, "")
+	e.wantInvalid(err, lockprovider.ErrInvalid, "ID", "ClaimRun of an empty id")
+	if st := e.controlState(); len(st.Paused) != 0 || len(st.Requests) != 0 {
+		e.t.Errorf("rejected calls changed the state: %+v", st)
+	}
+}
+
+// A done context fails every call without acting.
+func testControlDone(e *env) {
+	c := e.control()
+	ctx, cancel := context.WithCancel(e.ctx)
+	cancel()
+	job := e.name()
+	if err := c.SetPaused(ctx, job, true); err == nil {
+		e.t.Error("SetPaused with a cancelled context succeeded")
+	}
+	if _, err := c.RequestRun(ctx, lockprovider.RunRequest{Job: job}); err == nil {
+		e.t.Error("RequestRun with a cancelled context succeeded")
+	}
+	if _, err := c.ControlState(ctx); err == nil {
+		e.t.Error("ControlState with a cancelled context succeeded")
+	}
+	if st := e.controlState(); st.IsPaused(job) || len(st.Requests) != 0 {
+		e.t.Errorf("calls with a cancelled context changed the state: %+v", st)
+	}
+}

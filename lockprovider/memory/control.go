@@ -1,0 +1,142 @@
+package memory
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// controlState holds the paused flags, the pending run requests and the
+// watchers. Guarded by Provider.mu.
+type controlState struct {
+	paused   map[string]struct{}
+	requests map[string]lockprovider.RunRequest
+	watchers map[*waiter]struct{}
+}
+
+var _ lockprovider.Control = (*Provider)(nil)
+
+// SetPaused implements lockprovider.Control.
+func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
+	if err := lockprovider.ValidateName(job); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := &p.control
+	if paused {
+		if c.paused == nil {
+			c.paused = make(map[string]struct{})
+		}
+		c.paused[job] = struct{}{}
+	} else {
+		delete(c.paused, job)
+	}
+	p.announceControlLocked()
+	return nil
+}
+
+// RequestRun implements lockprovider.Control.
+func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
+	if err := r.Validate(); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
+	r = r.WithDefaults()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	r.Requested, r.Until = now, now.Add(r.TTL)
+	c := &p.control
+	if c.requests == nil {
+		c.requests = make(map[string]lockprovider.RunRequest)
+	}
+	c.requests[r.ID] = r
+	p.announceControlLocked()
+	return r, nil
+}
+
+// ClaimRun implements lockprovider.Control.
+func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
+	if err := lockprovider.ValidateRunRequestID(id); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.control.requests[id]
+	if !ok {
+		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+	}
+	delete(p.control.requests, id)
+	if !p.now().Before(r.Until) {
+		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+	}
+	return r, nil
+}
+
+// ControlState implements lockprovider.Control.
+func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+	if err := ctx.Err(); err != nil {
+		return lockprovider.ControlState{}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := &p.control
+	now := p.now()
+	st := lockprovider.ControlState{Paused: slices.Sorted(maps.Keys(c.paused))}
+	for id, r := range c.requests {
+		if !now.Before(r.Until) {
+			delete(c.requests, id)
+			continue
+		}
+		st.Requests = append(st.Requests, r)
+	}
+	slices.SortFunc(st.Requests, func(a, b lockprovider.RunRequest) int { return a.Requested.Compare(b.Requested) })
+	return st, nil
+}
+
+// WatchControl implements lockprovider.Control.
+func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.ValidateWatch(ch); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w := &waiter{ch: ch}
+	p.mu.Lock()
+	if p.control.watchers == nil {
+		p.control.watchers = make(map[*waiter]struct{})
+	}
+	p.control.watchers[w] = struct{}{}
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			delete(p.control.watchers, w)
+			p.mu.Unlock()
+		})
+	}, nil
+}
+
+// announceControlLocked wakes the watchers. p.mu is held.
+func (p *Provider) announceControlLocked() {
+	for w := range p.control.watchers {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Table suffixes of the control state, next to the lease table.
+const (
+	pausedSuffix   = "_paused"
+	runQueueSuffix = "_runq"
+)
+
+// controlPayload is the notification payload that announces a control
+// change on the release channel (see release.sql). A lock name cannot
+// contain a control character, so it never meets a lock's waiters.
+const controlPayload = "\x1fbaton:control"
+
+// controlQueries are the rendered statements of lockprovider.Control.
+type controlQueries struct {
+	pause, request, claim, state string
+}
+
+var _ lockprovider.Control = (*Provider)(nil)
+
+func (q *controlQueries) render(p *Provider) error {
+	for _, f := range []struct {
+		file string
+		dst  *string
+	}{
+		{"control_pause.sql", &q.pause},
+		{"control_request.sql", &q.request},
+		{"control_claim.sql", &q.claim},
+		{"control_state.sql", &q.state},
+	} {
+		b, err := queryFS.ReadFile("queries/" + f.file)
+		if err != nil {
+			return err
+		}
+		if *f.dst, err = render(f.file, string(b), p.names); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetPaused implements lockprovider.Control in one statement, which also
+// announces the change to watchers. A flag lasts until it is cleared.
+func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
+	if err := lockprovider.ValidateName(job); err != nil {
+		return err
+	}
+	if _, err := p.db.Exec(ctx, p.control.pause, job, paused, controlPayload); err != nil {
+		return opError("set paused", job, err)
+	}
+	return nil
+}
+
+// RequestRun implements lockprovider.Control in one statement.
+func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
+	if err := r.Validate(); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
+	r = r.WithDefaults()
+	var ignored bool
+	err := p.db.QueryRow(ctx, p.control.request, r.ID, r.Job, r.RequestedBy, r.TTL, controlPayload).
+		Scan(&r.Requested, &r.Until, &ignored)
+	if err != nil {
+		return lockprovider.RunRequest{}, opError("request run", r.Job, err)
+	}
+	return r, nil
+}
+
+// ClaimRun implements lockprovider.Control in one statement.
+func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
+	if err := lockprovider.ValidateRunRequestID(id); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
+	r := lockprovider.RunRequest{ID: id}
+	var live bool
+	err := p.db.QueryRow(ctx, p.control.claim, id).Scan(&r.Job, &r.RequestedBy, &r.Requested, &r.Until, &live)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+	case err != nil:
+		return lockprovider.RunRequest{}, opError("claim run request", "", err)
+	case !live:
+		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+	}
+	return r, nil
+}
+
+// ControlState implements lockprovider.Control in one statement.
+func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+	rows, err := p.db.Query(ctx, p.control.state)
+	if err != nil {
+		return lockprovider.ControlState{}, opError("control state", "", err)
+	}
+	var st lockprovider.ControlState
+	var (
+		isReq       bool
+		job, id, by string
+		at, until   pgtype.Timestamptz
+	)
+	_, err = pgx.ForEachRow(rows, []any{&isReq, &job, &id, &by, &at, &until}, func() error {
+		if !isReq {
+			st.Paused = append(st.Paused, job)
+			return nil
+		}
+		st.Requests = append(st.Requests, lockprovider.RunRequest{ID: id, Job: job, RequestedBy: by, Requested: at.Time, Until: until.Time})
+		return nil
+	})
+	if err != nil {
+		return lockprovider.ControlState{}, opError("control state", "", err)
+	}
+	slices.Sort(st.Paused) // byte order, whatever the database's collation
+	return st, nil
+}
+
+// WatchControl implements lockprovider.Control on the provider's release
+// listener (see NotifyRelease): the same dedicated LISTEN connection, the
+// same reconnect behaviour, and the same ErrNoListener when the provider
+// cannot open one.
+func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.ValidateWatch(ch); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return p.listen.add(ctx, controlPayload, ch)
+}

@@ -1,0 +1,59 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/postgres"
+)
+
+func TestControl(t *testing.T) {
+	newP := func(t *testing.T) lockprovider.Provider {
+		p, _ := newProvider(t, nil)
+		return p
+	}
+	t.Run("Control", func(t *testing.T) { lockprovidertest.RunControl(t, newP) })
+}
+
+// Every Control operation is one statement.
+func TestControlOneRoundTrip(t *testing.T) {
+	pg := testenv.Postgres(t)
+	cfg, err := pgxpool.ParseConfig(pg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnt := &queryCounter{}
+	cfg.ConnConfig.Tracer = cnt
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p, err := postgres.New(pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := p.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	one := func(what string, f func() error) {
+		t.Helper()
+		before := cnt.n.Load()
+		if err := f(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if n := cnt.n.Load() - before; n != 1 {
+			t.Errorf("%s sent %d statements, want 1", what, n)
+		}
+	}
+	var r lockprovider.RunRequest
+	one("SetPaused", func() error { return p.SetPaused(ctx, "job", true) })
+	one("RequestRun", func() (err error) { r, err = p.RequestRun(ctx, lockprovider.RunRequest{Job: "job"}); return err })
+	one("ControlState", func() error { _, err := p.ControlState(ctx); return err })
+	one("ClaimRun", func() error { _, err := p.ClaimRun(ctx, r.ID); return err })
+}

@@ -1,0 +1,10 @@
+-- Set ($2 true) or clear the paused flag of job $1 and announce the change
+-- on the release channel (see release.sql), payload $3, in one statement.
+WITH ins AS (
+    INSERT INTO {{.Paused}} (job, paused_at)
+    SELECT $1, clock_timestamp() WHERE $2::boolean
+    ON CONFLICT (job) DO NOTHING
+), del AS (
+    DELETE FROM {{.Paused}} WHERE job = $1 AND NOT $2::boolean
+)
+SELECT pg_notify('baton_release:' || '{{.Locks}}'::regclass::oid::text, $3) IS NULL

@@ -1,0 +1,152 @@
+package redis
+
+import (
+	"context"
+	_ "embed"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+//go:embed control.lua
+var controlSrc string
+
+var controlScript = goredis.NewScript(controlSrc)
+
+var _ lockprovider.Control = (*Provider)(nil)
+
+// controlKeys are the keys of the paused flags and the run requests, in
+// one slot of their own, and the channel that announces changes to them.
+func (p *Provider) controlKeys() (keys []string, channel string) {
+	base := p.prefix + "control:{baton}"
+	return []string{base + ":p", base + ":q", base + ":e"}, base
+}
+
+// SetPaused implements lockprovider.Control in one script call. The set of
+// paused jobs expires RecordTTL after the last pause: a flag older than
+// that lapses, and the job runs again.
+func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
+	if err := lockprovider.ValidateName(job); err != nil {
+		return err
+	}
+	flag := "0"
+	if paused {
+		flag = "1"
+	}
+	keys, ch := p.controlKeys()
+	if err := controlScript.Run(ctx, p.client, keys, "pause", job, flag, p.recordTTLArg, ch).Err(); err != nil {
+		return opError("set paused", job, err)
+	}
+	return nil
+}
+
+// RequestRun implements lockprovider.Control in one script call.
+func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
+	if err := r.Validate(); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
+	r = r.WithDefaults()
+	keys, ch := p.controlKeys()
+	v, err := controlScript.Run(ctx, p.client, keys, "req", r.ID, r.Job+"\n"+r.RequestedBy+"\n"+r.ID, r.TTL.Milliseconds(), ch).Int64Slice()
+	if err != nil {
+		return lockprovider.RunRequest{}, opError("request run", r.Job, err)
+	}
+	if len(v) != 2 {
+		return lockprovider.RunRequest{}, opError("request run", r.Job, unexpected(v))
+	}
+	r.Requested, r.Until = time.UnixMilli(v[0]), time.UnixMilli(v[1])
+	return r, nil
+}
+
+// ClaimRun implements lockprovider.Control in one script call.
+func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
+	if err := lockprovider.ValidateRunRequestID(id); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
+	keys, ch := p.controlKeys()
+	v, err := controlScript.Run(ctx, p.client, keys, "claim", id, ch).Result()
+	if err != nil {
+		return lockprovider.RunRequest{}, opError("claim run request", "", err)
+	}
+	if v == int64(0) {
+		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+	}
+	s, _ := v.(string)
+	r, ok := parseRequest(id, s)
+	if !ok {
+		return lockprovider.RunRequest{}, opError("claim run request", "", unexpected(v))
+	}
+	return r, nil
+}
+
+// ControlState implements lockprovider.Control in one script call.
+func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+	keys, ch := p.controlKeys()
+	v, err := controlScript.Run(ctx, p.client, keys, "state", ch).Slice()
+	if err != nil {
+		return lockprovider.ControlState{}, opError("control state", "", err)
+	}
+	bad := func() (lockprovider.ControlState, error) {
+		return lockprovider.ControlState{}, opError("control state", "", unexpected(v))
+	}
+	if len(v) < 2 {
+		return bad()
+	}
+	n, ok := intField(v[1])
+	if !ok || int(n) > len(v)-2 {
+		return bad()
+	}
+	var st lockprovider.ControlState
+	for _, x := range v[2 : 2+n] {
+		s, ok := x.(string)
+		if !ok {
+			return bad()
+		}
+		st.Paused = append(st.Paused, s)
+	}
+	slices.Sort(st.Paused)
+	for _, x := range v[2+n:] {
+		s, _ := x.(string)
+		r, ok := parseRequest("", s)
+		if !ok {
+			return bad()
+		}
+		st.Requests = append(st.Requests, r)
+	}
+	slices.SortFunc(st.Requests, func(a, b lockprovider.RunRequest) int { return a.Requested.Compare(b.Requested) })
+	return st, nil
+}
+
+// parseRequest decodes a stored request (see control.lua): requested,
+// until, job, by and id, each on its own line. A non-empty id must match.
+func parseRequest(id, s string) (lockprovider.RunRequest, bool) {
+	f := strings.SplitN(s, "\n", 5)
+	if len(f) != 5 {
+		return lockprovider.RunRequest{}, false
+	}
+	req, err1 := strconv.ParseInt(f[0], 10, 64)
+	until, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil || (id != "" && f[4] != id) {
+		return lockprovider.RunRequest{}, false
+	}
+	return lockprovider.RunRequest{ID: f[4], Job: f[2], RequestedBy: f[3], Requested: time.UnixMilli(req), Until: time.UnixMilli(until)}, true
+}
+
+// WatchControl implements lockprovider.Control: a sharded pub/sub
+// subscription to the control channel, carried by the provider's release
+// subscriptions (see NotifyRelease), with the same reconnect behaviour.
+func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.ValidateWatch(ch); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	_, channel := p.controlKeys()
+	return p.notify.add(ctx, channel, ch)
+}
