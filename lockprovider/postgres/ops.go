@@ -167,7 +167,8 @@ func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams,
 }
 
 // ReleaseRun implements lockprovider.Ledger: release.sql with the run row
-// completed, in one statement.
+// completed, in one statement. The row is found by job and token; the
+// rest of end.Run is what AcquireRun stored.
 func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
 	if err := r.Validate(); err != nil {
 		return err
@@ -175,14 +176,9 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 	if err := end.Validate(); err != nil {
 		return err
 	}
-	run := end.Run
-	var tick any
-	if !run.Tick.IsZero() {
-		tick = run.Tick
-	}
 	var n int64
-	err := p.db.QueryRow(ctx, p.ops.releaseRun, r.Name, r.Owner, run.Token, tick, run.LockedBy, run.Started,
-		string(end.Outcome), lockprovider.CutError(end.Error), run.CatchUp, run.Manual).Scan(&n)
+	err := p.db.QueryRow(ctx, p.ops.releaseRun, r.Name, r.Owner, end.Run.Token,
+		string(end.Outcome), lockprovider.CutError(end.Error)).Scan(&n)
 	switch {
 	case err != nil:
 		return opError("release", r.Name, err)
