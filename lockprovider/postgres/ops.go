@@ -73,6 +73,9 @@ func (o *opsQueries) render(p *Provider) error {
 	if i < 0 {
 		return errors.New("postgres: acquire.sql has no final SELECT to extend with the ledger")
 	}
+	// The trim function: the runs table's name with "_trim" appended, in
+	// the same schema (see 003_ops.sql).
+	o.acquireRun = strings.ReplaceAll(o.acquireRun, "__TRIM__", strings.TrimSuffix(p.names.Runs, `"`)+`_trim"`)
 	o.acquireRun = p.acquireTickSQL[:i] + "\n" + o.acquireRun + p.acquireTickSQL[i:]
 	o.releaseRun = "WITH rel AS (\n" + p.releaseSQL + "\n)\n" + o.releaseRun
 	o.deregister = "DELETE FROM " + p.names.Registry + " WHERE locked_by = $1"
@@ -176,13 +179,13 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 	if err := end.Validate(); err != nil {
 		return err
 	}
-	var n int64
-	err := p.db.QueryRow(ctx, p.ops.releaseRun, r.Name, r.Owner, end.Run.Token,
-		string(end.Outcome), lockprovider.CutError(end.Error)).Scan(&n)
+	// Exec: the row count (one row if rel released) is the answer.
+	tag, err := p.db.Exec(ctx, p.ops.releaseRun, r.Name, r.Owner, end.Run.Token,
+		string(end.Outcome), lockprovider.CutError(end.Error))
 	switch {
 	case err != nil:
 		return opError("release", r.Name, err)
-	case n == 0:
+	case tag.RowsAffected() == 0:
 		return lockprovider.ErrNotHeld
 	}
 	return nil

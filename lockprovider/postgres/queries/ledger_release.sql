@@ -5,8 +5,8 @@
 -- room (the table's fillfactor keeps some). A run whose row is gone was
 -- trimmed as beyond the retention while it ran, and is not recorded again
 -- (see lockprovider.Retention): a fallback insert would cost every
--- release the set-up of a second write. The answer is whether rel
--- released.
+-- release the set-up of a second write. The answer is one row if rel
+-- released, none if not.
 -- $1 name, $2 owner (release.sql), $3 token, $4 outcome, $5 error.
 , run AS (
     UPDATE {{.Runs}} AS r SET
@@ -15,4 +15,4 @@
         error       = $5::text
     WHERE r.job = $1 AND r.token = $3::bigint
 )
-SELECT count(*) FROM rel
+SELECT 1 FROM rel
