@@ -102,11 +102,28 @@ const (
 	DefaultMaxRunAge = 30 * 24 * time.Hour
 	// MaxRuns bounds Retention.MaxRuns.
 	MaxRuns = 1_000_000
+	// RetentionSlack is how many claims of a job may pass between two
+	// trims of its runs (see Retention).
+	RetentionSlack = 16
 )
 
-// Retention bounds the runs a ledger keeps per job: at most MaxRuns runs
-// and none that started more than MaxAge ago. The zero value means
-// DefaultMaxRuns and DefaultMaxRunAge.
+// Retention bounds the runs a ledger keeps per job: the newest MaxRuns
+// runs, none that started more than MaxAge ago, up to an amortised slack.
+// The zero value means DefaultMaxRuns and DefaultMaxRunAge.
+//
+// Trimming is amortised, the same on every provider: a claim does not
+// trim, but of any RetentionSlack consecutive claims of a job at least one
+// does (the claim that opens a run applies the retention it is given).
+// So a job holds at most MaxRuns + RetentionSlack - 1 runs; right after a
+// trim it holds at most MaxRuns, and none that started more than MaxAge
+// before that claim. A run that aged out is gone by the RetentionSlack-th
+// claim after. Lowering MaxRuns or MaxAge takes effect over a few trims
+// (a trim may drop only 2 × RetentionSlack runs). A job that is no longer
+// claimed is not trimmed: its runs stay (on Redis, the job's list expires
+// MaxAge after its last claim). A run whose record was trimmed before its
+// release (it fell out of the retention while it ran) is not recorded
+// again. Ledger.LastRuns' last success is the newest success still held:
+// a job whose newest MaxRuns runs all failed may have none.
 type Retention struct {
 	MaxRuns int
 	MaxAge  time.Duration
@@ -142,8 +159,8 @@ func (r Retention) Validate() error {
 type Ledger interface {
 	// AcquireRun is Provider.Acquire; when it grants a new lease, it also
 	// records a started run for the name: tick, LockedBy, token, the
-	// grant time as Started, and run's flags. It then drops the oldest
-	// runs beyond run.Retention.
+	// grant time as Started, and run's flags. It then applies
+	// run.Retention, amortised (see Retention).
 	AcquireRun(ctx context.Context, p AcquireParams, run RunStart) (Lease, error)
 
 	// ReleaseRun is Provider.Release and also records the end of run

@@ -393,51 +393,126 @@ func testLedgerQuery(e *env) {
 	}
 }
 
-// The ledger keeps at most MaxRuns runs per job, the newest.
+// The ledger keeps the newest MaxRuns runs of a job, trimmed at least
+// once in any RetentionSlack claims: never more than MaxRuns +
+// RetentionSlack - 1, never fewer than the newest MaxRuns, and LastRuns'
+// success is the newest success still held.
 func testLedgerRetention(e *env) {
 	name := e.name()
 	ret := lockprovider.Retention{MaxRuns: 3}
+	const claims = 3*lockprovider.RetentionSlack + 5
 	var tokens []int64
-	for i := range 8 {
+	lastTrim := 0 // the claim after which the job last held at most MaxRuns
+	for i := range claims {
 		l, err := e.acquireRun(name, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Duration(i+1)*time.Hour), lockprovider.RunStart{Retention: ret})
 		if err != nil {
 			e.t.Fatalf("AcquireRun %d: %v", i, err)
 		}
-		out := lockprovider.OutcomeSucceeded
-		if i%3 == 1 {
-			out = lockprovider.OutcomeFailed
+		out := lockprovider.OutcomeFailed
+		if i == 0 || i == 20 {
+			out = lockprovider.OutcomeSucceeded
 		}
 		if err := e.releaseRun(l, "k", out, "", ret); err != nil {
 			e.t.Fatalf("ReleaseRun %d: %v", i, err)
 		}
 		tokens = append(tokens, l.Token)
-		rs := e.runs(name, lockprovider.RunQuery{})
-		if len(rs) > ret.MaxRuns {
-			e.t.Fatalf("after %d runs the ledger holds %d, want at most %d", i+1, len(rs), ret.MaxRuns)
+		rs := e.runs(name, lockprovider.RunQuery{Limit: lockprovider.MaxRuns})
+		if len(rs) > ret.MaxRuns+lockprovider.RetentionSlack-1 {
+			e.t.Fatalf("after %d claims the ledger holds %d runs, want at most %d", i+1, len(rs), ret.MaxRuns+lockprovider.RetentionSlack-1)
+		}
+		for k := range min(i+1, ret.MaxRuns) {
+			if k >= len(rs) || rs[k].Token != tokens[i-k] {
+				e.t.Fatalf("after %d claims the ledger holds %+v, want the newest %d runs first", i+1, rs, ret.MaxRuns)
+			}
+		}
+		if len(rs) <= ret.MaxRuns {
+			lastTrim = i + 1
+		} else if i+1-lastTrim >= lockprovider.RetentionSlack {
+			e.t.Fatalf("claims %d to %d trimmed nothing: the ledger holds %d runs", lastTrim+1, i+1, len(rs))
+		}
+		// The last success is the newest one still held.
+		var want int64
+		for _, r := range rs {
+			if r.Outcome == lockprovider.OutcomeSucceeded {
+				want = r.Token
+				break
+			}
+		}
+		if _, succ := e.lastRuns(name); succ.Token != want {
+			e.t.Fatalf("after %d claims LastRuns' success is token %d, want %d (the newest success held)", i+1, succ.Token, want)
 		}
 	}
-	rs := e.runs(name, lockprovider.RunQuery{})
-	if len(rs) != 3 || rs[0].Token != tokens[7] || rs[2].Token != tokens[5] {
-		e.t.Errorf("retained %+v, want the 3 newest runs", rs)
-	}
-	// Age: a run older than MaxAge is dropped by the next claim.
-	aged := e.name()
-	l, err := e.acquireRun(aged, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Hour), lockprovider.RunStart{})
+
+	// A run whose record was trimmed while it ran (its lease lapsed and
+	// later claims pushed it out) is not recorded again by its release.
+	gone := e.name()
+	small := lockprovider.Retention{MaxRuns: 1}
+	lost, err := e.acquireRun(gone, lockprovider.NewOwner(), "slow", 50*time.Millisecond, baseTick.Add(time.Hour), lockprovider.RunStart{Retention: small})
 	if err != nil {
 		e.t.Fatalf("AcquireRun: %v", err)
 	}
-	_ = e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{})
+	sleepPast(time.Now(), 50*time.Millisecond)
+	for i := range lockprovider.RetentionSlack + 1 {
+		l, err := e.acquireRun(gone, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Duration(i+2)*time.Hour), lockprovider.RunStart{Retention: small})
+		if err != nil {
+			e.t.Fatalf("AcquireRun %d: %v", i, err)
+		}
+		if err := e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", small); err != nil {
+			e.t.Fatalf("ReleaseRun %d: %v", i, err)
+		}
+	}
+	e.wantErr(e.releaseRun(lost, "slow", lockprovider.OutcomeLockLost, "lock lost", small), lockprovider.ErrNotHeld, "ReleaseRun of a lapsed lease")
+	rs := e.runs(gone, lockprovider.RunQuery{})
+	if len(rs) > small.MaxRuns+lockprovider.RetentionSlack-1 {
+		e.t.Errorf("the ledger holds %d runs, want at most %d", len(rs), small.MaxRuns+lockprovider.RetentionSlack-1)
+	}
+	for _, r := range rs {
+		if r.Token == lost.Token {
+			e.t.Errorf("the release of a trimmed run recorded it again: %+v", r)
+		}
+	}
+
+	// Age: runs that started more than MaxAge ago are gone within
+	// RetentionSlack claims, and the claims younger than MaxAge stay.
+	aged := e.name()
+	var old []int64
+	for i := range 2 {
+		l, err := e.acquireRun(aged, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Duration(i+1)*time.Hour), lockprovider.RunStart{})
+		if err != nil {
+			e.t.Fatalf("AcquireRun: %v", err)
+		}
+		if err := e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}); err != nil {
+			e.t.Fatalf("ReleaseRun: %v", err)
+		}
+		old = append(old, l.Token)
+	}
 	time.Sleep(1100 * time.Millisecond)
 	ret = lockprovider.Retention{MaxAge: time.Second}
-	l, err = e.acquireRun(aged, lockprovider.NewOwner(), "k", long, baseTick.Add(2*time.Hour), lockprovider.RunStart{Retention: ret})
-	if err != nil {
-		e.t.Fatalf("AcquireRun: %v", err)
+	var young []int64
+	for i := range lockprovider.RetentionSlack {
+		l, err := e.acquireRun(aged, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Duration(i+10)*time.Hour), lockprovider.RunStart{Retention: ret})
+		if err != nil {
+			e.t.Fatalf("AcquireRun: %v", err)
+		}
+		if err := e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", ret); err != nil {
+			e.t.Fatalf("ReleaseRun: %v", err)
+		}
+		young = append(young, l.Token)
 	}
-	if err := e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", ret); err != nil {
-		e.t.Fatalf("ReleaseRun: %v", err)
+	rs = e.runs(aged, lockprovider.RunQuery{})
+	var held []int64
+	for _, r := range rs {
+		held = append(held, r.Token)
 	}
-	if rs := e.runs(aged, lockprovider.RunQuery{}); len(rs) != 1 || rs[0].Token != l.Token {
-		e.t.Errorf("after MaxAge the ledger holds %+v, want only the new run", rs)
+	for _, tk := range old {
+		if slices.Contains(held, tk) {
+			e.t.Errorf("%d claims after MaxAge passed the ledger still holds the aged run %d: %v", lockprovider.RetentionSlack, tk, held)
+		}
+	}
+	for _, tk := range young {
+		if !slices.Contains(held, tk) {
+			e.t.Errorf("the ledger dropped run %d, younger than MaxAge: %v", tk, held)
+		}
 	}
 }
 

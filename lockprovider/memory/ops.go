@@ -15,6 +15,7 @@ import (
 // Provider.mu.
 type opsState struct {
 	runs      map[string][]lockprovider.RunRecord // per job, oldest first
+	claims    map[string]int64                    // runs opened per job, for the amortised trim
 	instances map[string]lockprovider.Instance
 }
 
@@ -124,10 +125,17 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 	if n := len(runs); n > 0 && runs[n-1].Token == l.Token {
 		return l, nil // a retried acquire: the run is already open
 	}
-	o.runs[ap.Name] = trimRuns(append(runs, lockprovider.RunRecord{
+	runs = append(runs, lockprovider.RunRecord{
 		Job: ap.Name, Tick: ap.Tick, LockedBy: ap.LockedBy, Token: l.Token, Started: l.GrantedAt,
 		CatchUp: run.CatchUp, Manual: run.Manual,
-	}), run.Retention, p.now())
+	})
+	// The retention is applied on every RetentionSlack-th claim of the
+	// job, as the Redis and PostgreSQL providers do.
+	o.claims[ap.Name]++
+	if o.claims[ap.Name]%lockprovider.RetentionSlack == 0 {
+		runs = trimRuns(runs, run.Retention, l.GrantedAt)
+	}
+	o.runs[ap.Name] = runs
 	return l, nil
 }
 
@@ -149,18 +157,12 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	o := p.opsLocked()
-	now := p.now()
-	rec := end.Run
-	rec.Finished, rec.Outcome, rec.Error = now, end.Outcome, lockprovider.CutError(end.Error)
-	runs := o.runs[rec.Job]
-	i := slices.IndexFunc(runs, func(r lockprovider.RunRecord) bool { return r.Token == rec.Token })
-	if i >= 0 {
-		runs[i] = rec
-	} else {
-		runs = append(runs, rec)
-		slices.SortFunc(runs, func(a, b lockprovider.RunRecord) int { return a.Started.Compare(b.Started) })
+	// The record AcquireRun opened is completed; one trimmed meanwhile (the
+	// run fell out of the retention) is not recorded again.
+	runs := o.runs[end.Run.Job]
+	if i := slices.IndexFunc(runs, func(r lockprovider.RunRecord) bool { return r.Token == end.Run.Token }); i >= 0 {
+		runs[i].Finished, runs[i].Outcome, runs[i].Error = p.now(), end.Outcome, lockprovider.CutError(end.Error)
 	}
-	o.runs[rec.Job] = trimRuns(runs, end.Retention, now)
 	return relErr
 }
 
@@ -305,6 +307,7 @@ func (p *Provider) opsLocked() *opsState {
 	o := &p.ops
 	if o.runs == nil {
 		o.runs = make(map[string][]lockprovider.RunRecord)
+		o.claims = make(map[string]int64)
 		o.instances = make(map[string]lockprovider.Instance)
 	}
 	return o

@@ -36,6 +36,7 @@ func TestMigrateCreatesTheDocumentedObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
+		"f baton_locks_runs_trim",
 		"f baton_rates_take",
 		"i baton_locks_paused_pkey",
 		"i baton_locks_pkey",

@@ -73,6 +73,9 @@ func (o *opsQueries) render(p *Provider) error {
 	if i < 0 {
 		return errors.New("postgres: acquire.sql has no final SELECT to extend with the ledger")
 	}
+	// The trim function: the runs table's name with "_trim" appended, in
+	// the same schema (see 003_ops.sql).
+	o.acquireRun = strings.ReplaceAll(o.acquireRun, "__TRIM__", strings.TrimSuffix(p.names.Runs, `"`)+`_trim"`)
 	o.acquireRun = p.acquireTickSQL[:i] + "\n" + o.acquireRun + p.acquireTickSQL[i:]
 	o.releaseRun = "WITH rel AS (\n" + p.releaseSQL + "\n)\n" + o.releaseRun
 	o.deregister = "DELETE FROM " + p.names.Registry + " WHERE locked_by = $1"
@@ -167,7 +170,8 @@ func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams,
 }
 
 // ReleaseRun implements lockprovider.Ledger: release.sql with the run row
-// completed, in one statement.
+// completed, in one statement. The row is found by job and token; the
+// rest of end.Run is what AcquireRun stored.
 func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
 	if err := r.Validate(); err != nil {
 		return err
@@ -175,18 +179,13 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 	if err := end.Validate(); err != nil {
 		return err
 	}
-	run := end.Run
-	var tick any
-	if !run.Tick.IsZero() {
-		tick = run.Tick
-	}
-	var n int64
-	err := p.db.QueryRow(ctx, p.ops.releaseRun, r.Name, r.Owner, run.Token, tick, run.LockedBy, run.Started,
-		string(end.Outcome), lockprovider.CutError(end.Error), run.CatchUp, run.Manual).Scan(&n)
+	// Exec: the row count (one row if rel released) is the answer.
+	tag, err := p.db.Exec(ctx, p.ops.releaseRun, r.Name, r.Owner, end.Run.Token,
+		string(end.Outcome), lockprovider.CutError(end.Error))
 	switch {
 	case err != nil:
 		return opError("release", r.Name, err)
-	case n == 0:
+	case tag.RowsAffected() == 0:
 		return lockprovider.ErrNotHeld
 	}
 	return nil

@@ -232,20 +232,24 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 	}
 	atMost, atLeast := ap.AtMostFor.Milliseconds(), ap.AtLeastFor.Milliseconds()
 	value := leaseValue(ap.Owner, ap.LockedBy, atMost, atLeast, tick)
-	tail := []any{ap.LockedBy, flags(run.CatchUp, run.Manual), ret.MaxRuns, ret.MaxAge.Milliseconds()}
+	// The record's tail, "tick ms\nflags\nlockedBy": the script puts the
+	// token and the grant time before it.
+	rest := strconv.FormatInt(tick, 10) + "\n" + flags(run.CatchUp, run.Manual) + "\n" + ap.LockedBy
+	maxRuns, maxAge := strconv.Itoa(ret.MaxRuns), strconv.FormatInt(ret.MaxAge.Milliseconds(), 10)
 	var cmd *goredis.Cmd
 	if tick == 0 {
 		cmd = ledgerAcquireScript.Run(ctx, p.client, []string{lease, fence, lease + runsSuffix},
-			append([]any{value, atMost, p.recordTTLArg}, tail...)...)
+			value, atMost, p.recordTTLArg, rest, maxRuns, maxAge)
 	} else {
 		cmd = ledgerAcquireTickScript.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease), lease + runsSuffix},
-			append([]any{value, atMost, p.recordTTLArg, tick}, tail...)...)
+			value, atMost, p.recordTTLArg, tick, rest, maxRuns, maxAge)
 	}
 	return acquireReply(cmd, ap, tick, atMost, atLeast)
 }
 
 // ReleaseRun implements lockprovider.Ledger: Release's own script with the
-// run's entry completed, in one call.
+// run's entry completed, in one call. The entry is found by its token; the
+// rest of end.Run is what AcquireRun stored.
 func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
 	if err := rp.Validate(); err != nil {
 		return err
@@ -253,16 +257,9 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 	if err := end.Validate(); err != nil {
 		return err
 	}
-	ret := end.Retention.WithDefaults()
-	r := end.Run
-	var tick int64
-	if !r.Tick.IsZero() {
-		tick = r.Tick.UnixMilli()
-	}
 	lease := p.key(rp.Name)
 	n, err := ledgerReleaseScript.Run(ctx, p.client, []string{lease, lease + runsSuffix},
-		rp.Owner, r.Token, r.Started.UnixMilli(), tick, r.LockedBy, flags(r.CatchUp, r.Manual),
-		string(end.Outcome), lockprovider.CutError(end.Error), ret.MaxRuns).Int64()
+		rp.Owner, end.Run.Token, string(end.Outcome), lockprovider.CutError(end.Error)).Int64()
 	switch {
 	case err != nil:
 		return unknown("release", rp.Name, err)
@@ -300,14 +297,14 @@ func msTime(s string) time.Time {
 }
 
 // parseRecord decodes a run record (see ledger_acquire.lua):
-// token, tick, lockedBy, started, flags[, finished, outcome, error].
+// token, started, tick, flags, lockedBy[, finished, outcome, error].
 func parseRecord(job, s string) (lockprovider.RunRecord, bool) {
 	f := strings.SplitN(s, "\n", 8)
 	if len(f) != 5 && len(f) != 8 {
 		return lockprovider.RunRecord{}, false
 	}
-	rec := lockprovider.RunRecord{Job: job, Tick: msTime(f[1]), LockedBy: f[2], Started: msTime(f[3]),
-		CatchUp: strings.Contains(f[4], "c"), Manual: strings.Contains(f[4], "m")}
+	rec := lockprovider.RunRecord{Job: job, Started: msTime(f[1]), Tick: msTime(f[2]), LockedBy: f[4],
+		CatchUp: strings.Contains(f[3], "c"), Manual: strings.Contains(f[3], "m")}
 	var err error
 	if rec.Token, err = strconv.ParseInt(f[0], 10, 64); err != nil {
 		return lockprovider.RunRecord{}, false

@@ -1,16 +1,18 @@
 -- A release that also completes the run row: release.sql's UPDATE as the
--- CTE rel (see ops.go), and an upsert of the run (inserted whole, as the
--- newest, if its row is gone), whatever rel found: a run whose lease was
--- lost still gets its outcome. The answer is whether rel released.
--- $1 name, $2 owner (release.sql), $3 token, $4 tick, $5 locked_by,
--- $6 started, $7 outcome, $8 error, $9 catch_up, $10 manual.
+-- CTE rel (see ops.go), then an UPDATE of the run row by its primary key,
+-- whatever rel found: a run whose lease was lost still gets its outcome.
+-- Only unindexed columns change, so the update is HOT when the page has
+-- room (the table's fillfactor keeps some). A run whose row is gone was
+-- trimmed as beyond the retention while it ran, and is not recorded again
+-- (see lockprovider.Retention): a fallback insert would cost every
+-- release the set-up of a second write. The answer is one row if rel
+-- released, none if not.
+-- $1 name, $2 owner (release.sql), $3 token, $4 outcome, $5 error.
 , run AS (
-    INSERT INTO {{.Runs}} AS r (job, token, seq, tick, locked_by, started_at, finished_at, outcome, error, catch_up, manual)
-    SELECT $1, $3::bigint, COALESCE((SELECT s.seq FROM {{.Runs}} s WHERE s.job = $1 ORDER BY s.token DESC LIMIT 1), 0) + 1,
-        $4::timestamptz, $5::text, $6::timestamptz, clock_timestamp(), $7::text, $8::text, $9::boolean, $10::boolean
-    ON CONFLICT (job, token) DO UPDATE SET
-        finished_at = excluded.finished_at,
-        outcome     = excluded.outcome,
-        error       = excluded.error
+    UPDATE {{.Runs}} AS r SET
+        finished_at = clock_timestamp(),
+        outcome     = $4::text,
+        error       = $5::text
+    WHERE r.job = $1 AND r.token = $3::bigint
 )
-SELECT count(*) FROM rel
+SELECT 1 FROM rel
