@@ -18,9 +18,15 @@ var errRunEnded = errors.New("scheduler: the run has ended and its lease was rel
 // execute handles one tick of j on its own goroutine: claim, run, release.
 // The caller has done s.wg.Add(1).
 func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
+	s.executeClaimed(j, tick, catchUp, nil)
+}
+
+// executeClaimed is execute, for a claim already made in a batch when pre
+// is not nil (see batch.go), which also marked j running.
+func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *batchClaim) {
 	defer s.wg.Done()
 	ev := Event{Job: j.name, Tick: tick, CatchUp: catchUp}
-	if !j.running.CompareAndSwap(false, true) {
+	if pre == nil && !j.running.CompareAndSwap(false, true) {
 		ev.Err = ErrStillRunning
 		j.skips.Add(1)
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: previous run still running", "job", j.name, "tick", tick)
@@ -36,7 +42,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		return
 	}
 	res := &runResult{catchUp: catchUp}
-	l := s.claim(j, tick, &ev, res)
+	l := s.claim(j, tick, &ev, res, pre)
 	if l == nil {
 		return
 	}
@@ -50,21 +56,17 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 // whatever the acquire may have granted, so that the next tick does not
 // find the name held until the lease expires. With the ledger on, the
 // acquire opens the run's record and the lease's release completes it
-// with res.
-func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *lease.Lease {
-	s.hook(s.cfg.Hooks.Attempt, *ev)
-	owner := lockprovider.NewOwner()
-	sent := s.now()
-	actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
-	grant, err := s.acquire(actx, lockprovider.AcquireParams{
-		Name:       j.name,
-		Owner:      owner,
-		LockedBy:   s.cfg.LockedBy,
-		AtMostFor:  j.opts.atMostFor,
-		AtLeastFor: j.opts.atLeastFor,
-		Tick:       tick,
-	}, res.catchUp)
-	cancel()
+// with res. A batch claim (pre) has made the acquire already.
+func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre *batchClaim) *lease.Lease {
+	owner, sent, grant, err := pre.answer()
+	if pre == nil {
+		s.hook(s.cfg.Hooks.Attempt, *ev)
+		owner = lockprovider.NewOwner()
+		sent = s.now()
+		actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
+		grant, err = s.acquire(actx, s.params(j, owner, tick), res.catchUp)
+		cancel()
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, lockprovider.ErrNotAcquired), errors.Is(err, lockprovider.ErrStaleTick):

@@ -1,0 +1,171 @@
+package scheduler
+
+import (
+	"container/heap"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// due is one job's tick that the timer loop found due.
+type due struct {
+	j    *Job
+	tick time.Time
+}
+
+// collect pops the jobs due at now off the queue into batch, moving each
+// to its next tick. s.mu is held.
+func (s *Scheduler) collect(now time.Time, batch []due) []due {
+	for len(s.queue) > 0 && !s.queue[0].nextTick.After(now) {
+		j := s.queue[0]
+		tick := j.nextTick
+		if j.sched.next(tick).Before(now) {
+			// Several ticks passed while this process could not run
+			// (a pause, a suspended VM, a wall-clock step): run only
+			// the latest, which other replicas may be running too.
+			tick = j.sched.prev(now)
+		}
+		batch = append(batch, due{j, tick})
+		j.nextTick = j.sched.next(now)
+		if j.nextTick.IsZero() {
+			heap.Pop(&s.queue)
+		} else {
+			heap.Fix(&s.queue, 0)
+		}
+	}
+	return batch
+}
+
+// nextWait is how long the loop sleeps from now: until the earliest tick,
+// at most maxWait, or -1 (no timer) when no job has a next tick. now must
+// be read after the due jobs were dispatched, so that dispatching a large
+// batch does not make the next tick late by its own duration. s.mu is
+// held.
+func (s *Scheduler) nextWait(now time.Time) time.Duration {
+	if len(s.queue) == 0 {
+		return -1
+	}
+	// Ticks are wall-clock times but timers run on the monotonic clock:
+	// wake at least every maxWait to notice a wall-clock step (NTP, VM
+	// resume) in time.
+	return max(0, min(s.queue[0].nextTick.Sub(now), maxWait))
+}
+
+// batchAcquire is lockprovider.BatchAcquirer.AcquireBatch, or
+// BatchLedger.AcquireRunBatch with the run's flags bound.
+type batchAcquire func(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error)
+
+// batcher returns the provider's batch claim, or nil when it has none: then
+// every job claims on its own. With the ledger on, only a provider that
+// opens run records in the batch itself (BatchLedger) batches, so that a
+// batch claim records its runs in the same round trip as a single one.
+func (s *Scheduler) batcher() batchAcquire {
+	if s.ledger() != nil {
+		bl, ok := s.provider.(lockprovider.BatchLedger)
+		if !ok {
+			return nil
+		}
+		run := lockprovider.RunStart{Retention: s.cfg.LedgerRetention}
+		return func(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
+			return bl.AcquireRunBatch(ctx, ps, run)
+		}
+	}
+	if ba, ok := s.provider.(lockprovider.BatchAcquirer); ok {
+		return ba.AcquireBatch
+	}
+	return nil
+}
+
+// dispatch starts the due jobs. The locked ones claim their ticks together
+// when the provider can batch: in chunks of lockprovider.MaxBatch, each
+// chunk one call on its own goroutine, so the loop returns to its timer at
+// once. s.mu is held, so that Shutdown cannot start waiting on s.wg
+// between these Add calls.
+func (s *Scheduler) dispatch(batch []due) {
+	acquire := s.batcher()
+	var claims []due
+	for _, d := range batch {
+		if acquire == nil || !d.j.locked {
+			s.wg.Add(1)
+			go s.execute(d.j, d.tick, false)
+			continue
+		}
+		claims = append(claims, d)
+	}
+	if len(claims) == 1 {
+		// One claim gains nothing from a batch: the single acquire.
+		s.wg.Add(1)
+		go s.execute(claims[0].j, claims[0].tick, false)
+		return
+	}
+	for c := range slices.Chunk(claims, lockprovider.MaxBatch) {
+		s.wg.Add(1)
+		go s.claimBatch(acquire, slices.Clone(c))
+	}
+}
+
+// batchClaim is one item's answer from a batch claim.
+type batchClaim struct {
+	owner string
+	sent  time.Time // when the batch was sent: the trust window counts from it
+	grant lockprovider.Lease
+	err   error
+}
+
+// answer returns the claim's fields; zero values for nil.
+func (b *batchClaim) answer() (owner string, sent time.Time, grant lockprovider.Lease, err error) {
+	if b == nil {
+		return "", time.Time{}, lockprovider.Lease{}, nil
+	}
+	return b.owner, b.sent, b.grant, b.err
+}
+
+// params are the acquire parameters of j's lease for tick.
+func (s *Scheduler) params(j *Job, owner string, tick time.Time) lockprovider.AcquireParams {
+	return lockprovider.AcquireParams{
+		Name:       j.name,
+		Owner:      owner,
+		LockedBy:   s.cfg.LockedBy,
+		AtMostFor:  j.opts.atMostFor,
+		AtLeastFor: j.opts.atLeastFor,
+		Tick:       tick,
+	}
+}
+
+// claimBatch claims the ticks of chunk in one batch call, then handles each
+// answer as a single claim's (skip, failure with the release of an unknown
+// outcome, or the run) on the job's own goroutine. A job whose previous run
+// is still going is left to execute, which skips it. The caller has done
+// s.wg.Add(1).
+func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
+	defer s.wg.Done()
+	ps := make([]lockprovider.AcquireParams, 0, len(chunk))
+	claimed := chunk[:0]
+	for _, d := range chunk {
+		if !d.j.running.CompareAndSwap(false, true) {
+			s.wg.Add(1)
+			go s.execute(d.j, d.tick, false) // reports the skip
+			continue
+		}
+		s.hook(s.cfg.Hooks.Attempt, Event{Job: d.j.name, Tick: d.tick})
+		ps = append(ps, s.params(d.j, lockprovider.NewOwner(), d.tick))
+		claimed = append(claimed, d)
+	}
+	if len(ps) == 0 {
+		return
+	}
+	sent := s.now()
+	ctx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
+	res, err := acquire(ctx, ps)
+	cancel()
+	for i, d := range claimed {
+		pre := &batchClaim{owner: ps[i].Owner, sent: sent, err: err}
+		if err == nil {
+			pre.grant, pre.err = res[i].Lease, res[i].Err
+		}
+		s.wg.Add(1)
+		go s.executeClaimed(d.j, d.tick, false, pre)
+	}
+}
