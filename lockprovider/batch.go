@@ -2,6 +2,8 @@ package lockprovider
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"strconv"
 )
 
@@ -70,4 +72,17 @@ func ValidateBatch(ps []AcquireParams) (itemErrs []error, err error) {
 		seen[p.Name] = struct{}{}
 	}
 	return itemErrs, nil
+}
+
+// NewOwners returns n fresh owner tokens, each as NewOwner's (128 random
+// bits, hex-encoded), from one read of the system's random source, for
+// the items of a batch.
+func NewOwners(n int) []string {
+	b := make([]byte, 16*n)
+	_, _ = rand.Read(b) // never fails since Go 1.24; see NewOwner
+	out := make([]string, n)
+	for i := range out {
+		out[i] = hex.EncodeToString(b[16*i : 16*i+16])
+	}
+	return out
 }

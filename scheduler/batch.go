@@ -3,7 +3,7 @@ package scheduler
 import (
 	"container/heap"
 	"context"
-	"slices"
+	"errors"
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
@@ -13,29 +13,6 @@ import (
 type due struct {
 	j    *Job
 	tick time.Time
-}
-
-// collect pops the jobs due at now off the queue into batch, moving each
-// to its next tick. s.mu is held.
-func (s *Scheduler) collect(now time.Time, batch []due) []due {
-	for len(s.queue) > 0 && !s.queue[0].nextTick.After(now) {
-		j := s.queue[0]
-		tick := j.nextTick
-		if j.sched.next(tick).Before(now) {
-			// Several ticks passed while this process could not run
-			// (a pause, a suspended VM, a wall-clock step): run only
-			// the latest, which other replicas may be running too.
-			tick = j.sched.prev(now)
-		}
-		batch = append(batch, due{j, tick})
-		j.nextTick = j.sched.next(now)
-		if j.nextTick.IsZero() {
-			heap.Pop(&s.queue)
-		} else {
-			heap.Fix(&s.queue, 0)
-		}
-	}
-	return batch
 }
 
 // nextWait is how long the loop sleeps from now: until the earliest tick,
@@ -78,32 +55,59 @@ func (s *Scheduler) batcher() batchAcquire {
 	return nil
 }
 
-// dispatch starts the due jobs. The locked ones claim their ticks together
-// when the provider can batch: in chunks of lockprovider.MaxBatch, each
-// chunk one call on its own goroutine, so the loop returns to its timer at
-// once. s.mu is held, so that Shutdown cannot start waiting on s.wg
-// between these Add calls.
-func (s *Scheduler) dispatch(batch []due) {
+// fire pops the jobs due at now off the queue, moves each to its next
+// tick and starts it, and returns how many were due. The locked ones
+// claim their ticks together when the provider can batch: each chunk of
+// lockprovider.MaxBatch is handed to a goroutine of its own as soon as it
+// is full, so the first claims are on their way while later jobs are
+// still being collected, and the loop returns to its timer at once.
+// s.mu is held, so that Shutdown cannot start waiting on s.wg between
+// these Add calls.
+func (s *Scheduler) fire(now time.Time) int {
 	acquire := s.batcher()
 	var claims []due
-	for _, d := range batch {
-		if acquire == nil || !d.j.locked {
+	batches, n := 0, 0
+	for len(s.queue) > 0 && !s.queue[0].nextTick.After(now) {
+		j := s.queue[0]
+		tick := j.nextTick
+		if j.sched.next(tick).Before(now) {
+			// Several ticks passed while this process could not run
+			// (a pause, a suspended VM, a wall-clock step): run only
+			// the latest, which other replicas may be running too.
+			tick = j.sched.prev(now)
+		}
+		j.nextTick = j.sched.next(now)
+		if j.nextTick.IsZero() {
+			heap.Pop(&s.queue)
+		} else {
+			heap.Fix(&s.queue, 0)
+		}
+		n++
+		if acquire == nil || !j.locked {
 			s.wg.Add(1)
-			go s.execute(d.j, d.tick, false)
+			go s.execute(j, tick, false)
 			continue
 		}
-		claims = append(claims, d)
+		if claims == nil {
+			claims = make([]due, 0, lockprovider.MaxBatch)
+		}
+		claims = append(claims, due{j, tick})
+		if len(claims) == lockprovider.MaxBatch {
+			s.wg.Add(1)
+			go s.claimBatch(acquire, claims)
+			claims, batches = nil, batches+1
+		}
 	}
-	if len(claims) == 1 {
+	switch {
+	case len(claims) == 1 && batches == 0:
 		// One claim gains nothing from a batch: the single acquire.
 		s.wg.Add(1)
 		go s.execute(claims[0].j, claims[0].tick, false)
-		return
-	}
-	for c := range slices.Chunk(claims, lockprovider.MaxBatch) {
+	case len(claims) > 0:
 		s.wg.Add(1)
-		go s.claimBatch(acquire, slices.Clone(c))
+		go s.claimBatch(acquire, claims)
 	}
+	return n
 }
 
 // batchClaim is one item's answer from a batch claim.
@@ -143,14 +147,15 @@ func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
 	defer s.wg.Done()
 	ps := make([]lockprovider.AcquireParams, 0, len(chunk))
 	claimed := chunk[:0]
-	for _, d := range chunk {
+	owners := lockprovider.NewOwners(len(chunk))
+	for i, d := range chunk {
 		if !d.j.running.CompareAndSwap(false, true) {
 			s.wg.Add(1)
 			go s.execute(d.j, d.tick, false) // reports the skip
 			continue
 		}
 		s.hook(s.cfg.Hooks.Attempt, Event{Job: d.j.name, Tick: d.tick})
-		ps = append(ps, s.params(d.j, lockprovider.NewOwner(), d.tick))
+		ps = append(ps, s.params(d.j, owners[i], d.tick))
 		claimed = append(claimed, d)
 	}
 	if len(ps) == 0 {
@@ -166,6 +171,11 @@ func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
 			pre.grant, pre.err = res[i].Lease, res[i].Err
 		}
 		s.wg.Add(1)
+		if errors.Is(pre.err, lockprovider.ErrNotAcquired) || errors.Is(pre.err, lockprovider.ErrStaleTick) {
+			// A refusal only reports the skip: no goroutine needed.
+			s.executeClaimed(d.j, d.tick, false, pre)
+			continue
+		}
 		go s.executeClaimed(d.j, d.tick, false, pre)
 	}
 }

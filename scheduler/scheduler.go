@@ -155,17 +155,14 @@ func (s *Scheduler) loop() {
 	defer close(s.loopDone)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var batch []due
 	for {
 		s.mu.Lock()
-		batch = s.collect(s.now(), batch[:0])
-		s.dispatch(batch)
+		n := s.fire(s.now())
 		if s.afterDispatch != nil {
-			s.afterDispatch(len(batch))
+			s.afterDispatch(n)
 		}
 		wait := s.nextWait(s.now())
 		s.mu.Unlock()
-		clear(batch) // do not pin jobs between wakes
 
 		var tc <-chan time.Time
 		if wait >= 0 {

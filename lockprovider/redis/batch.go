@@ -13,13 +13,11 @@ import (
 //go:embed batch.lua
 var batchTail string
 
-// batchScript runs the single acquire scripts' own text once per item:
-// each is wrapped in a function whose parameters KEYS and ARGV shadow the
-// globals, so the lease, tick and ledger logic exists once.
+// batchScript is batch.lua after the ledger's tail (ledger_acquire.lua)
+// wrapped as a function, so that a batch opens run records exactly as
+// AcquireRun does.
 var batchScript = goredis.NewScript(
-	"local function plain(KEYS, ARGV)\n" + acquireSrc + "\nend\n" +
-		"local function ticked(KEYS, ARGV)\n" + acquireTickSrc + "\nend\n" +
-		"local function ledger(KEYS, ARGV, inner)\n" + wrap("acquire", "return inner(KEYS, ARGV)", ledgerAcquireTail) + "\nend\n" +
+	"local function ledger(KEYS, ARGV, inner)\n" + wrap("acquire", "return inner()", ledgerAcquireTail) + "\nend\n" +
 		batchTail)
 
 var (
