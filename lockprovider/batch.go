@@ -40,7 +40,8 @@ type BatchAcquirer interface {
 type BatchLedger interface {
 	// AcquireRunBatch is BatchAcquirer.AcquireBatch; each new grant
 	// also records a started run as Ledger.AcquireRun does, with run's
-	// flags and retention for every item.
+	// flags and retention for every item. An invalid run is a
+	// *ValidationError for the call, and nothing is attempted.
 	AcquireRunBatch(ctx context.Context, ps []AcquireParams, run RunStart) ([]BatchResult, error)
 }
 

@@ -57,15 +57,17 @@
 // Inspector (read lease state for operators and catch-up), RateLimiter
 // (server-side rate limiting), Admin (force-release, rate-limit reset,
 // ping), RateLister (list rate-limit state), Ledger (a record of every
-// scheduled run, written by the claim and the release themselves) and
-// Registry (scheduler instances publish their jobs and a heartbeat).
-// Consumers discover them by type assertion.
+// scheduled run, written by the claim and the release themselves),
+// Registry (scheduler instances publish their jobs and a heartbeat) and
+// BatchAcquirer and BatchLedger (many claims in one round trip, each with
+// Acquire's semantics, for jobs due at the same instant). Consumers
+// discover them by type assertion.
 //
 // # Conformance
 //
 // Package lockprovidertest holds the suites every provider runs, ours and
 // third parties' alike: Run for the lease contract (with the
 // ReleaseNotifier and Inspector groups when implemented), RunRate for
-// RateLimiter, and RunAdmin, RunLedger and RunRegistry for the operator
-// capabilities.
+// RateLimiter, RunAdmin, RunLedger and RunRegistry for the operator
+// capabilities, and RunBatch for BatchAcquirer (and BatchLedger).
 package lockprovider

@@ -21,8 +21,11 @@
 // when the provider lacks the capability: RunAdmin (lockprovider.Admin and
 // RateLister), RunLedger (lockprovider.Ledger, including retention) and
 // RunRegistry (lockprovider.Registry; providers must not share a
-// registry). BenchLedger measures what the ledger adds to a scheduled
-// claim and release.
+// registry). RunBatch covers lockprovider.BatchAcquirer, and
+// BatchLedger when implemented: every item of a batch behaves as Acquire
+// of that item, in mixed batches, with repeats, oversized batches and
+// concurrent batches. BenchLedger measures what the ledger adds to a
+// scheduled claim and release.
 //
 // Run calls newProvider once per subtest; each call must return a provider
 // isolated from the others (a fresh key prefix, schema or table), because

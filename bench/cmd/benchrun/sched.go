@@ -114,47 +114,117 @@ func batonSchedulers(jobs, instances int, tick time.Time, claimed func(), newPro
 	return stop, nil
 }
 
-func batonRedisTick(e *env, round *atomic.Int64) tickRun {
-	return func(ctx context.Context, jobs, instances int, tick time.Time, claimed, released func()) (func(), error) {
-		prefix := fmt.Sprintf("%ssched-baton-%d:", e.prefix, round.Add(1))
-		return batonSchedulers(jobs, instances, tick, claimed, func(int) (lockprovider.Provider, func(), error) {
-			client := goredis.NewClient(e.redis.Options())
-			p, err := redisprovider.New(client, &redisprovider.Config{Prefix: prefix, RecordTTL: time.Hour})
-			if err != nil {
-				_ = client.Close()
-				return nil, nil, err
+// warmNames claims and releases every job's name once for a tick an hour
+// ago, so that the measured ticks find the records of jobs that ran
+// before (rows on PostgreSQL, counters and ticks on Redis), as in a
+// scheduler that has been running, rather than creating them.
+func warmNames(ctx context.Context, p lockprovider.Provider, jobs int) error {
+	ba, ok := p.(lockprovider.BatchAcquirer)
+	if !ok {
+		return nil
+	}
+	tick := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	for lo := 0; lo < jobs; lo += lockprovider.MaxBatch {
+		var ps []lockprovider.AcquireParams
+		for j := lo; j < min(jobs, lo+lockprovider.MaxBatch); j++ {
+			ps = append(ps, lockprovider.AcquireParams{Name: fmt.Sprintf("job-%05d", j), Owner: lockprovider.NewOwner(),
+				LockedBy: "bench-warm", AtMostFor: time.Minute, Tick: tick})
+		}
+		res, err := ba.AcquireBatch(ctx, ps)
+		if err != nil {
+			return err
+		}
+		for i, r := range res {
+			if r.Err != nil {
+				return fmt.Errorf("warm-up claim of %s: %w", ps[i].Name, r.Err)
 			}
-			return counting(p, released), func() { _ = client.Close() }, nil
-		})
+			if err := p.Release(ctx, lockprovider.ReleaseParams{Name: ps[i].Name, Owner: ps[i].Owner}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// batonRedis runs baton's instances on Redis clients of their own, on one
+// key prefix per job count, which warm prepares.
+func batonRedis(e *env) schedImpl {
+	prefix := func(jobs int) string { return fmt.Sprintf("%ssched-baton-%d:", e.prefix, jobs) }
+	newProvider := func(jobs int) (lockprovider.Provider, func(), error) {
+		client := goredis.NewClient(e.redis.Options())
+		p, err := redisprovider.New(client, &redisprovider.Config{Prefix: prefix(jobs), RecordTTL: time.Hour})
+		if err != nil {
+			_ = client.Close()
+			return nil, nil, err
+		}
+		return p, func() { _ = client.Close() }, nil
+	}
+	return schedImpl{
+		name: batonOn("Redis"),
+		run: func(ctx context.Context, jobs, instances int, tick time.Time, claimed, released func()) (func(), error) {
+			return batonSchedulers(jobs, instances, tick, claimed, func(int) (lockprovider.Provider, func(), error) {
+				p, closeP, err := newProvider(jobs)
+				if err != nil {
+					return nil, nil, err
+				}
+				return counting(p, released), closeP, nil
+			})
+		},
+		warm: func(ctx context.Context, jobs int) error {
+			p, closeP, err := newProvider(jobs)
+			if err != nil {
+				return err
+			}
+			defer closeP()
+			return warmNames(ctx, p, jobs)
+		},
 	}
 }
 
-// batonPostgresTick runs the instances on pools of their own (4
-// connections each) on one table per round.
-func batonPostgresTick(pgURL, schema string, round *atomic.Int64) tickRun {
-	return func(ctx context.Context, jobs, instances int, tick time.Time, claimed, released func()) (func(), error) {
-		table := fmt.Sprintf("sched_%d", round.Add(1))
-		return batonSchedulers(jobs, instances, tick, claimed, func(i int) (lockprovider.Provider, func(), error) {
-			pcfg, err := pgxpool.ParseConfig(pgURL)
+// batonPostgres runs baton's instances on pools of their own (4
+// connections each), on one table per job count, which warm creates and
+// prepares.
+func batonPostgres(pgURL, schema string) schedImpl {
+	newProvider := func(ctx context.Context, jobs int) (*postgres.Provider, func(), error) {
+		pcfg, err := pgxpool.ParseConfig(pgURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		pcfg.MaxConns = 4
+		pcfg.ConnConfig.RuntimeParams["search_path"] = schema
+		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := postgres.New(pool, &postgres.Config{Schema: schema, Table: fmt.Sprintf("sched_%d", jobs)})
+		if err != nil {
+			pool.Close()
+			return nil, nil, err
+		}
+		return p, pool.Close, nil
+	}
+	return schedImpl{
+		name: batonOn("PostgreSQL"),
+		run: func(ctx context.Context, jobs, instances int, tick time.Time, claimed, released func()) (func(), error) {
+			return batonSchedulers(jobs, instances, tick, claimed, func(int) (lockprovider.Provider, func(), error) {
+				p, closeP, err := newProvider(ctx, jobs)
+				if err != nil {
+					return nil, nil, err
+				}
+				return counting(p, released), closeP, nil
+			})
+		},
+		warm: func(ctx context.Context, jobs int) error {
+			p, closeP, err := newProvider(ctx, jobs)
 			if err != nil {
-				return nil, nil, err
+				return err
 			}
-			pcfg.MaxConns = 4
-			pcfg.ConnConfig.RuntimeParams["search_path"] = schema
-			pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-			if err != nil {
-				return nil, nil, err
+			defer closeP()
+			if err := p.Migrate(ctx); err != nil {
+				return err
 			}
-			p, err := postgres.New(pool, &postgres.Config{Schema: schema, Table: table})
-			if err == nil && i == 0 {
-				err = p.Migrate(ctx)
-			}
-			if err != nil {
-				pool.Close()
-				return nil, nil, err
-			}
-			return counting(p, released), pool.Close, nil
-		})
+			return warmNames(ctx, p, jobs)
+		},
 	}
 }
 
@@ -270,6 +340,9 @@ func measureTick(ctx context.Context, run tickRun, jobs, instances int) (tickSam
 type schedImpl struct {
 	name string // e.g. "baton scheduler, Redis"
 	run  tickRun
+	// warm, if set, prepares the backend for jobs jobs before the first
+	// measured tick.
+	warm func(ctx context.Context, jobs int) error
 }
 
 // schedResult holds, per job count, implementation and number of
@@ -317,9 +390,9 @@ func runScheduler(ctx context.Context, log *slog.Logger, e *env, pgURL string, r
 	}
 	defer admin.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE") //nolint:errcheck // best effort
 	impls := []schedImpl{
-		{batonOn("Redis"), batonRedisTick(e, &seq)},
-		{batonOn("PostgreSQL"), batonPostgresTick(pgURL, schema, &seq)},
-		{gocronName, gocronTick(e, &seq)},
+		batonRedis(e),
+		batonPostgres(pgURL, schema),
+		{name: gocronName, run: gocronTick(e, &seq)},
 	}
 	res := schedResult{jobs: sizes, instances: []int{1, 3}, ticks: map[string][]tickSample{},
 		lateness: map[int][]time.Duration{}, idleCPU: map[int]time.Duration{}, idleWindow: 10 * time.Second}
@@ -327,6 +400,13 @@ func runScheduler(ctx context.Context, log *slog.Logger, e *env, pgURL string, r
 		res.impls = append(res.impls, im.name)
 	}
 	for _, jobs := range sizes {
+		for _, im := range impls {
+			if im.warm != nil {
+				if err := im.warm(ctx, jobs); err != nil {
+					return res, fmt.Errorf("%s, %d jobs: warm-up: %w", im.name, jobs, err)
+				}
+			}
+		}
 		for _, inst := range res.instances {
 			for r := range rounds {
 				for i := range impls {
