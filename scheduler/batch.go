@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // due is one job's tick that the timer loop found due.
@@ -112,18 +113,20 @@ func (s *Scheduler) fire(now time.Time) int {
 
 // batchClaim is one item's answer from a batch claim.
 type batchClaim struct {
+	ctx   context.Context // of the tick's events, from its JobAttempt
 	owner string
-	sent  time.Time // when the batch was sent: the trust window counts from it
+	sent  time.Time     // when the batch was sent: the trust window counts from it
+	took  time.Duration // the batch call's duration
 	grant lockprovider.Lease
 	err   error
 }
 
 // answer returns the claim's fields; zero values for nil.
-func (b *batchClaim) answer() (owner string, sent time.Time, grant lockprovider.Lease, err error) {
+func (b *batchClaim) answer() (ctx context.Context, owner string, sent time.Time, took time.Duration, grant lockprovider.Lease, err error) {
 	if b == nil {
-		return "", time.Time{}, lockprovider.Lease{}, nil
+		return nil, "", time.Time{}, 0, lockprovider.Lease{}, nil
 	}
-	return b.owner, b.sent, b.grant, b.err
+	return b.ctx, b.owner, b.sent, b.took, b.grant, b.err
 }
 
 // params are the acquire parameters of j's lease for tick.
@@ -146,6 +149,7 @@ func (s *Scheduler) params(j *Job, owner string, tick time.Time) lockprovider.Ac
 func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
 	defer s.wg.Done()
 	ps := make([]lockprovider.AcquireParams, 0, len(chunk))
+	ctxs := make([]context.Context, 0, len(chunk))
 	claimed := chunk[:0]
 	owners := lockprovider.NewOwners(len(chunk))
 	for i, d := range chunk {
@@ -154,7 +158,7 @@ func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
 			go s.execute(d.j, d.tick, false) // reports the skip
 			continue
 		}
-		s.hook(s.cfg.Hooks.Attempt, Event{Job: d.j.name, Tick: d.tick})
+		ctxs = append(ctxs, s.emit(s.runCtx, observe.JobAttempt, Event{Job: d.j.name, Name: d.j.name, Tick: d.tick}))
 		ps = append(ps, s.params(d.j, owners[i], d.tick))
 		claimed = append(claimed, d)
 	}
@@ -165,8 +169,9 @@ func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
 	ctx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
 	res, err := acquire(ctx, ps)
 	cancel()
+	took := s.now().Sub(sent)
 	for i, d := range claimed {
-		pre := &batchClaim{owner: ps[i].Owner, sent: sent, err: err}
+		pre := &batchClaim{ctx: ctxs[i], owner: ps[i].Owner, sent: sent, took: took, err: err}
 		if err == nil {
 			pre.grant, pre.err = res[i].Lease, res[i].Err
 		}

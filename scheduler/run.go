@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // errRunEnded is the cause of a run's context once the run has returned
@@ -27,10 +28,10 @@ func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *ba
 	defer s.wg.Done()
 	ev := Event{Job: j.name, Tick: tick, CatchUp: catchUp}
 	if pre == nil && !j.running.CompareAndSwap(false, true) {
-		ev.Err = ErrStillRunning
+		ev.Err, ev.Outcome = ErrStillRunning, observe.OutcomeStillRunning
 		j.skips.Add(1)
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: previous run still running", "job", j.name, "tick", tick)
-		s.hook(s.cfg.Hooks.Skipped, ev)
+		s.emit(s.runCtx, observe.JobSkipped, ev)
 		return
 	}
 	defer j.running.Store(false)
@@ -44,10 +45,15 @@ func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *ba
 	res := &runResult{catchUp: catchUp}
 	l := s.claim(j, tick, &ev, res, pre)
 	if l == nil {
+		s.emit(res.ctx, observe.JobDone, ev)
 		return
 	}
 	res.err = s.call(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev)
 	_ = l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
+	if s.obs != nil {
+		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
+		s.emit(res.ctx, observe.JobDone, ev)
+	}
 }
 
 // claim acquires j's lock for tick and returns the run's lease, or nil when
@@ -56,27 +62,39 @@ func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *ba
 // whatever the acquire may have granted, so that the next tick does not
 // find the name held until the lease expires. With the ledger on, the
 // acquire opens the run's record and the lease's release completes it
-// with res. A batch claim (pre) has made the acquire already.
+// with res. It sets ev.Outcome when it returns nil, and res.ctx to the
+// context of the tick's events (see observe.JobAttempt). A batch claim
+// (pre) has emitted the attempt and made the acquire already.
 func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre *batchClaim) *lease.Lease {
-	owner, sent, grant, err := pre.answer()
+	ev.Name = j.name
+	ctx, owner, sent, took, grant, err := pre.answer()
+	res.ctx = ctx
 	if pre == nil {
-		s.hook(s.cfg.Hooks.Attempt, *ev)
+		res.ctx = s.emit(s.runCtx, observe.JobAttempt, *ev)
 		owner = lockprovider.NewOwner()
 		sent = s.now()
 		actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
 		grant, err = s.acquire(actx, s.params(j, owner, tick), res.catchUp)
 		cancel()
+		took = s.now().Sub(sent)
 	}
+	claimed := *ev // for the claim's own event, timed
+	claimed.Start, claimed.Duration = sent, took
 	switch {
 	case err == nil:
 	case errors.Is(err, lockprovider.ErrNotAcquired), errors.Is(err, lockprovider.ErrStaleTick):
-		ev.Err = err
+		ev.Err, ev.Outcome = err, observe.OutcomeHeld
+		if errors.Is(err, lockprovider.ErrStaleTick) {
+			ev.Outcome = observe.OutcomeStaleTick
+		}
 		j.skips.Add(1)
 		if s.cfg.InspectOnSkip {
 			s.fillHolder(ev)
 		}
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: lock taken", "job", j.name, "tick", tick, "reason", err)
-		s.hook(s.cfg.Hooks.Skipped, *ev)
+		claimed.Err, claimed.Outcome, claimed.LockedBy, claimed.Until = ev.Err, ev.Outcome, ev.LockedBy, ev.Until
+		s.emit(res.ctx, observe.JobSkipped, claimed)
+		ev.Outcome = observe.OutcomeSkipped
 		return nil
 	default:
 		if !lockprovider.Definite(err) {
@@ -89,6 +107,7 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre
 		}
 		if s.runCtx.Err() != nil {
 			s.cfg.Logger.DebugContext(s.runCtx, "scheduler: acquire interrupted by close", "job", j.name, "tick", tick, "err", err)
+			ev.Err, ev.Outcome = err, observe.OutcomeShutDown
 			return nil
 		}
 		ev.Err = fmt.Errorf("scheduler: acquire %q for tick %s: %w", j.name, tick.Format(time.RFC3339Nano), err)
@@ -99,15 +118,19 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre
 		} else {
 			s.cfg.Logger.WarnContext(s.runCtx, msg, "job", j.name, "tick", tick, "err", err)
 		}
-		s.hook(s.cfg.Hooks.Failed, *ev)
+		ev.Outcome = observe.OutcomeError
+		claimed.Err, claimed.Outcome = ev.Err, ev.Outcome
+		s.emit(res.ctx, observe.JobClaimFailed, claimed)
 		return nil
 	}
 
 	ev.Token = grant.Token
+	claimed.Token, claimed.Outcome = grant.Token, observe.OutcomeClaimed
+	s.emit(res.ctx, observe.JobClaimed, claimed)
 	lost := *ev
 	l := new(lease.Lease)
 	res.lease = grant
-	l.Start(s.runCtx, s.lease, lease.Params{
+	l.Start(res.ctx, s.lease, lease.Params{
 		Release:    s.ledgerRelease(l, res),
 		Name:       j.name,
 		Owner:      owner,
@@ -117,13 +140,14 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre
 		OnLost: func(cause error) {
 			j.lockLost.Add(1)
 			lost.Err = cause
-			s.hook(s.cfg.Hooks.LockLost, lost)
+			s.emit(res.ctx, observe.JobLockLost, lost)
 		},
 	}, grant, sent)
 	if l.Check() != nil {
 		// The acquire took longer than the trust window: the lease may
 		// already be someone else's. Do not start the job.
 		_ = l.Release(s.runCtx)
+		ev.Err, ev.Outcome = l.Err(), observe.OutcomeLockLost
 		return nil
 	}
 	return l
@@ -132,19 +156,19 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre
 // call runs the job function, recovering a panic, and reports the outcome.
 func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) error {
 	j.runs.Add(1)
-	s.hook(s.cfg.Hooks.Started, ev)
+	ctx = s.emit(ctx, observe.JobStarted, ev)
 	start := s.now()
 	err := protect(ctx, j.fn, run)
-	ev.Duration = s.now().Sub(start)
+	ev.Start, ev.Duration, ev.Err = start, s.now().Sub(start), err
 	if err != nil {
-		ev.Err = err
 		j.failures.Add(1)
 		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", "job", j.name, "tick", run.Tick, "token", run.Token, "err", err)
-		s.hook(s.cfg.Hooks.Failed, ev)
-		return err
 	}
-	s.hook(s.cfg.Hooks.Succeeded, ev)
-	return nil
+	if s.obs != nil {
+		ev.Outcome = s.runOutcome(err, run.lease)
+		s.emit(ctx, observe.JobFinished, ev)
+	}
+	return err
 }
 
 func protect(ctx context.Context, fn Func, run Run) (err error) {
