@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -43,18 +44,18 @@ type tickSample struct {
 // tickRun registers jobs locked jobs due once at tick on each of
 // instances schedulers (each on a backend client of its own), starts them
 // and returns a function that stops them.
-type tickRun func(ctx context.Context, jobs, instances int, tick time.Time, claimed func(), released func()) (stop func(), err error)
+type tickRun func(ctx context.Context, jobs, instances int, tick time.Time, claimed func(), released func(error)) (stop func(), err error)
 
 // countingProvider counts releases, so the measurement can end when the
 // last lock is given back.
 type countingProvider struct {
 	lockprovider.Provider
-	released func()
+	released func(error)
 }
 
 func (c countingProvider) Release(ctx context.Context, p lockprovider.ReleaseParams) error {
 	err := c.Provider.Release(ctx, p)
-	c.released()
+	c.released(err)
 	return err
 }
 
@@ -66,7 +67,7 @@ type countingBatcher struct {
 }
 
 // counting wraps p, keeping its batch claims.
-func counting(p lockprovider.Provider, released func()) lockprovider.Provider {
+func counting(p lockprovider.Provider, released func(error)) lockprovider.Provider {
 	c := countingProvider{p, released}
 	if ba, ok := p.(lockprovider.BatchAcquirer); ok {
 		return countingBatcher{c, ba}
@@ -161,7 +162,7 @@ func batonRedis(e *env) schedImpl {
 	}
 	return schedImpl{
 		name: batonOn("Redis"),
-		run: func(ctx context.Context, jobs, instances int, tick time.Time, claimed, released func()) (func(), error) {
+		run: func(ctx context.Context, jobs, instances int, tick time.Time, claimed func(), released func(error)) (func(), error) {
 			return batonSchedulers(jobs, instances, tick, claimed, func(int) (lockprovider.Provider, func(), error) {
 				p, closeP, err := newProvider(jobs)
 				if err != nil {
@@ -181,8 +182,9 @@ func batonRedis(e *env) schedImpl {
 	}
 }
 
-// batonPostgres runs baton's instances on pools of their own (4
-// connections each), on one table per job count, which warm creates and
+// batonPostgres runs baton's instances on pools of their own (8
+// connections each: with 4, a tick's 10,000 releases queued for a
+// connection past the 5 s call timeout under load), on one table per job count, which warm creates and
 // prepares.
 func batonPostgres(pgURL, schema string) schedImpl {
 	newProvider := func(ctx context.Context, jobs int) (*postgres.Provider, func(), error) {
@@ -190,7 +192,7 @@ func batonPostgres(pgURL, schema string) schedImpl {
 		if err != nil {
 			return nil, nil, err
 		}
-		pcfg.MaxConns = 4
+		pcfg.MaxConns = 8
 		pcfg.ConnConfig.RuntimeParams["search_path"] = schema
 		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 		if err != nil {
@@ -205,7 +207,7 @@ func batonPostgres(pgURL, schema string) schedImpl {
 	}
 	return schedImpl{
 		name: batonOn("PostgreSQL"),
-		run: func(ctx context.Context, jobs, instances int, tick time.Time, claimed, released func()) (func(), error) {
+		run: func(ctx context.Context, jobs, instances int, tick time.Time, claimed func(), released func(error)) (func(), error) {
 			return batonSchedulers(jobs, instances, tick, claimed, func(int) (lockprovider.Provider, func(), error) {
 				p, closeP, err := newProvider(ctx, jobs)
 				if err != nil {
@@ -232,12 +234,12 @@ func batonPostgres(pgURL, schema string) schedImpl {
 type gocronLocker struct {
 	client   *redislock.Client
 	prefix   string
-	released func()
+	released func(error)
 }
 
 type gocronLock struct {
 	lock     *redislock.Lock
-	released func()
+	released func(error)
 }
 
 func (l gocronLocker) Lock(ctx context.Context, key string) (gocron.Lock, error) {
@@ -250,12 +252,12 @@ func (l gocronLocker) Lock(ctx context.Context, key string) (gocron.Lock, error)
 
 func (k gocronLock) Unlock(ctx context.Context) error {
 	err := k.lock.Release(ctx)
-	k.released()
+	k.released(err)
 	return err
 }
 
 func gocronTick(e *env, round *atomic.Int64) tickRun {
-	return func(ctx context.Context, jobs, instances int, tick time.Time, claimed, released func()) (func(), error) {
+	return func(ctx context.Context, jobs, instances int, tick time.Time, claimed func(), released func(error)) (func(), error) {
 		prefix := fmt.Sprintf("%ssched-gocron-%d:", e.prefix, round.Add(1))
 		var stops []func()
 		stop := func() {
@@ -306,7 +308,17 @@ func measureTick(ctx context.Context, run tickRun, jobs, instances int) (tickSam
 		}
 		mu.Unlock()
 	}
-	released := func() {
+	var (
+		relFailed  atomic.Int64
+		relFailure atomic.Value
+	)
+	released := func(err error) {
+		if err != nil && !errors.Is(err, lockprovider.ErrNotHeld) && !errors.Is(err, redislock.ErrLockNotHeld) {
+			// The lease stays held until it expires: the next round
+			// would find the name taken.
+			relFailed.Add(1)
+			relFailure.CompareAndSwap(nil, err.Error())
+		}
 		if rel.Add(1) == int64(jobs) {
 			close(done)
 		}
@@ -321,11 +333,17 @@ func measureTick(ctx context.Context, run tickRun, jobs, instances int) (tickSam
 	select {
 	case <-done:
 	case <-time.After(time.Until(tick) + 30*time.Second):
-		return tickSample{}, fmt.Errorf("%d of %d locks released 30s after the tick", rel.Load(), jobs)
+		mu.Lock()
+		n := claims
+		mu.Unlock()
+		return tickSample{}, fmt.Errorf("%d of %d locks released 30s after the tick (%d claims)", rel.Load(), jobs, n)
 	case <-ctx.Done():
 		return tickSample{}, ctx.Err()
 	}
 	cpu := cpuTime() - c0
+	if n := relFailed.Load(); n > 0 {
+		return tickSample{}, fmt.Errorf("%d releases failed, first: %v", n, relFailure.Load())
+	}
 	if instances > 1 {
 		// Runs beyond one per job (a scheduler without tick identity)
 		// come after the first release of their job: give them time.
