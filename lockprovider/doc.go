@@ -57,10 +57,12 @@
 // Inspector (read lease state for operators and catch-up), RateLimiter
 // (server-side rate limiting), Admin (force-release, rate-limit reset,
 // ping), RateLister (list rate-limit state), Ledger (a record of every
-// scheduled run, written by the claim and the release themselves) and
-// Registry (scheduler instances publish their jobs and a heartbeat), and
+// scheduled run, written by the claim and the release themselves),
+// Registry (scheduler instances publish their jobs and a heartbeat),
 // Control (cluster-wide paused flags and run-now requests for the
-// scheduler). Consumers discover them by type assertion.
+// scheduler), and BatchAcquirer and BatchLedger (many claims in one round
+// trip, each with Acquire's semantics, for jobs due at the same instant).
+// Consumers discover them by type assertion.
 //
 // # Conformance
 //
@@ -68,5 +70,6 @@
 // third parties' alike: Run for the lease contract (with the
 // ReleaseNotifier and Inspector groups when implemented), RunRate for
 // RateLimiter, RunAdmin, RunLedger and RunRegistry for the operator
-// capabilities, and RunControl for Control.
+// capabilities, RunControl for Control, and RunBatch for BatchAcquirer
+// (and BatchLedger).
 package lockprovider

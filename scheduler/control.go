@@ -427,7 +427,7 @@ func (s *Scheduler) executeHandoff(j *Job, tick time.Time) {
 	}
 	defer j.running.Store(false)
 	res := &runResult{control: control{handoff: true}}
-	l := s.claim(j, tick, &ev, res)
+	l := s.claim(j, tick, &ev, res, nil)
 	if l == nil {
 		s.emit(res.ctx, observe.JobDone, ev)
 		return

@@ -670,13 +670,13 @@ func TestControlWithoutAnnouncements(t *testing.T) {
 	waitFor(t, 10*time.Second, "pause seen by polling", job.Paused)
 }
 
-// counting counts the control-state reads of a memory provider.
-type counting struct {
+// countingControl counts the control-state reads of a memory provider.
+type countingControl struct {
 	*memory.Provider
 	reads atomic.Int64
 }
 
-func (c *counting) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+func (c *countingControl) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
 	c.reads.Add(1)
 	return c.Provider.ControlState(ctx)
 }
@@ -686,7 +686,7 @@ func (c *counting) ControlState(ctx context.Context) (lockprovider.ControlState,
 // announcements), not once per tick or job.
 func TestPauseCheckNoRoundTripPerTick(t *testing.T) {
 	t.Parallel()
-	p := &counting{Provider: memory.New(nil)}
+	p := &countingControl{Provider: memory.New(nil)}
 	s := newSched(t, p, nil)
 	var runs atomic.Int64
 	for i := range 20 {

@@ -42,6 +42,14 @@
 // does when Close or Shutdown interrupts an acquire, so that the next tick
 // is not blocked until the lease expires.
 //
+// Locked jobs due at the same instant are claimed together when the
+// provider implements lockprovider.BatchAcquirer (BatchLedger with
+// Config.Ledger), in batches of at most lockprovider.MaxBatch names, each
+// batch one round trip on a goroutine of its own; every job's answer is
+// handled as a single claim's, with the trust window counted from the
+// batch's send. The timer computes its next wait after handing out the
+// due jobs, so a tick with many jobs does not make the next one late.
+//
 // The winner calls the job with a Run carrying the name, the tick and the
 // lease's fencing token; pass the token to resources that can reject stale
 // writers. When the job returns, the lease is released; the provider keeps

@@ -91,6 +91,21 @@ func (f *faulty) Acquire(ctx context.Context, p lockprovider.AcquireParams) (loc
 	return f.Provider.Acquire(ctx, p)
 }
 
+// AcquireBatch answers every item through Acquire, all at once like one
+// round trip, so that injected faults and delays apply to batch claims.
+func (f *faulty) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
+	if _, err := lockprovider.ValidateBatch(ps); err != nil {
+		return nil, err
+	}
+	out := make([]lockprovider.BatchResult, len(ps))
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Go(func() { out[i].Lease, out[i].Err = f.Acquire(ctx, p) })
+	}
+	wg.Wait()
+	return out, nil
+}
+
 func (f *faulty) Extend(ctx context.Context, p lockprovider.ExtendParams) (lockprovider.Lease, error) {
 	if f.extend != nil {
 		if l, err, ok := f.extend(ctx, p); ok {

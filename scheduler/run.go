@@ -19,12 +19,18 @@ var errRunEnded = errors.New("scheduler: the run has ended and its lease was rel
 // execute handles one tick of j on its own goroutine: claim, run, release.
 // The caller has done s.wg.Add(1).
 func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
+	s.executeClaimed(j, tick, catchUp, nil)
+}
+
+// executeClaimed is execute, for a claim already made in a batch when pre
+// is not nil (see batch.go), which also marked j running.
+func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *batchClaim) {
 	defer s.wg.Done()
 	ev := Event{Job: j.name, Tick: tick, CatchUp: catchUp}
-	if !s.admit(j, &ev) { // control.go: removed, jitter, paused
+	if pre == nil && !s.admit(j, &ev) { // control.go: removed, jitter, paused (a batch checked them)
 		return
 	}
-	if !j.running.CompareAndSwap(false, true) {
+	if pre == nil && !j.running.CompareAndSwap(false, true) {
 		ev.Err, ev.Outcome = ErrStillRunning, observe.OutcomeStillRunning
 		j.skips.Add(1)
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: previous run still running", "job", j.name, "tick", tick)
@@ -40,7 +46,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 		s.attempts(ctx, j, Run{Job: j.name, Tick: tick, CatchUp: catchUp}, ev, res)
 		return
 	}
-	l := s.claim(j, tick, &ev, res)
+	l := s.claim(j, tick, &ev, res, pre)
 	if l == nil {
 		s.emit(res.ctx, observe.JobDone, ev)
 		return
@@ -60,24 +66,23 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 // find the name held until the lease expires. With the ledger on, the
 // acquire opens the run's record and the lease's release completes it
 // with res. It sets ev.Outcome when it returns nil, and res.ctx to the
-// context of the tick's events (see observe.JobAttempt).
-func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *lease.Lease {
+// context of the tick's events (see observe.JobAttempt). A batch claim
+// (pre) has emitted the attempt and made the acquire already.
+func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre *batchClaim) *lease.Lease {
 	ev.Name = j.name
-	res.ctx = s.emit(s.runCtx, observe.JobAttempt, *ev)
-	owner := lockprovider.NewOwner()
-	sent := s.now()
-	actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
-	grant, err := s.acquire(actx, lockprovider.AcquireParams{
-		Name:       j.name,
-		Owner:      owner,
-		LockedBy:   s.cfg.LockedBy,
-		AtMostFor:  j.opts.atMostFor,
-		AtLeastFor: res.atLeastFor(j),
-		Tick:       tick,
-	}, res)
-	cancel()
+	ctx, owner, sent, took, grant, err := pre.answer()
+	res.ctx = ctx
+	if pre == nil {
+		res.ctx = s.emit(s.runCtx, observe.JobAttempt, *ev)
+		owner = lockprovider.NewOwner()
+		sent = s.now()
+		actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
+		grant, err = s.acquire(actx, s.params(j, owner, tick, res.atLeastFor(j)), res)
+		cancel()
+		took = s.now().Sub(sent)
+	}
 	claimed := *ev // for the claim's own event, timed
-	claimed.Start, claimed.Duration = sent, s.now().Sub(sent)
+	claimed.Start, claimed.Duration = sent, took
 	switch {
 	case err == nil:
 	case res.handoff && errors.Is(err, lockprovider.ErrStaleTick):

@@ -37,6 +37,8 @@ type Scheduler struct {
 
 	control controller       // see control.go
 	obs     observe.Observer // Config.Observer and Config.Hooks; nil when neither is set (see emit)
+
+	afterDispatch func(n int) // tests only: the loop's work for n due jobs takes time
 }
 
 // maxWait bounds the timer loop's sleep; see loop.
@@ -161,47 +163,14 @@ func (s *Scheduler) loop() {
 	defer close(s.loopDone)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	type due struct {
-		j    *Job
-		tick time.Time
-	}
-	var batch []due
 	for {
 		s.mu.Lock()
-		now := s.now()
-		batch = batch[:0]
-		for len(s.queue) > 0 && !s.queue[0].nextTick.After(now) {
-			j := s.queue[0]
-			tick := j.nextTick
-			if j.sched.next(tick).Before(now) {
-				// Several ticks passed while this process could not run
-				// (a pause, a suspended VM, a wall-clock step): run only
-				// the latest, which other replicas may be running too.
-				tick = j.sched.prev(now)
-			}
-			batch = append(batch, due{j, tick})
-			j.nextTick = j.sched.next(now)
-			if j.nextTick.IsZero() {
-				heap.Pop(&s.queue)
-			} else {
-				heap.Fix(&s.queue, 0)
-			}
+		n := s.fire(s.now())
+		if s.afterDispatch != nil {
+			s.afterDispatch(n)
 		}
-		wait := time.Duration(-1)
-		if len(s.queue) > 0 {
-			// Ticks are wall-clock times but timers run on the monotonic
-			// clock: wake at least every maxWait to notice a wall-clock
-			// step (NTP, VM resume) in time.
-			wait = min(s.queue[0].nextTick.Sub(now), maxWait)
-		}
-		// Dispatch under the lock so Shutdown cannot start waiting on wg
-		// between our Add calls.
-		for _, d := range batch {
-			s.wg.Add(1)
-			go s.execute(d.j, d.tick, false)
-		}
+		wait := s.nextWait(s.now())
 		s.mu.Unlock()
-		clear(batch) // do not pin jobs between wakes
 
 		var tc <-chan time.Time
 		if wait >= 0 {

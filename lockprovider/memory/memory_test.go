@@ -34,3 +34,7 @@ func TestLedger(t *testing.T) {
 func TestRegistry(t *testing.T) {
 	lockprovidertest.RunRegistry(t, func(t *testing.T) lockprovider.Provider { return memory.New(nil) })
 }
+
+func TestBatch(t *testing.T) {
+	lockprovidertest.RunBatch(t, func(t *testing.T) lockprovider.Provider { return memory.New(nil) })
+}

@@ -100,6 +100,7 @@ type Provider struct {
 
 	acquireSQL, acquireTickSQL, extendSQL, releaseSQL, markSQL, inspectSQL, listSQL string
 	migrations                                                                      []migration
+	batchSQL, batchRunSQL                                                           string // see batch.go
 
 	listen  *listener
 	ops     opsQueries     // see ops.go
@@ -194,6 +195,9 @@ func New(db DB, cfg *Config) (*Provider, error) {
 		return nil, err
 	}
 	if err := p.control.render(p); err != nil {
+		return nil, err
+	}
+	if err := p.renderBatch(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -304,26 +308,38 @@ func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams
 // acquireWith runs acquire.sql, or a statement that extends it (the
 // ledger's), with args, and decodes its answer.
 func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.AcquireParams, args ...any) (lockprovider.Lease, error) {
-	var (
-		granted, open      bool
-		now                time.Time
-		curOwner           pgtype.Text
-		at, until, atLeast pgtype.Timestamptz
-		fence              pgtype.Int8
-		lastTick           pgtype.Timestamptz
-	)
-	err := p.db.QueryRow(ctx, sql, args...).
-		Scan(&granted, &now, &curOwner, &open, &at, &until, &atLeast, &fence, &lastTick)
-	if err != nil {
+	var r acquireRow
+	if err := p.db.QueryRow(ctx, sql, args...).Scan(r.dest()...); err != nil {
 		return lockprovider.Lease{}, acquireError(a.Name, err)
 	}
+	return r.result(a)
+}
+
+// acquireRow is the answer of acquire.sql for one name (also one row of
+// batch_acquire.sql's).
+type acquireRow struct {
+	granted, open      bool
+	now                time.Time
+	curOwner           pgtype.Text
+	at, until, atLeast pgtype.Timestamptz
+	fence              pgtype.Int8
+	lastTick           pgtype.Timestamptz
+}
+
+func (r *acquireRow) dest() []any {
+	return []any{&r.granted, &r.now, &r.curOwner, &r.open, &r.at, &r.until, &r.atLeast, &r.fence, &r.lastTick}
+}
+
+// result decodes r as the answer to a.
+func (r *acquireRow) result(a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	granted, open, now, curOwner, until := r.granted, r.open, r.now, r.curOwner, r.until
 	lease := func() lockprovider.Lease {
 		l := lockprovider.Lease{
-			Name: a.Name, Owner: a.Owner, Token: fence.Int64,
-			GrantedAt: at.Time, Until: until.Time, AtLeastUntil: atLeast.Time,
+			Name: a.Name, Owner: a.Owner, Token: r.fence.Int64,
+			GrantedAt: r.at.Time, Until: r.until.Time, AtLeastUntil: r.atLeast.Time,
 		}
-		if lastTick.Valid {
-			l.Tick = lastTick.Time
+		if r.lastTick.Valid {
+			l.Tick = r.lastTick.Time
 		}
 		return l
 	}

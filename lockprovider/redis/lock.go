@@ -41,6 +41,12 @@ func acquireReply(cmd *goredis.Cmd, ap lockprovider.AcquireParams, tick, atMost,
 	if err != nil {
 		return lockprovider.Lease{}, unknown("acquire", ap.Name, err)
 	}
+	return decodeAcquire(v, ap, tick, atMost, atLeast)
+}
+
+// decodeAcquire decodes one acquire script's answer (also one item of a
+// batch's, see batch.go).
+func decodeAcquire(v any, ap lockprovider.AcquireParams, tick, atMost, atLeast int64) (lockprovider.Lease, error) {
 	switch v := v.(type) {
 	case int64:
 		if v < 0 {

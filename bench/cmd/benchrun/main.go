@@ -246,7 +246,7 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		}
 	}
 	if cfg.wants("scheduler") {
-		s, err := runScheduler(ctx, log, e, min(cfg.rounds, 3), cfg.jobs)
+		s, err := runScheduler(ctx, log, e, cfg.pgURL, min(cfg.rounds, 3), cfg.jobs)
 		if err != nil {
 			return err
 		}

@@ -78,10 +78,17 @@ func TestReport(t *testing.T) {
 	hres := result{cmp: h, cells: []cell{{conc: 16, samples: [][]sample{{mk(3, time.Millisecond)}, {mk(3, 50*time.Millisecond)}}}}}
 	dir := t.TempDir()
 	rep := report{started: time.Now(), rounds: 3, d: time.Second, handoff: time.Second, results: []result{res, hres},
-		sched: &schedResult{jobs: []int{1000}, impls: []string{"baton scheduler", "gocron"}, ticks: map[string][]tickSample{
-			"baton scheduler/1000": {{toLast: 40 * time.Millisecond, cpu: 30 * time.Millisecond, claims: 1000}},
-			"gocron/1000":          {{toLast: 60 * time.Millisecond, cpu: 50 * time.Millisecond, claims: 1000}},
-		}}}
+		sched: &schedResult{jobs: []int{10000}, impls: []string{batonOn("Redis"), gocronName}, instances: []int{1, 3},
+			ticks: map[string][]tickSample{
+				schedKey(batonOn("Redis"), 10000, 1): {{toLast: 40 * time.Millisecond, cpu: 30 * time.Millisecond, claims: 10000}},
+				schedKey(batonOn("Redis"), 10000, 3): {{toLast: 90 * time.Millisecond, cpu: 60 * time.Millisecond, claims: 10000}},
+				schedKey(gocronName, 10000, 1):       {{toLast: 60 * time.Millisecond, cpu: 50 * time.Millisecond, claims: 10000}},
+				schedKey(gocronName, 10000, 3):       {{toLast: 80 * time.Millisecond, cpu: 50 * time.Millisecond, claims: 10300}},
+			},
+			lateness:   map[int][]time.Duration{10000: {time.Millisecond, 2 * time.Millisecond, 7 * time.Millisecond}},
+			idleCPU:    map[int]time.Duration{10000: 3 * time.Millisecond},
+			idleWindow: 10 * time.Second,
+		}}
 	if err := rep.write(dir, filepath.Join(dir, "benchmarks.md")); err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +99,13 @@ func TestReport(t *testing.T) {
 	for _, want := range []string{
 		"| 16 | baton provider | 1000 |",
 		"| Test locks: baton provider ÷ redislock | ≥ 1.05 | 1.00 | 1.00 | **missed** |",
-		"| 1000 | baton scheduler | 40.00 ms | 30.00 ms |",
-		"| Scheduler, 1000 jobs: tick → last claim, baton vs gocron | ahead | 40.00 ms vs 60.00 ms | – | met |",
+		"| 10000 | 1 | baton scheduler, Redis | 40.00 ms | 30.00 ms | 0 |",
+		"| 10000 | 3 | gocron v2 + redislock, Redis | 80.00 ms | 50.00 ms | 300 |",
+		"| Scheduler, 10000 jobs, baton scheduler, Redis: tick → last claim, one instance | ≤ 100 ms | 40.00 ms | – | met |",
+		"| Scheduler, 10000 jobs, baton scheduler, Redis: three instances ÷ one | ≤ 2.00 | 2.25 (90.00 ms vs 40.00 ms) | – | **missed** |",
+		"| Scheduler, 10000 jobs: tick → last claim, baton vs gocron (Redis) | ahead | 40.00 ms vs 60.00 ms | – | met |",
+		"| Scheduler, 10000 jobs: tick lateness, worst of 3 ticks | ≤ 5.00 ms | 7.00 ms | – | **missed** |",
+		"| 10000 | 3 | 2.00 ms | 7.00 ms | 3.00 ms |",
 		"![hand-off latency distribution](bench/handoff-latency.svg)",
 	} {
 		if !strings.Contains(string(md), want) {

@@ -187,19 +187,7 @@ func (r report) markdown(chartDir string) string {
 		}
 	}
 	if s := r.sched; s != nil {
-		w("## Scheduler: locked jobs due at one tick, one instance, Redis\n\n")
-		w("Every job is due at the same instant; \"to last claim\" is the time from that instant to the start of\n")
-		w("the last job function (its lock acquired), CPU the whole process's CPU time from just before the tick\n")
-		w("until every lock was released. gocron v2 takes its lock through a `gocron.Locker` on bsm/redislock\n")
-		w("(one `Obtain` per job run, `Release` after it), on the same Redis client.\n\n")
-		w("| jobs | scheduler | to last claim | CPU per tick |\n|---:|---|---:|---:|\n")
-		for _, j := range s.jobs {
-			for _, im := range s.impls {
-				l, c := s.median(im, j)
-				w("| %d | %s | %s | %s |\n", j, im, fmtDur(l), fmtDur(c))
-			}
-		}
-		w("\n")
+		w("%s", s.markdown())
 	}
 	w("%s", notes)
 	return b.String()
@@ -247,18 +235,9 @@ func (r report) budgets() string {
 		}
 	}
 	if s := r.sched; s != nil {
-		for _, j := range s.jobs {
-			if len(s.impls) == 2 {
-				a, _ := s.median(s.impls[0], j)
-				g, _ := s.median(s.impls[1], j)
-				ok := "met"
-				if a >= g {
-					ok = "**missed**"
-				}
-				fmt.Fprintf(&b, "| Scheduler, %d jobs: tick → last claim, baton vs gocron | ahead | %s vs %s | – | %s |\n", j, fmtDur(a), fmtDur(g), ok)
-				n++
-			}
-		}
+		lines, k := s.budgets()
+		b.WriteString(lines)
+		n += k
 	}
 	if n == 0 {
 		return ""

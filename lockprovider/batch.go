@@ -1,0 +1,89 @@
+package lockprovider
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+)
+
+// MaxBatch bounds the items of one AcquireBatch or AcquireRunBatch call.
+// A provider answers a batch in one round trip (one script call, one
+// statement; on a sharded backend one pipeline), and that one call holds
+// the backend for the whole batch, so a larger set of claims is split
+// by the caller (the scheduler splits at MaxBatch).
+const MaxBatch = 1000
+
+// BatchAcquirer is implemented by providers that can grant many names in
+// one round trip, for the scheduler's claims of many jobs due at the same
+// instant.
+type BatchAcquirer interface {
+	// AcquireBatch is Provider.Acquire for each of ps, in as few round
+	// trips as the backend allows. Result i answers ps[i] exactly as
+	// Acquire(ctx, ps[i]) would have at some instant during the call:
+	// a lease, ErrNotAcquired, ErrStaleTick, a *ValidationError for that
+	// item alone (the others still proceed), or an error of unknown or
+	// unavailable outcome, which a failed round trip gives every item it
+	// carried. A name that appears more than once gets, at every
+	// occurrence after the first, a *ValidationError matching ErrInvalid
+	// and is not attempted again. The items are not atomic together:
+	// each name is granted or refused on its own.
+	//
+	// It returns a *ValidationError, and attempts nothing, when ps holds
+	// more than MaxBatch items; an empty ps returns no results.
+	AcquireBatch(ctx context.Context, ps []AcquireParams) ([]BatchResult, error)
+}
+
+// BatchLedger is implemented by providers that can open the run records
+// of many claims in the same round trip as the claims: AcquireBatch as
+// Ledger.AcquireRun is Acquire.
+type BatchLedger interface {
+	// AcquireRunBatch is BatchAcquirer.AcquireBatch; each new grant
+	// also records a started run as Ledger.AcquireRun does, with run's
+	// flags and retention for every item. An invalid run is a
+	// *ValidationError for the call, and nothing is attempted.
+	AcquireRunBatch(ctx context.Context, ps []AcquireParams, run RunStart) ([]BatchResult, error)
+}
+
+// BatchResult answers one item of a batch: a Lease, or Err.
+type BatchResult struct {
+	Lease Lease
+	Err   error
+}
+
+// ValidateBatch checks the size of a batch and each of its items, and
+// returns the items' errors (nil for a valid item, and a
+// *ValidationError for the repeats of a name), for providers to skip
+// the invalid ones. err is non-nil when the batch itself is too large.
+func ValidateBatch(ps []AcquireParams) (itemErrs []error, err error) {
+	if len(ps) > MaxBatch {
+		return nil, invalid("batch", strconv.Itoa(len(ps))+" items", "holds more than MaxBatch ("+strconv.Itoa(MaxBatch)+") items", ErrInvalid)
+	}
+	itemErrs = make([]error, len(ps))
+	seen := make(map[string]struct{}, len(ps))
+	for i, p := range ps {
+		if e := p.Validate(); e != nil {
+			itemErrs[i] = e
+			continue
+		}
+		if _, dup := seen[p.Name]; dup {
+			itemErrs[i] = invalid("Name", p.Name, "appears earlier in the same batch", ErrInvalid)
+			continue
+		}
+		seen[p.Name] = struct{}{}
+	}
+	return itemErrs, nil
+}
+
+// NewOwners returns n fresh owner tokens, each as NewOwner's (128 random
+// bits, hex-encoded), from one read of the system's random source, for
+// the items of a batch.
+func NewOwners(n int) []string {
+	b := make([]byte, 16*n)
+	_, _ = rand.Read(b) // never fails since Go 1.24; see NewOwner
+	out := make([]string, n)
+	for i := range out {
+		out[i] = hex.EncodeToString(b[16*i : 16*i+16])
+	}
+	return out
+}

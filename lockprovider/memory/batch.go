@@ -1,0 +1,43 @@
+package memory
+
+import (
+	"context"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+var (
+	_ lockprovider.BatchAcquirer = (*Provider)(nil)
+	_ lockprovider.BatchLedger   = (*Provider)(nil)
+)
+
+// AcquireBatch implements lockprovider.BatchAcquirer: Acquire for each
+// item in turn, so every item has exactly Acquire's semantics.
+func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
+	return p.batch(ps, func(ap lockprovider.AcquireParams) (lockprovider.Lease, error) { return p.Acquire(ctx, ap) })
+}
+
+// AcquireRunBatch implements lockprovider.BatchLedger: AcquireRun for each
+// item in turn.
+func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
+	if err := run.Validate(); err != nil {
+		return nil, err
+	}
+	return p.batch(ps, func(ap lockprovider.AcquireParams) (lockprovider.Lease, error) { return p.AcquireRun(ctx, ap, run) })
+}
+
+func (p *Provider) batch(ps []lockprovider.AcquireParams, acquire func(lockprovider.AcquireParams) (lockprovider.Lease, error)) ([]lockprovider.BatchResult, error) {
+	itemErrs, err := lockprovider.ValidateBatch(ps)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	out := make([]lockprovider.BatchResult, len(ps))
+	for i, ap := range ps {
+		if itemErrs[i] != nil {
+			out[i].Err = itemErrs[i]
+			continue
+		}
+		out[i].Lease, out[i].Err = acquire(ap)
+	}
+	return out, nil
+}

@@ -1,0 +1,144 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+var (
+	_ lockprovider.BatchAcquirer = (*Provider)(nil)
+	_ lockprovider.BatchLedger   = (*Provider)(nil)
+)
+
+// conflictMarker in batch_acquire.sql stands for acquire.sql's ON
+// CONFLICT clause.
+const conflictMarker = "ON_CONFLICT_OF_ACQUIRE_SQL"
+
+// renderBatch builds the batch statements from batch_acquire.sql and
+// batch_ledger.sql around acquire.sql's own ON CONFLICT clause.
+func (p *Provider) renderBatch() error {
+	load := func(file string) (string, error) {
+		b, err := queryFS.ReadFile("queries/" + file)
+		if err != nil {
+			return "", err
+		}
+		return render(file, string(b), p.names)
+	}
+	batch, err := load("batch_acquire.sql")
+	if err != nil {
+		return err
+	}
+	ledger, err := load("batch_ledger.sql")
+	if err != nil {
+		return err
+	}
+	from := strings.Index(p.acquireTickSQL, "ON CONFLICT (name) DO UPDATE")
+	to := strings.Index(p.acquireTickSQL, "RETURNING t.locked_at")
+	if from < 0 || to < from || !strings.Contains(batch, conflictMarker) {
+		return errors.New("postgres: acquire.sql has no ON CONFLICT clause for the batch statement")
+	}
+	batch = strings.Replace(batch, conflictMarker, strings.TrimSpace(p.acquireTickSQL[from:to]), 1)
+	i := strings.Index(batch, batchFinal)
+	if i < 0 {
+		return errors.New("postgres: batch_acquire.sql has no final SELECT to extend with the ledger")
+	}
+	p.batchSQL = batch
+	p.batchRunSQL = batch[:i] + "\n" + ledger + batch[i:]
+	return nil
+}
+
+// batchFinal starts the final SELECT of batch_acquire.sql.
+const batchFinal = "\nSELECT i.ord,"
+
+// AcquireBatch implements lockprovider.BatchAcquirer in one statement
+// (batch_acquire.sql). A row another session has locked is not waited
+// for: its item gets ErrNotAcquired, as Acquire's does.
+func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
+	return p.batch(ctx, ps, nil)
+}
+
+// AcquireRunBatch implements lockprovider.BatchLedger in the same one
+// statement: each grant also inserts its run row as AcquireRun does.
+func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
+	if err := run.Validate(); err != nil {
+		return nil, err
+	}
+	return p.batch(ctx, ps, &run)
+}
+
+func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, run *lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
+	itemErrs, err := lockprovider.ValidateBatch(ps)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	out := make([]lockprovider.BatchResult, len(ps))
+	idx := make([]int, 0, len(ps)) // the sent items, by position in the arrays
+	var (
+		names, owners, lockedBy []string
+		atMost, atLeast         []int64
+		ticks                   []pgtype.Timestamptz
+	)
+	for i, ap := range ps {
+		if itemErrs[i] != nil {
+			out[i].Err = itemErrs[i]
+			continue
+		}
+		idx = append(idx, i)
+		names, owners, lockedBy = append(names, ap.Name), append(owners, ap.Owner), append(lockedBy, ap.LockedBy)
+		atMost, atLeast = append(atMost, ap.AtMostFor.Microseconds()), append(atLeast, ap.AtLeastFor.Microseconds())
+		ticks = append(ticks, pgtype.Timestamptz{Time: ap.Tick, Valid: !ap.Tick.IsZero()})
+	}
+	if len(idx) == 0 {
+		return out, nil
+	}
+	sql, args := p.batchSQL, []any{names, owners, lockedBy, atMost, atLeast, ticks}
+	if run != nil {
+		ret := run.Retention.WithDefaults()
+		sql = p.batchRunSQL
+		args = append(args, run.CatchUp, run.Manual, ret.MaxRuns, ret.MaxAge)
+	}
+	fail := func(err error) ([]lockprovider.BatchResult, error) {
+		for _, i := range idx {
+			out[i].Err = acquireError(ps[i].Name, err)
+		}
+		return out, nil
+	}
+	rows, err := p.db.Query(ctx, sql, args...)
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.Close()
+	seen := 0
+	for rows.Next() {
+		var (
+			ord int64
+			r   acquireRow
+		)
+		if err := rows.Scan(append([]any{&ord}, r.dest()...)...); err != nil {
+			return fail(err)
+		}
+		if ord < 1 || int(ord) > len(idx) {
+			return fail(errors.New("batch row out of range"))
+		}
+		i := idx[ord-1]
+		l, err := r.result(ps[i])
+		if err == nil && ps[i].Tick.IsZero() {
+			l.Tick = time.Time{} // as Acquire without a tick
+		}
+		out[i] = lockprovider.BatchResult{Lease: l, Err: err}
+		seen++
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	if seen != len(idx) {
+		return fail(errors.New("batch answered fewer rows than items"))
+	}
+	return out, nil
+}
