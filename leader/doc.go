@@ -18,7 +18,8 @@
 // Run campaigns again after a lost term and resigns when its function
 // returns or its context ends. Leader reports the current leader (its
 // LockedBy, token and lease times) on providers that implement
-// lockprovider.Inspector.
+// lockprovider.Inspector. IsLeader answers locally whether this candidate
+// leads now; it has the signature of gocron v2's Elector interface.
 //
 // # At most one leader, with fencing
 //

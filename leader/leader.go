@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/baton-go/baton"
@@ -23,6 +24,9 @@ var (
 	ErrResigned = errors.New("leader: resigned")
 	// ErrNoLeader is returned by Election.Leader when nobody leads.
 	ErrNoLeader = errors.New("leader: no leader")
+	// ErrNotLeader is returned by Election.IsLeader when this candidate
+	// holds no term in force.
+	ErrNotLeader = errors.New("leader: not the leader")
 	// ErrObserveNotSupported is matched by the error of Election.Leader on
 	// a provider that cannot report lease state (it does not implement
 	// lockprovider.Inspector). It matches baton.ErrInvalid.
@@ -59,6 +63,8 @@ type Election struct {
 	insp   lockprovider.Inspector // nil: Leader unsupported
 	p      lockprovider.Provider
 	log    *slog.Logger
+
+	current atomic.Pointer[Term] // the latest term won, until it is resigned; see IsLeader
 }
 
 // New returns a candidate for the leadership called name on p. The
@@ -113,7 +119,7 @@ func (e *Election) Campaign(ctx context.Context) (*Term, error) {
 	if err != nil {
 		return nil, fmt.Errorf("leader: campaign: %w", err)
 	}
-	return newTerm(lock), nil
+	return e.won(lock), nil
 }
 
 // TryCampaign makes one attempt to be elected. It returns an error matching
@@ -123,7 +129,36 @@ func (e *Election) TryCampaign(ctx context.Context) (*Term, error) {
 	if err != nil {
 		return nil, fmt.Errorf("leader: campaign: %w", err)
 	}
-	return newTerm(lock), nil
+	return e.won(lock), nil
+}
+
+// won makes the term of a granted lock and records it for IsLeader, unless
+// it is a nested hold of the recorded term (the same lease).
+func (e *Election) won(lock *baton.Lock) *Term {
+	t := &Term{lock: lock, e: e}
+	t.ctx, t.cancel = context.WithCancelCause(lock.Context())
+	if cur := e.current.Load(); cur == nil || cur.Lease().Owner != lock.Lease().Owner {
+		e.current.Store(t)
+	}
+	return t
+}
+
+// IsLeader returns nil while this candidate holds a term in force (its
+// trust window checked against the clock now, as Term.Check does; no round
+// trip), and an error matching ErrNotLeader otherwise. Campaign or Run must
+// be running for it to become nil. Its signature is that of gocron v2's
+// Elector interface, so an Election can gate a gocron scheduler; the
+// caveat of every leadership check applies: a pause between the check and
+// the work is caught only by fenced writes.
+func (e *Election) IsLeader(context.Context) error {
+	t := e.current.Load()
+	if t == nil {
+		return ErrNotLeader
+	}
+	if err := t.Check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
+	}
+	return nil
 }
 
 // Info is the current leader as the backend records it.
@@ -205,14 +240,9 @@ func (e *Election) serve(ctx context.Context, term *Term, fn func(context.Contex
 // until Resign or loss. Its methods are safe for concurrent use.
 type Term struct {
 	lock   *baton.Lock
+	e      *Election
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-}
-
-func newTerm(lock *baton.Lock) *Term {
-	t := &Term{lock: lock}
-	t.ctx, t.cancel = context.WithCancelCause(lock.Context())
-	return t
 }
 
 // Token returns the term's fencing token: larger than the token of every
@@ -259,6 +289,7 @@ func (t *Term) Lease() lockprovider.Lease { return t.lock.Lease() }
 // after a loss, one matching baton.ErrLockLost.
 func (t *Term) Resign(ctx context.Context) error {
 	t.cancel(ErrResigned)
+	t.e.current.CompareAndSwap(t, nil)
 	if err := t.lock.Release(ctx); err != nil {
 		return fmt.Errorf("leader: resign: %w", err)
 	}

@@ -71,9 +71,30 @@ func testElection(t *testing.T, p lockprovider.Provider) {
 	if _, err := a.Leader(ctx); !errors.Is(err, leader.ErrNoLeader) {
 		t.Fatalf("Leader before any election: %v, want ErrNoLeader", err)
 	}
+	if err := a.IsLeader(ctx); !errors.Is(err, leader.ErrNotLeader) {
+		t.Fatalf("IsLeader before campaigning: %v", err)
+	}
 	ta, err := a.Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := a.IsLeader(ctx); err != nil {
+		t.Fatalf("IsLeader of the leader: %v", err)
+	}
+	if err := b.IsLeader(ctx); !errors.Is(err, leader.ErrNotLeader) {
+		t.Fatalf("IsLeader of a follower: %v", err)
+	}
+	// Campaigning inside the term is a nested hold of it: same token, and
+	// its Resign keeps the leadership.
+	nested, err := a.Campaign(ta.Context())
+	if err != nil || nested.Token() != ta.Token() {
+		t.Fatalf("Campaign with the term's Context: %v", err)
+	}
+	if err := nested.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.IsLeader(ctx); err != nil || ta.Check() != nil {
+		t.Fatalf("after the nested term's Resign: IsLeader %v, Check %v", err, ta.Check())
 	}
 	info, err := b.Leader(ctx)
 	if err != nil {
@@ -121,6 +142,9 @@ func testElection(t *testing.T, p lockprovider.Provider) {
 	if err := ta.Check(); !errors.Is(err, leader.ErrResigned) {
 		t.Fatalf("a's Check after Resign: %v", err)
 	}
+	if err := a.IsLeader(ctx); !errors.Is(err, leader.ErrNotLeader) {
+		t.Fatalf("IsLeader after Resign: %v", err)
+	}
 	var tb *leader.Term
 	select {
 	case tb = <-elected:
@@ -128,6 +152,9 @@ func testElection(t *testing.T, p lockprovider.Provider) {
 		t.Fatal(err)
 	}
 	defer tb.Resign(ctx)
+	if err := b.IsLeader(ctx); err != nil {
+		t.Fatalf("IsLeader of the new leader: %v", err)
+	}
 	if tb.Token() <= ta.Token() {
 		t.Fatalf("b's token %d not above a's %d", tb.Token(), ta.Token())
 	}
@@ -203,6 +230,9 @@ func TestRun(t *testing.T) {
 		})
 	}()
 	first := recvWithin(t, terms, 10*time.Second)
+	if err := e.IsLeader(ctx); err != nil {
+		t.Fatalf("IsLeader while Run leads: %v", err)
+	}
 	if _, err := p.ForceRelease(ctx, "leader", first); err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +257,9 @@ func TestRun(t *testing.T) {
 	}
 	if _, err := e.Leader(ctx); !errors.Is(err, leader.ErrNoLeader) {
 		t.Fatalf("Leader after Run returned: %v, want ErrNoLeader (resigned)", err)
+	}
+	if err := e.IsLeader(ctx); !errors.Is(err, leader.ErrNotLeader) {
+		t.Fatalf("IsLeader after Run returned: %v", err)
 	}
 
 	// fn returning while still leader: Run resigns and returns its error.
@@ -306,5 +339,35 @@ func TestBadInput(t *testing.T) {
 	defer cancel()
 	if _, err := other.Campaign(cctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Campaign past its deadline: %v", err)
+	}
+}
+
+// A term taken away ends with ErrLockLost, and IsLeader says so before the
+// term is resigned.
+func TestTermLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := memory.New(nil)
+	e := newElection(t, p, "a", 300*time.Millisecond)
+	term, err := e.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ForceRelease(ctx, "leader", term.Token()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-term.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("term not ended after its lease was taken away")
+	}
+	if err := term.Err(); !errors.Is(err, baton.ErrLockLost) {
+		t.Fatalf("Err: %v, want ErrLockLost", err)
+	}
+	if err := e.IsLeader(ctx); !errors.Is(err, leader.ErrNotLeader) || !errors.Is(err, baton.ErrLockLost) {
+		t.Fatalf("IsLeader after the loss: %v", err)
+	}
+	if err := term.Resign(ctx); !errors.Is(err, baton.ErrLockLost) {
+		t.Fatalf("Resign after the loss: %v, want ErrLockLost", err)
 	}
 }
