@@ -16,7 +16,8 @@ import (
 type Lock struct {
 	ls     lease.Lease
 	locker *Locker
-	nest   *nested // set on a nested hold, which shares another Lock's lease; see reentrant.go
+	hold   holdCtx // the parent of the lease's context, carrying this lock; see reentrant.go
+	nest   *nested // set on a nested hold, which shares another Lock's lease
 }
 
 // rttObserver feeds the Locker's round-trip estimate from its locks.
@@ -29,7 +30,7 @@ func newLock(ctx context.Context, l *Locker, r request, grant lockprovider.Lease
 	// Values of the acquiring context (trace ids) carry over; its
 	// cancellation does not: the lock outlives the Acquire call. The
 	// context also carries the lock itself, for nested holds.
-	k.ls.Start(withHold(lease.Detach(ctx), k, r.params.Name), l.leasePolicy(), lease.Params{
+	k.ls.Start(k.carry(lease.Detach(ctx), r.params.Name), l.leasePolicy(), lease.Params{
 		Name:       r.params.Name,
 		Owner:      r.params.Owner,
 		AtMostFor:  r.params.AtMostFor,

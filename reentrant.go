@@ -22,9 +22,36 @@ type holdKey struct {
 	name string
 }
 
-// withHold returns ctx carrying k as the hold of name through k's Locker.
-func withHold(ctx context.Context, k *Lock, name string) context.Context {
-	return context.WithValue(ctx, holdKey{k.locker, name}, k)
+// anyHold is the context key that finds the nearest hold of any name. Its
+// zero size makes it free to pass as a key, so an acquire through a context
+// that carries no hold (the common case) costs no allocation to check.
+type anyHold struct{}
+
+// holdCtx carries a hold. A Lock embeds the one its Context derives from,
+// so carrying itself costs the lock no allocation.
+type holdCtx struct {
+	context.Context
+	k    *Lock
+	name string
+}
+
+func (c *holdCtx) Value(key any) any {
+	switch key := key.(type) {
+	case anyHold:
+		return c.k
+	case holdKey:
+		if key.l == c.k.locker && key.name == c.name {
+			return c.k
+		}
+	}
+	return c.Context.Value(key)
+}
+
+// carry makes k's hold of name a child of parent and returns it, to be the
+// parent of k's lease context.
+func (k *Lock) carry(parent context.Context, name string) context.Context {
+	k.hold = holdCtx{Context: parent, k: k, name: name}
+	return &k.hold
 }
 
 // WithLock returns a copy of ctx that carries lock, so that acquiring the
@@ -46,7 +73,7 @@ func WithLock(ctx context.Context, lock *Lock) context.Context {
 	if lock.locker == nil {
 		return ctx
 	}
-	return withHold(ctx, lock, lock.Name())
+	return &holdCtx{Context: ctx, k: lock, name: lock.Name()}
 }
 
 // reenter returns a nested hold when ctx carries a lock on name acquired
@@ -58,6 +85,9 @@ func WithLock(ctx context.Context, lock *Lock) context.Context {
 // but do not apply, because one lease cannot have two lengths; Extend the
 // nested hold to change the shared lease.
 func (l *Locker) reenter(ctx context.Context, name string) (*Lock, error) {
+	if ctx.Value(anyHold{}) == nil {
+		return nil, nil
+	}
 	root, ok := ctx.Value(holdKey{l, name}).(*Lock)
 	if !ok {
 		return nil, nil
