@@ -2,6 +2,7 @@ package baton_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,4 +43,27 @@ func ExampleLocker_Acquire_nested() {
 	// Output:
 	// transfer under token 1
 	// debit under token 1
+}
+
+// WithLock passes a hold down a call tree that runs under another context,
+// such as an HTTP request's: the callee's acquire of the same name is a
+// nested hold, while the request's cancellation stays the request's.
+func ExampleWithLock() {
+	locker, _ := baton.NewLocker(memory.New(nil), nil)
+	request, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	lock, _ := locker.TryAcquire(request, "report:7", nil)
+	defer lock.Release(request)
+
+	ctx := baton.WithLock(request, lock)
+	inner, err := locker.TryAcquire(ctx, "report:7", nil) // nested: no wait, no contention
+	fmt.Println(err, inner.Token() == lock.Token())
+	_ = inner.Release(ctx)
+
+	_, err = locker.TryAcquire(request, "report:7", nil) // the request alone does not carry it
+	fmt.Println(errors.Is(err, baton.ErrNotAcquired))
+	// Output:
+	// <nil> true
+	// true
 }
