@@ -117,7 +117,7 @@ func (e *Election) Name() string { return e.name }
 func (e *Election) Campaign(ctx context.Context) (*Term, error) {
 	lock, err := e.locker.Acquire(ctx, e.name, &baton.AcquireOptions{AtMostFor: e.ttl, AutoRenew: true})
 	if err != nil {
-		return nil, fmt.Errorf("leader: campaign: %w", err)
+		return nil, err // named already: baton: acquire "name": ...
 	}
 	return e.won(lock), nil
 }
@@ -127,7 +127,7 @@ func (e *Election) Campaign(ctx context.Context) (*Term, error) {
 func (e *Election) TryCampaign(ctx context.Context) (*Term, error) {
 	lock, err := e.locker.TryAcquire(ctx, e.name, &baton.AcquireOptions{AtMostFor: e.ttl, AutoRenew: true})
 	if err != nil {
-		return nil, fmt.Errorf("leader: campaign: %w", err)
+		return nil, err // named already: baton: acquire "name": ...
 	}
 	return e.won(lock), nil
 }
@@ -290,10 +290,7 @@ func (t *Term) Lease() lockprovider.Lease { return t.lock.Lease() }
 func (t *Term) Resign(ctx context.Context) error {
 	t.cancel(ErrResigned)
 	t.e.current.CompareAndSwap(t, nil)
-	if err := t.lock.Release(ctx); err != nil {
-		return fmt.Errorf("leader: resign: %w", err)
-	}
-	return nil
+	return t.lock.Release(ctx) // errors named already: baton: release "name": ...
 }
 
 // ctxErr is ctx's error, with its cause when that says more.

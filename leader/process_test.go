@@ -331,6 +331,9 @@ func testElectionProcesses(t *testing.T, backend string) {
 		t.Fatalf("the stopped candidate %s wrote as leader again: %v", first.id, log)
 	}
 	t.Logf("%s stopped; %s elected and wrote %v later (lease %v)", first.id, second.id, second.at.Sub(stopped).Round(time.Millisecond), ttl)
+	if info, err := observer.Leader(ctx); err != nil || info.LockedBy != second.id || info.Token != second.token {
+		t.Errorf("Leader while %s is stopped: %+v, %v; want %s with token %d", first.id, info, err, second.id, second.token)
+	}
 	time.Sleep(300 * time.Millisecond) // the new leader writes on
 	if err := a.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
