@@ -84,12 +84,19 @@
 // efficiency measure (it avoids duplicate work almost always), not as a
 // guarantee of correctness.
 //
-// # No reentrancy
+// # Reentrancy, scoped to a context
 //
 // Go has no goroutine identity, so a lock cannot be tied to a thread as in
-// Java: acquiring a name you already hold fails (TryAcquire) or waits for
-// your own lease to end (Acquire). Pass the *Lock to the code that needs it
-// instead. Any goroutine holding the *Lock may Extend or Release it.
+// Java. It is tied to a context instead: a Lock's Context carries the lock,
+// and an acquire of the same name through the same Locker with that context
+// (or one derived from it, or one from WithLock) is a nested hold on the
+// same lease, returned at once, rather than a wait for your own lease to
+// end. The nested hold has the same token; its Context ends when the outer
+// lock's does; its Release ends only itself, and the outer lock's Release
+// ends the lease and every nested hold. Any other context contends as
+// usual, the caller's own included: acquiring a held name with
+// context.Background fails (TryAcquire) or waits (Acquire). Any goroutine
+// holding the *Lock may Extend or Release it.
 //
 // # Errors
 //

@@ -9,11 +9,15 @@ import (
 )
 
 // Lock is a held lease. Its methods are safe for concurrent use. A Lock is
-// not reentrant and not tied to a goroutine: whoever has the *Lock may
-// extend or release it. Obtain one from a Locker; the methods of a zero
-// Lock return an error matching ErrInvalid.
+// not tied to a goroutine: whoever has the *Lock may extend or release it.
+// Its Context makes acquires of the same name through the same Locker
+// nested holds (see Locker.Acquire and WithLock). Obtain one from a Locker;
+// the methods of a zero Lock return an error matching ErrInvalid.
 type Lock struct {
-	ls lease.Lease
+	ls     lease.Lease
+	locker *Locker
+	hold   holdCtx // the parent of the lease's context, carrying this lock; see reentrant.go
+	nest   *nested // set on a nested hold, which shares another Lock's lease
 }
 
 // rttObserver feeds the Locker's round-trip estimate from its locks.
@@ -22,10 +26,11 @@ type rttObserver Locker
 func (o *rttObserver) Observe(d time.Duration) { (*Locker)(o).observe(d) }
 
 func newLock(ctx context.Context, l *Locker, r request, grant lockprovider.Lease, anchor time.Time) *Lock {
-	k := new(Lock)
+	k := &Lock{locker: l}
 	// Values of the acquiring context (trace ids) carry over; its
-	// cancellation does not: the lock outlives the Acquire call.
-	k.ls.Start(lease.Detach(ctx), l.leasePolicy(), lease.Params{
+	// cancellation does not: the lock outlives the Acquire call. The
+	// context also carries the lock itself, for nested holds.
+	k.ls.Start(k.carry(lease.Detach(ctx), r.params.Name), l.leasePolicy(), lease.Params{
 		Name:       r.params.Name,
 		Owner:      r.params.Owner,
 		AtMostFor:  r.params.AtMostFor,
@@ -62,6 +67,9 @@ func (k *Lock) Name() string {
 	if k == nil {
 		return ""
 	}
+	if k.nest != nil {
+		return k.nest.root.Name()
+	}
 	return k.ls.Name()
 }
 
@@ -74,6 +82,9 @@ func (k *Lock) Token() int64 {
 	if k == nil {
 		return 0
 	}
+	if k.nest != nil {
+		return k.nest.root.Token()
+	}
 	return k.ls.Token()
 }
 
@@ -82,6 +93,9 @@ func (k *Lock) Token() int64 {
 func (k *Lock) Lease() lockprovider.Lease {
 	if k == nil {
 		return lockprovider.Lease{}
+	}
+	if k.nest != nil {
+		return k.nest.root.Lease()
 	}
 	return k.ls.Grant()
 }
@@ -92,6 +106,9 @@ func (k *Lock) Lease() lockprovider.Lease {
 func (k *Lock) TrustedUntil() time.Time {
 	if k == nil {
 		return time.Time{}
+	}
+	if k.nest != nil {
+		return k.nest.root.TrustedUntil()
 	}
 	return k.ls.TrustedUntil()
 }
@@ -109,6 +126,9 @@ func (k *Lock) Context() context.Context {
 	if k == nil {
 		return (&lease.Lease{}).Context()
 	}
+	if k.nest != nil {
+		return k.nest.ctx
+	}
 	return k.ls.Context()
 }
 
@@ -123,6 +143,9 @@ func (k *Lock) Context() context.Context {
 func (k *Lock) Check() error {
 	if k == nil {
 		return lease.ErrZero
+	}
+	if k.nest != nil {
+		return k.nest.check()
 	}
 	return k.ls.Check()
 }
@@ -144,6 +167,9 @@ func (k *Lock) Extend(ctx context.Context, d time.Duration) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
+	if k.nest != nil {
+		return k.nest.extend(ctx, d)
+	}
 	return k.ls.Extend(ctx, d)
 }
 
@@ -164,9 +190,15 @@ func (k *Lock) Extend(ctx context.Context, d time.Duration) error {
 // lapsed or passed to another owner before it was released, and the error
 // matches both ErrLockLost and ErrNotHeld. A nil *Lock's Release returns
 // nil; a nil ctx counts as context.Background.
+//
+// The Release of a nested hold (see Locker.Acquire) ends that hold only,
+// cancelling its Context with ErrReleased; it never calls the provider.
 func (k *Lock) Release(ctx context.Context) error {
 	if k == nil {
 		return nil
+	}
+	if k.nest != nil {
+		return k.nest.release()
 	}
 	return k.ls.Release(ctx)
 }

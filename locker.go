@@ -284,7 +284,8 @@ func (l *Locker) marginFor(d time.Duration) time.Duration {
 // On an error of unknown outcome it releases whatever the attempt may have
 // granted (best effort, briefly: see Config.CallTimeout) and returns the
 // error. A nil ctx is an error
-// (ErrNilContext), not a panic.
+// (ErrNilContext), not a panic. A ctx that carries a lock on name from l
+// makes it a nested hold, as for Acquire.
 func (l *Locker) TryAcquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
 	return l.reported(ctx, name, opts, (*Locker).tryAcquire)
 }
@@ -299,6 +300,9 @@ func (l *Locker) tryAcquire(ctx context.Context, name string, opts *AcquireOptio
 	}
 	if ctx.Err() != nil { // nothing sent, nothing to release
 		return nil, acquireErr(name, ctxErr(ctx))
+	}
+	if k, err := l.reenter(ctx, name); k != nil || err != nil {
+		return k, err
 	}
 	lock, err := l.try(ctx, r, time.Now())
 	if err != nil {
@@ -335,6 +339,16 @@ func (l *Locker) tryAcquire(ctx context.Context, name string, opts *AcquireOptio
 // owner token, which is idempotent) until ctx is done; if Acquire gives up
 // after one of unknown outcome, it releases what the attempt may have
 // granted.
+//
+// Reentrancy: when ctx carries a lock on name acquired through l (ctx is
+// that lock's Context, derives from it, or came from WithLock), Acquire and
+// TryAcquire return at once a nested hold of it instead of contending with
+// it: a *Lock with the same lease and token, whose Context ends when the
+// outer lock's does, whose Release ends only the nested hold (idempotently;
+// the outer lock's Release ends the lease and every nested hold), and on
+// which the options of this call do not apply. When that lock has been
+// lost or released, they return an error matching its end (ErrLockLost or
+// ErrReleased) instead. Any other context contends normally.
 func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
 	return l.reported(ctx, name, opts, (*Locker).acquire)
 }
@@ -349,6 +363,9 @@ func (l *Locker) acquire(ctx context.Context, name string, opts *AcquireOptions)
 	}
 	if ctx.Err() != nil {
 		return nil, acquireErr(name, ctxErr(ctx))
+	}
+	if k, err := l.reenter(ctx, name); k != nil || err != nil {
+		return k, err
 	}
 	g, wake, leave, err := l.enter(ctx, name)
 	if err != nil {

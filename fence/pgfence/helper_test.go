@@ -2,15 +2,9 @@ package pgfence_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +13,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
@@ -97,20 +92,8 @@ func migrate(t *testing.T, b backend) {
 // TestHelperProcess is the body of the worker processes; run directly it
 // has nothing to do.
 func TestHelperProcess(t *testing.T) {
-	raw := os.Getenv(helperEnv)
-	if raw == "" {
-		t.Skip("worker process body; runs only when re-executed by the pause and witness tests")
-	}
 	var spec helperSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		t.Fatal(err)
-	}
-	report := func(format string, args ...any) { fmt.Printf("@@ "+format+"\n", args...) }
-	defer func() {
-		if t.Failed() {
-			report("failed")
-		}
-	}()
+	report := testenv.ChildSpec(t, helperEnv, &spec)
 	switch spec.Role {
 	case "pause":
 		pauseWorker(t, spec, report)
@@ -123,67 +106,23 @@ func TestHelperProcess(t *testing.T) {
 
 // child is a running worker process.
 type child struct {
+	*testenv.Child
 	t     *testing.T
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
 	lines chan string
-	errs  *bytes.Buffer
-	mu    sync.Mutex
 }
 
 func startChild(t *testing.T, spec helperSpec) *child {
 	t.Helper()
-	raw, _ := json.Marshal(spec)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.timeout=5m")
-	cmd.Env = append(os.Environ(), helperEnv+"="+string(raw))
-	c := &child{t: t, cmd: cmd, lines: make(chan string, 100), errs: new(bytes.Buffer)}
-	cmd.Stderr = c.errs
-	var err error
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(c.lines)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if line, ok := strings.CutPrefix(sc.Text(), "@@ "); ok {
-				c.lines <- line
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		c.signal(syscall.SIGCONT)
-		_ = c.stdin.Close()
-		timer := time.AfterFunc(20*time.Second, func() { _ = cmd.Process.Kill() })
-		<-done
-		_ = cmd.Wait()
-		timer.Stop()
-		if t.Failed() {
-			t.Logf("worker stderr:\n%s", c.errs.String())
-		}
-	})
+	c := &child{t: t, lines: make(chan string, 100)}
+	c.Child = testenv.StartChild(t, "TestHelperProcess", helperEnv, spec, func(line string) { c.lines <- line })
+	go func() { <-c.Done(); close(c.lines) }()
 	return c
 }
 
-func (c *child) signal(sig syscall.Signal) {
-	if c.cmd.Process != nil {
-		_ = c.cmd.Process.Signal(sig)
-	}
-}
+func (c *child) signal(sig syscall.Signal) { c.Signal(sig) }
 
 func (c *child) send(line string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
+	if err := c.Send(line); err != nil {
 		c.t.Errorf("send %q to worker: %v", line, err)
 	}
 }
@@ -194,7 +133,7 @@ func (c *child) expect(prefix string, within time.Duration) string {
 	select {
 	case line, ok := <-c.lines:
 		if !ok {
-			c.t.Fatalf("worker exited before reporting %q; stderr:\n%s", prefix, c.errs.String())
+			c.t.Fatalf("worker exited before reporting %q; stderr:\n%s", prefix, c.Stderr())
 		}
 		rest, found := strings.CutPrefix(line, prefix)
 		if !found {
