@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
@@ -32,16 +33,39 @@ const (
 // for a run that never ended although its lease ran out.
 const unfinished = "unfinished"
 
-// severity orders classes for a bucket's colour: the worst wins.
-var severity = map[string]int{
-	lockprovider.OutcomeSucceeded.String(): 0,
-	lockprovider.OutcomeRunning.String():   1,
-	lockprovider.OutcomeShutDown.String():  2,
-	lockprovider.OutcomeLockLost.String():  3,
-	unfinished:                             4,
-	lockprovider.OutcomeFailed.String():    5,
-	lockprovider.OutcomePanicked.String():  6,
+// classes lists the timeline's classes from best to worst: a bucket
+// takes the colour of its worst run. The last two only count.
+var classes = [...]string{
+	lockprovider.OutcomeSucceeded.String(),
+	lockprovider.OutcomeRunning.String(),
+	lockprovider.OutcomeShutDown.String(),
+	lockprovider.OutcomeLockLost.String(),
+	unfinished,
+	lockprovider.OutcomeFailed.String(),
+	lockprovider.OutcomePanicked.String(),
+	"catch_up",
+	"manual",
 }
+
+const (
+	nOutcomes = 7 // classes[:nOutcomes] are outcomes
+	cCatchUp  = 7
+	cManual   = 8
+	cMissed   = 0 // in the tick row, the only class
+)
+
+// classOf returns the index in classes of an outcome.
+func classOf(o string) int {
+	for i, c := range classes[:nOutcomes] {
+		if c == o {
+			return i
+		}
+	}
+	return 0
+}
+
+// bucketCounts counts per class in one bucket.
+type bucketCounts [len(classes)]int32
 
 type timelineJSON struct {
 	Now       int64          `json:"now"` // Unix milliseconds, like every time below
@@ -192,16 +216,31 @@ func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.T
 	})
 	out.Total = len(jobs)
 	jobs = jobs[min(q.offset, len(jobs)):min(q.offset+q.limit, len(jobs))]
-	for _, j := range jobs {
-		lj, err := h.laneJob(ctx, j, q, now)
-		if err != nil {
-			h.backendErr(&out.Errors, j.b, "runs of "+j.rj.Spec.Name, err)
+	// The jobs' reads are independent round trips: a few at a time.
+	lanes := make([]laneJobJSON, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, readers)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			lanes[i], errs[i] = h.laneJob(ctx, j, q, now)
+		})
+	}
+	wg.Wait()
+	for i, j := range jobs {
+		if errs[i] != nil {
+			h.backendErr(&out.Errors, j.b, "runs of "+j.rj.Spec.Name, errs[i])
 			continue
 		}
-		out.Jobs = append(out.Jobs, lj)
+		out.Jobs = append(out.Jobs, lanes[i])
 	}
 	return out
 }
+
+// readers bounds the concurrent ledger reads of one timeline request.
+const readers = 4
 
 // laneJob reads the runs of one job that overlap [q.from, q.to] and lays
 // them out.
@@ -299,27 +338,42 @@ func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lo
 	if len(missed) <= q.buckets {
 		lj.Missed = missed
 	} else {
-		counts := make([]map[string]int, q.buckets)
-		worst := make([]string, q.buckets)
+		counts := make([]bucketCounts, q.buckets)
+		worst := make([]int8, q.buckets)
+		for i := range worst {
+			worst[i] = -1
+		}
 		for _, ms := range missed {
 			b := bucket(time.UnixMilli(ms))
-			if counts[b] == nil {
-				counts[b] = map[string]int{}
-			}
-			counts[b]["missed"]++
-			worst[b] = "missed"
+			counts[b][cMissed]++
+			worst[b] = cMissed
 		}
-		lj.MissedSg = segments(-1, worst, counts)
+		lj.MissedSg = segments(-1, worst, counts, []string{"missed"})
 	}
 
-	for _, r := range kept {
+	type placed struct {
+		lane, class, b0, b1 int
+	}
+	pl := make([]placed, len(kept))
+	total := bucketCounts{}
+	for i, r := range kept {
 		c := class(r)
-		lj.Counts[c]++
+		end := r.Finished
+		if end.IsZero() {
+			end = now
+		}
+		pl[i] = placed{lane: lane(r), class: classOf(c), b0: bucket(r.Started), b1: bucket(end)}
+		total[pl[i].class]++
 		if r.CatchUp {
-			lj.Counts["catch_up"]++
+			total[cCatchUp]++
 		}
 		if r.Manual {
-			lj.Counts["manual"]++
+			total[cManual]++
+		}
+	}
+	for i, n := range total {
+		if n > 0 {
+			lj.Counts[classes[i]] = int(n)
 		}
 	}
 	if len(kept) <= q.buckets {
@@ -327,7 +381,7 @@ func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lo
 		lj.Runs = make([]runJSON, 0, len(kept))
 		for i := len(kept) - 1; i >= 0; i-- { // oldest first
 			r := kept[i]
-			rj := runJSON{Lane: lane(r), Start: r.Started.UnixMilli(), Outcome: class(r), Token: r.Token,
+			rj := runJSON{Lane: pl[i].lane, Start: r.Started.UnixMilli(), Outcome: classes[pl[i].class], Token: r.Token,
 				Error: r.Error, CatchUp: r.CatchUp, Manual: r.Manual}
 			if !r.Tick.IsZero() {
 				rj.Tick = r.Tick.UnixMilli()
@@ -341,55 +395,58 @@ func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lo
 	}
 
 	lj.Mode = "buckets"
-	for l := range lanes {
-		counts := make([]map[string]int, q.buckets)
-		worst := make([]string, q.buckets)
-		for _, r := range kept {
-			if lane(r) != l {
-				continue
-			}
-			c := class(r)
-			b0 := bucket(r.Started)
-			if counts[b0] == nil {
-				counts[b0] = map[string]int{}
-			}
-			counts[b0][c]++
-			if r.CatchUp {
-				counts[b0]["catch_up"]++
-			}
-			if r.Manual {
-				counts[b0]["manual"]++
-			}
-			end := r.Finished
-			if end.IsZero() {
-				end = now
-			}
-			for b := b0; b <= bucket(end); b++ { // the run covers these buckets
-				if worst[b] == "" || severity[c] > severity[worst[b]] {
-					worst[b] = c
-				}
+	counts := make([]bucketCounts, len(lanes)*q.buckets)
+	worst := make([]int8, len(lanes)*q.buckets)
+	for i := range worst {
+		worst[i] = -1
+	}
+	for i, r := range kept {
+		p := pl[i]
+		row := p.lane * q.buckets
+		bc := &counts[row+p.b0]
+		bc[p.class]++
+		if r.CatchUp {
+			bc[cCatchUp]++
+		}
+		if r.Manual {
+			bc[cManual]++
+		}
+		for b := p.b0; b <= p.b1; b++ { // the run covers these buckets
+			if int(worst[row+b]) < p.class {
+				worst[row+b] = int8(p.class)
 			}
 		}
-		lj.Segments = append(lj.Segments, segments(l, worst, counts)...)
+	}
+	for l := range lanes {
+		row := l * q.buckets
+		lj.Segments = append(lj.Segments, segments(l, worst[row:row+q.buckets], counts[row:row+q.buckets], classes[:])...)
 	}
 	return lj
 }
 
-// segments merges neighbouring buckets of the same worst class.
-func segments(lane int, worst []string, counts []map[string]int) []segmentJSON {
+// segments merges neighbouring buckets of the same worst class (-1:
+// empty), naming classes by names.
+func segments(lane int, worst []int8, counts []bucketCounts, names []string) []segmentJSON {
 	var out []segmentJSON
 	for b := 0; b < len(worst); b++ {
-		if worst[b] == "" {
+		if worst[b] < 0 {
 			continue
 		}
-		sg := segmentJSON{Lane: lane, B0: b, B1: b, Worst: worst[b], Counts: map[string]int{}}
-		for ; b < len(worst) && worst[b] == sg.Worst; b++ {
-			sg.B1 = b
+		w := worst[b]
+		var sum bucketCounts
+		b0 := b
+		for ; b < len(worst) && worst[b] == w; b++ {
 			for k, n := range counts[b] {
-				sg.Counts[k] += n
+				sum[k] += n
 			}
 		}
 		b--
+		sg := segmentJSON{Lane: lane, B0: b0, B1: b, Worst: names[w], Counts: make(map[string]int, 2)}
+		for k, n := range sum {
+			if n > 0 {
+				sg.Counts[names[k]] = int(n)
+			}
+		}
 		out = append(out, sg)
 	}
 	return out

@@ -342,6 +342,9 @@
       frag.append(g);
     }
     if (d.now >= d.from && d.now <= d.to) frag.append(svg("line", { class: "now", x1: x(d.now), x2: x(d.now), y1: AXIS_H - 6, y2: height }));
+    root.dataset.from = d.from;
+    root.dataset.to = d.to;
+    root.dataset.now = d.now;
     root.setAttribute("viewBox", "0 0 " + width + " " + height);
     root.setAttribute("height", height);
     root.replaceChildren(frag);
@@ -461,7 +464,8 @@
     if (p.get("range")) state.tl.range = Number(p.get("range")) || state.tl.range;
     if (p.get("q") !== null) { state.tl.filter = p.get("q"); document.getElementById("tl-filter").value = state.tl.filter; }
     const sel = document.getElementById("tl-range");
-    if ([...sel.options].some((o) => Number(o.value) === state.tl.range)) sel.value = String(state.tl.range);
+    if (![...sel.options].some((o) => Number(o.value) === state.tl.range)) sel.append(el("option", { value: state.tl.range, text: fmtDur(state.tl.range) }));
+    sel.value = String(state.tl.range);
     show(view || "jobs");
   }
 
