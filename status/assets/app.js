@@ -72,7 +72,6 @@
     const r = await fetch(path, { headers: { Accept: "application/json" }, cache: "no-store" });
     const body = await r.json();
     if (!r.ok) throw new Error(body.error || r.statusText);
-    if (body.now) state.skew = ms(body.now) - Date.now();
     return body;
   }
 
@@ -426,7 +425,11 @@
 
   async function start() {
     try {
+      const sent = Date.now();
       state.info = await api("api/info");
+      // Views may come from the server's cache; the info is never cached,
+      // so its time sets the offset that countdowns use.
+      state.skew = ms(state.info.now) - (sent + Date.now()) / 2;
     } catch (err) {
       showErrors([String(err.message || err)]);
       return;
