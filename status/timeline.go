@@ -286,10 +286,18 @@ func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lo
 		return min(b, q.buckets-1)
 	}
 
+	// Ticks claimed by a run, before runs is filtered in place.
+	claimed := make(map[int64]bool, len(runs))
+	for _, r := range runs {
+		if !r.Tick.IsZero() {
+			claimed[r.Tick.UnixMilli()] = true
+		}
+	}
+
 	// Lanes: the registered replicas and every replica that ran a run
 	// shown, sorted.
 	lanes := slices.Clone(replicas)
-	kept := runs[:0:0]
+	kept := runs[:0] // runs is this call's own slice
 	for _, r := range runs {
 		end := r.Finished
 		if end.IsZero() {
@@ -314,13 +322,8 @@ func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lo
 	}
 
 	// Ticks, and which of them no run claimed.
-	claimed := make(map[int64]bool, len(runs))
-	for _, r := range runs {
-		if !r.Tick.IsZero() {
-			claimed[r.Tick.UnixMilli()] = true
-		}
-	}
-	var ticks, missed []int64
+	ticks := make([]int64, 0, len(claimed)+64)
+	var missed []int64
 	if sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
 		due := now.Add(-grace)
 		for t, n := sched.Next(q.from.Add(-time.Nanosecond)), 0; !t.IsZero() && !t.After(q.to) && n < maxTicks; t, n = sched.Next(t), n+1 {
