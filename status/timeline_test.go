@@ -1,0 +1,111 @@
+package status_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/status"
+	"github.com/baton-go/baton/status/internal/synth"
+)
+
+// On a range with more runs than buckets the timeline sends segments
+// whose counts add up to the runs the ledger holds in the range, coloured
+// by the worst run in them, and the missed ticks of the outage.
+func TestTimelineBuckets(t *testing.T) {
+	t.Parallel()
+	end := time.Now().Truncate(time.Minute)
+	p, err := synth.Week(2, time.Minute, 24*time.Hour, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := end.Add(-24 * time.Hour)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d&buckets=100", from.UnixMilli(), end.UnixMilli()), nil))
+	var tl struct {
+		Total int
+		Jobs  []struct {
+			Job      string
+			Mode     string
+			Lanes    []string
+			Counts   map[string]int
+			Segments []struct {
+				Lane, B0, B1 int
+				Worst        string
+				Counts       map[string]int
+			}
+			MissedSegments []struct {
+				B0, B1 int
+				Counts map[string]int
+			} `json:"missed_segments"`
+			Missed []int64
+		}
+	}
+	decodeRecorder(t, rec, &tl)
+	if tl.Total != 2 || len(tl.Jobs) != 2 {
+		t.Fatalf("%d of %d jobs, want 2", len(tl.Jobs), tl.Total)
+	}
+	worse := []string{"succeeded", "running", "shut_down", "lock_lost", "unfinished", "failed", "panicked"}
+	for _, j := range tl.Jobs {
+		if j.Mode != "buckets" || !slices.Equal(j.Lanes, synth.Replicas) {
+			t.Fatalf("%s: mode %s lanes %v", j.Job, j.Mode, j.Lanes)
+		}
+		runs, err := p.Runs(t.Context(), lockprovider.RunQuery{Job: j.Job, Since: from, Until: end, Limit: lockprovider.MaxRuns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{}
+		for _, r := range runs {
+			want[r.Outcome.String()]++
+		}
+		got := map[string]int{}
+		for _, sg := range j.Segments {
+			worst := -1
+			for class, n := range sg.Counts {
+				got[class] += n
+				worst = max(worst, slices.Index(worse, class))
+			}
+			if sg.B0 > sg.B1 || sg.B1 >= 100 || (worst >= 0 && worse[worst] != sg.Worst) {
+				t.Errorf("%s: segment %+v: worst %s", j.Job, sg, sg.Worst)
+			}
+		}
+		for class, n := range want {
+			if got[class] != n || j.Counts[class] != n {
+				t.Errorf("%s: %s: %d in segments, %d counted, %d in the ledger", j.Job, class, got[class], j.Counts[class], n)
+			}
+		}
+		if want["failed"] == 0 {
+			t.Errorf("%s: the history has no failed run: %v", j.Job, want)
+		}
+		missed := len(j.Missed)
+		for _, sg := range j.MissedSegments {
+			missed += sg.Counts["missed"]
+		}
+		// The outage's 20 ticks (19 if it began at the range's first),
+		// and the ticks of the last minute or two, which synth leaves
+		// unrun and which are due.
+		t.Logf("%s: %d missed ticks, runs %v", j.Job, missed, want)
+		if missed != j.Counts["missed"] || missed < 19 || missed > 23 {
+			t.Errorf("%s: %d missed ticks drawn, %d counted, want the outage's 19-20 plus the last 1-3", j.Job, missed, j.Counts["missed"])
+		}
+	}
+}
+
+func decodeRecorder(t *testing.T, rec *httptest.ResponseRecorder, v any) {
+	t.Helper()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+		t.Fatal(err)
+	}
+}
