@@ -64,7 +64,8 @@ func TestDemo(t *testing.T) {
 			line := sc.Text()
 			out.WriteString(line + "\n")
 			if u, ok := strings.CutPrefix(strings.TrimSpace(line), "status    "); ok {
-				pageURL <- strings.Fields(u)[0]
+				u, _, _ = strings.Cut(strings.Fields(u)[0], "#")
+				pageURL <- u
 			}
 		}
 	}()

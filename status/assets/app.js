@@ -249,7 +249,11 @@
     const width = Math.max(600, wrap.clientWidth);
     const plotW = width - LABEL_W - 12;
     const buckets = Math.max(10, Math.min(2000, Math.floor(plotW / 3)));
-    if (t.live || !t.to) t.to = serverNow();
+    // Following now, the end is rounded up to the refresh period, so
+    // every open page asks for the same range and shares the server's
+    // cached answer.
+    const per = state.info.refresh_ms;
+    if (t.live || !t.to) t.to = Math.ceil(serverNow() / per) * per;
     const from = Math.round(t.to - t.range), to = Math.round(t.to);
     const q = new URLSearchParams({ from, to, buckets, offset: t.offset, limit: t.limit });
     if (t.filter) q.set("q", t.filter);
@@ -390,6 +394,7 @@
     document.getElementById("tl-live").checked = false;
     state.tl.range = range;
     state.tl.to = mid + range / 2;
+    syncRange();
     refresh();
   }
 
@@ -466,10 +471,17 @@
     if (p.get("limit")) state.tl.limit = Math.max(1, Math.min(200, Number(p.get("limit")) || 20));
     if (p.get("range")) state.tl.range = Number(p.get("range")) || state.tl.range;
     if (p.get("q") !== null) { state.tl.filter = p.get("q"); document.getElementById("tl-filter").value = state.tl.filter; }
-    const sel = document.getElementById("tl-range");
-    if (![...sel.options].some((o) => Number(o.value) === state.tl.range)) sel.append(el("option", { value: state.tl.range, text: fmtDur(state.tl.range) }));
-    sel.value = String(state.tl.range);
+    syncRange();
     show(view || "jobs");
+  }
+
+  // syncRange shows the timeline's range in its menu, adding it when it
+  // is none of the presets.
+  function syncRange() {
+    const sel = document.getElementById("tl-range");
+    const r = String(Math.round(state.tl.range));
+    if (![...sel.options].some((o) => o.value === r)) sel.append(el("option", { value: r, text: fmtDur(state.tl.range) }));
+    sel.value = r;
   }
 
   start();

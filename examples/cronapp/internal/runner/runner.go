@@ -114,7 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 				fmt.Fprintf(out, "status page: %v\n", err)
 			}
 		}()
-		fmt.Fprintf(out, "  status    %s  (jobs, timeline, locks, rate limits: open it while the replicas run)\n", page.URL)
+		fmt.Fprintf(out, "  status    %s#timeline?range=60000  (jobs, timeline, locks, rate limits: open it while the replicas run)\n", page.URL)
 	}
 
 	lines := make(chan line, 256)
