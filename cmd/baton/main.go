@@ -149,7 +149,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd.flags(fs)
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: baton %s %s [flags] %s\n  %s\n\nFlags:\n", cmd.group, cmd.name, cmd.args, cmd.help)
+		fmt.Fprintf(stderr, "Usage: baton %s [flags] %s\n  %s\n\nFlags:\n", strings.TrimSpace(cmd.group+" "+cmd.name), cmd.args, cmd.help)
 		fs.PrintDefaults()
 	}
 	if err := parseInterleaved(fs, rest[words:]); err != nil {

@@ -29,6 +29,7 @@ import (
 var (
 	screenshot = flag.Bool("screenshot", false, "also write the timeline screenshot to docs/status-timeline.png")
 	week       = flag.Bool("week", false, "measure the timeline with 100 jobs × 1 week of 1-minute ticks (slow to set up)")
+	views      = flag.String("views", "", "also write a screenshot of every view into this directory, for review")
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -337,6 +338,7 @@ func TestBrowser(t *testing.T) {
 	// Jobs: every job with its live replicas; the failing and panicking
 	// ones marked.
 	show(t, bctx, "jobs")
+	viewShot(t, bctx, "jobs")
 	rows := get(t, bctx, chromedp.Evaluate[[]struct{ Job, Problem, Replicas, Cls string }](`[...document.querySelectorAll("#jobs-table tbody tr")].map((r) => ({Job: r.dataset.job, Problem: r.dataset.problem, Replicas: r.children[6].textContent, Cls: r.className}))`))
 	want := map[string]string{"daily-report": "", "customer-sync": "failed", "thumbnails": "failed", "heartbeat": "", "ledger-export": "", "cache-warmup": ""}
 	for _, r := range rows {
@@ -355,6 +357,7 @@ func TestBrowser(t *testing.T) {
 
 	// Rate limits: the key over its limit first, then the one near it.
 	show(t, bctx, "limits")
+	viewShot(t, bctx, "limits")
 	keys := get(t, bctx, chromedp.Evaluate[[]struct{ Key, State string }](`[...document.querySelectorAll("#limits-table tbody tr")].map((r) => ({Key: r.dataset.key, State: r.dataset.state}))`))
 	if got := fmt.Sprint(keys); got != "[{api:alice over} {api:bob near} {api:carol ok}]" {
 		t.Errorf("limits view: %s", got)
@@ -363,6 +366,7 @@ func TestBrowser(t *testing.T) {
 	// Locks: the holder with its token and a time left that counts down;
 	// force-release (two clicks) frees the lock in PostgreSQL.
 	show(t, bctx, "locks")
+	viewShot(t, bctx, "locks")
 	sel := `tr[data-lock="payments"][data-backend="postgres"]`
 	tok := get(t, bctx, chromedp.AttributeValue(chromedp.CSS(sel), "data-token")).Value
 	left1 := get(t, bctx, chromedp.Text(chromedp.CSS(sel+" td.countdown")))
@@ -416,6 +420,15 @@ func savePNG(t *testing.T, png []byte) {
 	}
 	if *screenshot {
 		if err := os.WriteFile(filepath.Join("..", "..", "docs", "status-timeline.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func viewShot(t *testing.T, ctx context.Context, view string) {
+	t.Helper()
+	if *views != "" {
+		if err := os.WriteFile(filepath.Join(*views, view+".png"), get(t, ctx, chromedp.CaptureScreenshot()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
