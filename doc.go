@@ -105,4 +105,13 @@
 // outcome is unknown; baton then releases whatever the failed attempt may
 // have granted, so a failed acquire never leaves a lock held silently. Each
 // error names its operation once: baton: acquire "name": ....
+//
+// # Telemetry
+//
+// Config.Observer receives the Locker's events (package observe): every
+// acquire call to the provider, each grant with its wait and token, each
+// refusal with its reason, and each extension, loss and release of its
+// locks, reported with the context the lock was acquired with. Unset, it
+// costs nothing. The adapters in contrib/otel and contrib/prometheus turn
+// the events into metrics and spans.
 package baton

@@ -47,6 +47,7 @@ func (l *Locker) leasePolicy() *lease.Policy {
 		ReleaseTimeout: l.releaseTimeout,
 		Released:       ErrReleased,
 		Observer:       (*rttObserver)(l),
+		Events:         l.obs,
 		Logger:         l.log,
 		Label:          "baton",
 	})

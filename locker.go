@@ -16,6 +16,7 @@ import (
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // Defaults applied for zero Config fields.
@@ -77,6 +78,11 @@ type Config struct {
 	// DisableNotify makes Acquire poll only, even when the provider
 	// implements lockprovider.ReleaseNotifier.
 	DisableNotify bool
+
+	// Observer receives the Locker's events (package observe: attempts,
+	// grants with their wait and token, refusals, extensions, losses and
+	// releases). Nil means none, at no cost.
+	Observer observe.Observer
 }
 
 // AcquireOptions are per-call options. A nil *AcquireOptions means the
@@ -102,6 +108,7 @@ type Locker struct {
 	p        lockprovider.Provider
 	notifier lockprovider.ReleaseNotifier // nil when polling only
 	log      *slog.Logger
+	obs      observe.Observer // nil: no events
 
 	lockedBy       string
 	ttl            time.Duration
@@ -148,6 +155,7 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 	l := &Locker{
 		p:              p,
 		log:            c.Logger,
+		obs:            observe.Join(c.Observer),
 		lockedBy:       c.LockedBy,
 		ttl:            c.AtMostFor,
 		margin:         c.SafetyMargin,
@@ -278,6 +286,10 @@ func (l *Locker) marginFor(d time.Duration) time.Duration {
 // error. A nil ctx is an error
 // (ErrNilContext), not a panic.
 func (l *Locker) TryAcquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
+	return l.reported(ctx, name, opts, (*Locker).tryAcquire)
+}
+
+func (l *Locker) tryAcquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
 	if err := l.check(ctx); err != nil {
 		return nil, err
 	}
@@ -324,6 +336,10 @@ func (l *Locker) TryAcquire(ctx context.Context, name string, opts *AcquireOptio
 // after one of unknown outcome, it releases what the attempt may have
 // granted.
 func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
+	return l.reported(ctx, name, opts, (*Locker).acquire)
+}
+
+func (l *Locker) acquire(ctx context.Context, name string, opts *AcquireOptions) (*Lock, error) {
 	if err := l.check(ctx); err != nil {
 		return nil, err
 	}
@@ -436,20 +452,26 @@ func (l *Locker) Acquire(ctx context.Context, name string, opts *AcquireOptions)
 // that a deadline (the call timeout's or ctx's) cut short, and a network
 // error. A call that ctx's cancellation cut short stays as it is.
 func (l *Locker) try(ctx context.Context, r request, anchor time.Time) (*Lock, error) {
+	var start time.Time
+	if l.obs != nil {
+		start = time.Now()
+	}
 	cctx, cancel := context.WithTimeout(ctx, l.callTimeout)
 	defer cancel()
 	lock, err := l.attempt(cctx, r, anchor)
-	if err == nil || definite(err) || errors.Is(err, ErrUnavailable) {
-		return lock, err
-	}
 	var netErr net.Error
 	switch {
+	case err == nil || definite(err) || errors.Is(err, ErrUnavailable):
 	case ctx.Err() == nil && cctx.Err() != nil:
 		err = &lockprovider.UnavailableError{Err: fmt.Errorf("no answer within CallTimeout %v: %w", l.callTimeout, err)}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = &lockprovider.UnavailableError{Err: fmt.Errorf("no answer before the deadline: %w", err)}
 	case ctx.Err() == nil && errors.As(err, &netErr):
 		err = &lockprovider.UnavailableError{Err: err}
+	}
+	if l.obs != nil {
+		l.obs.Observe(ctx, observe.Event{Kind: observe.LockAttempt, Name: r.params.Name,
+			Start: start, Duration: time.Since(start), Outcome: outcome(err), Err: err})
 	}
 	return lock, err
 }

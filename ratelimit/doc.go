@@ -102,4 +102,12 @@
 // seconds, sets the IETF RateLimit-Policy and RateLimit fields on every
 // decided response, and fails open or closed (the default) when the
 // provider is down, logging and reporting each failure.
+//
+// # Telemetry
+//
+// [Limiter.WithObserver] returns a Limiter that reports each decision
+// (with the tightest limit's policy name, outcome and retry-after), each
+// provider error and each fail-open or fail-closed fallback of the
+// middleware to an observe.Observer. Events carry no key: keys are data
+// and must not become metric labels.
 package ratelimit

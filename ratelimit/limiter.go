@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // Errors of this package. Validation errors are lockprovider's: they
@@ -44,6 +46,9 @@ type Limiter struct {
 	spi        []lockprovider.RateLimit
 	capacity   int64
 	reservable bool
+	obs        observe.Observer // nil: no events; see WithObserver
+	names      []string         // policy names of limits, for events
+	policy     string           // names joined by ","
 }
 
 // New returns a Limiter that charges every request to all of limits at once
@@ -60,11 +65,13 @@ func New(provider lockprovider.RateLimiter, limits ...Limit) (*Limiter, error) {
 			return nil, err
 		}
 		l.spi = append(l.spi, lim.spi())
+		l.names = append(l.names, lim.policyName())
 		if c := lim.Capacity(); l.capacity == 0 || c < l.capacity {
 			l.capacity = c
 		}
 		l.reservable = l.reservable && lim.Algorithm.Reservable()
 	}
+	l.policy = strings.Join(l.names, ",")
 	// The request validation checks the count and duplicate limits.
 	if err := (lockprovider.RateRequest{Key: "k", N: 0, Limits: l.spi}).Validate(); err != nil {
 		return nil, err
@@ -125,11 +132,22 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Result, erro
 	if err := l.check(ctx); err != nil {
 		return Result{}, err
 	}
+	var start time.Time
+	if l.obs != nil {
+		start = time.Now()
+	}
 	res, err := l.provider.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi})
 	if err != nil {
+		if l.obs != nil {
+			l.failed(ctx, start, err)
+		}
 		return Result{}, err
 	}
-	return l.result(res), nil
+	out := l.result(res)
+	if l.obs != nil {
+		l.decided(ctx, start, n, out.Allowed, out.Limit, out.RetryAfter)
+	}
+	return out, nil
 }
 
 // check refuses a nil or zero Limiter and a nil ctx, which would otherwise
@@ -216,6 +234,9 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 			req.MaxDelay = min(budget, lockprovider.MaxDuration).Truncate(time.Microsecond)
 		}
 		res, err := l.provider.RateLimit(ctx, req)
+		if l.obs != nil {
+			l.waited(ctx, start, n, res, err)
+		}
 		if err != nil {
 			return err
 		}

@@ -58,6 +58,8 @@ type MiddlewareConfig struct {
 	FailOpen bool
 	// OnError, if set, is called for every provider failure (count them:
 	// while the provider is down, requests pass unlimited or are refused).
+	// The Limiter's observer (see Limiter.WithObserver) is told too, with
+	// an observe.RateFallback event.
 	OnError func(r *http.Request, err error)
 	// Denied writes the response to a refused request after the rate-limit
 	// header fields are set. Nil means a plain-text 429 Too Many Requests.
@@ -128,6 +130,7 @@ func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handle
 				if cfg.OnError != nil {
 					cfg.OnError(r, err)
 				}
+				l.fellBack(r.Context(), cfg.FailOpen, err)
 				if cfg.FailOpen {
 					next.ServeHTTP(w, r)
 					return

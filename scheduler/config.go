@@ -6,6 +6,7 @@ import (
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // Config configures a Scheduler. The zero value (or a nil *Config) gives
@@ -44,7 +45,13 @@ type Config struct {
 	// It costs one more round trip per skipped tick; off by default.
 	InspectOnSkip bool
 
-	// Hooks observe job runs. Every hook is optional.
+	// Observer receives the scheduler's events (package observe: claims,
+	// skips, runs and their outcomes, lost locks, catch-ups) and those of
+	// its runs' leases (extensions, losses, releases). Nil means none.
+	Observer observe.Observer
+
+	// Hooks observe job runs. Every hook is optional. They are fed from
+	// the same events as Observer.
 	Hooks Hooks
 
 	// Ledger records every tick this instance claims in the provider's
@@ -81,40 +88,44 @@ type Config struct {
 
 // Hooks are called synchronously on the job's goroutine: keep them short
 // and non-blocking. A panic in a hook is recovered and logged.
+//
+// Hooks are an observe.Observer in simpler form: each hook is called for
+// one or two kinds of the scheduler's events (named below), with the
+// event itself. Config.Observer sees the same events and more.
 type Hooks struct {
-	// Attempt: a locked job is about to try to acquire its lock for a
-	// tick.
+	// Attempt (observe.JobAttempt): a locked job is about to try to
+	// acquire its lock for a tick.
 	Attempt func(Event)
-	// Skipped: this instance does not run the tick. Event.Err says why;
+	// Skipped (observe.JobSkipped): this instance does not run the tick. Event.Err says why;
 	// test it with errors.Is: ErrNotAcquired (held elsewhere),
 	// ErrStaleTick (the tick already ran) or ErrStillRunning (the previous
 	// run on this instance has not returned).
 	Skipped func(Event)
-	// Started: the job function is about to be called.
+	// Started (observe.JobStarted): the job function is about to be
+	// called.
 	Started func(Event)
-	// Succeeded: the job function returned nil.
+	// Succeeded (observe.JobFinished without Err): the job function
+	// returned nil.
 	Succeeded func(Event)
-	// Failed: the job function returned an error or panicked (a
-	// *PanicError), or the acquire failed with an unknown outcome (the job
-	// did not run; Event.Err wraps the provider's error).
+	// Failed (observe.JobFinished with Err, observe.JobClaimFailed,
+	// observe.JobCatchUp with Err): the job function returned an error or
+	// panicked (a *PanicError), or the acquire failed with an unknown
+	// outcome (the job did not run; Event.Err wraps the provider's error),
+	// or a catch-up could not read the last tick.
 	Failed func(Event)
-	// LockLost: the job's lease ended while it ran (or the acquire's reply
+	// LockLost (observe.JobLockLost): the job's lease ended while it ran (or the acquire's reply
 	// came after the trust window, and the job did not start); its context
 	// was cancelled with cause ErrLockLost, which Event.Err matches.
 	LockLost func(Event)
 }
 
-// Event describes one tick of one job for the hooks.
-type Event struct {
-	Job      string
-	Tick     time.Time     // the scheduled time
-	Token    int64         // fencing token, once acquired
-	CatchUp  bool          // the run catches up a tick missed while no replica ran
-	Duration time.Duration // Succeeded, Failed: how long the job function ran
-	Err      error         // Skipped: the reason; Failed, LockLost: the error
-	LockedBy string        // Skipped: the holder, when known (see Config.InspectOnSkip)
-	Until    time.Time     // Skipped: the holder's lease end (provider clock), when known
-}
+// Event describes one tick of one job for the hooks: the observer's
+// event. The hooks read Job, Tick, Token (once acquired), CatchUp,
+// Duration (Succeeded, Failed: how long the job function ran), Err
+// (Skipped: the reason; Failed, LockLost: the error), and LockedBy and
+// Until (Skipped: the holder and its lease end on the provider's clock,
+// when known; see Config.InspectOnSkip).
+type Event = observe.Event
 
 const defaultCallTimeout = 5 * time.Second
 

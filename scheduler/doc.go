@@ -127,4 +127,16 @@
 // once; with many jobs per tick on Redis, a go-redis autopipeliner
 // (goredis.Client.AutoPipeline) as the provider's client batches them into
 // a few pipelines (see BenchmarkClaimAtOneTick).
+//
+// # Telemetry
+//
+// Config.Observer receives the scheduler's events (package observe): per
+// tick an attempt, the claim (with its latency) or a skip (with its
+// reason), the run's start and end (with outcome and duration), lost
+// locks, catch-ups, and its leases' extensions and releases. The tick's
+// events are reported under the context the observer returned for
+// observe.JobAttempt, and the job function runs with the one it returned
+// for observe.JobStarted, so a tracing adapter nests claim, run and
+// release under one span per tick and the job's own spans under the run.
+// Config.Hooks are fed from the same events.
 package scheduler

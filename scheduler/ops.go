@@ -52,6 +52,7 @@ func (s *Scheduler) acquire(ctx context.Context, p lockprovider.AcquireParams, c
 
 // runResult is how a run ended, for the ledger.
 type runResult struct {
+	ctx     context.Context // of the tick's events; see Scheduler.claim
 	lease   lockprovider.Lease
 	catchUp bool
 	err     error // the job's error, a *PanicError, or nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // errRunEnded is the cause of a run's context once the run has returned
@@ -21,10 +22,10 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	defer s.wg.Done()
 	ev := Event{Job: j.name, Tick: tick, CatchUp: catchUp}
 	if !j.running.CompareAndSwap(false, true) {
-		ev.Err = ErrStillRunning
+		ev.Err, ev.Outcome = ErrStillRunning, observe.OutcomeStillRunning
 		j.skips.Add(1)
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: previous run still running", "job", j.name, "tick", tick)
-		s.hook(s.cfg.Hooks.Skipped, ev)
+		s.emit(s.runCtx, observe.JobSkipped, ev)
 		return
 	}
 	defer j.running.Store(false)
@@ -38,10 +39,15 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 	res := &runResult{catchUp: catchUp}
 	l := s.claim(j, tick, &ev, res)
 	if l == nil {
+		s.emit(res.ctx, observe.JobDone, ev)
 		return
 	}
 	res.err = s.call(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev)
 	_ = l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
+	if s.obs != nil {
+		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
+		s.emit(res.ctx, observe.JobDone, ev)
+	}
 }
 
 // claim acquires j's lock for tick and returns the run's lease, or nil when
@@ -50,9 +56,11 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 // whatever the acquire may have granted, so that the next tick does not
 // find the name held until the lease expires. With the ledger on, the
 // acquire opens the run's record and the lease's release completes it
-// with res.
+// with res. It sets ev.Outcome when it returns nil, and res.ctx to the
+// context of the tick's events (see observe.JobAttempt).
 func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *lease.Lease {
-	s.hook(s.cfg.Hooks.Attempt, *ev)
+	ev.Name = j.name
+	res.ctx = s.emit(s.runCtx, observe.JobAttempt, *ev)
 	owner := lockprovider.NewOwner()
 	sent := s.now()
 	actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
@@ -65,16 +73,23 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		Tick:       tick,
 	}, res.catchUp)
 	cancel()
+	claimed := *ev // for the claim's own event, timed
+	claimed.Start, claimed.Duration = sent, s.now().Sub(sent)
 	switch {
 	case err == nil:
 	case errors.Is(err, lockprovider.ErrNotAcquired), errors.Is(err, lockprovider.ErrStaleTick):
-		ev.Err = err
+		ev.Err, ev.Outcome = err, observe.OutcomeHeld
+		if errors.Is(err, lockprovider.ErrStaleTick) {
+			ev.Outcome = observe.OutcomeStaleTick
+		}
 		j.skips.Add(1)
 		if s.cfg.InspectOnSkip {
 			s.fillHolder(ev)
 		}
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: lock taken", "job", j.name, "tick", tick, "reason", err)
-		s.hook(s.cfg.Hooks.Skipped, *ev)
+		claimed.Err, claimed.Outcome, claimed.LockedBy, claimed.Until = ev.Err, ev.Outcome, ev.LockedBy, ev.Until
+		s.emit(res.ctx, observe.JobSkipped, claimed)
+		ev.Outcome = observe.OutcomeSkipped
 		return nil
 	default:
 		if !lockprovider.Definite(err) {
@@ -87,6 +102,7 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		}
 		if s.runCtx.Err() != nil {
 			s.cfg.Logger.DebugContext(s.runCtx, "scheduler: acquire interrupted by close", "job", j.name, "tick", tick, "err", err)
+			ev.Err, ev.Outcome = err, observe.OutcomeShutDown
 			return nil
 		}
 		ev.Err = fmt.Errorf("scheduler: acquire %q for tick %s: %w", j.name, tick.Format(time.RFC3339Nano), err)
@@ -97,15 +113,19 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		} else {
 			s.cfg.Logger.WarnContext(s.runCtx, msg, "job", j.name, "tick", tick, "err", err)
 		}
-		s.hook(s.cfg.Hooks.Failed, *ev)
+		ev.Outcome = observe.OutcomeError
+		claimed.Err, claimed.Outcome = ev.Err, ev.Outcome
+		s.emit(res.ctx, observe.JobClaimFailed, claimed)
 		return nil
 	}
 
 	ev.Token = grant.Token
+	claimed.Token, claimed.Outcome = grant.Token, observe.OutcomeClaimed
+	s.emit(res.ctx, observe.JobClaimed, claimed)
 	lost := *ev
 	l := new(lease.Lease)
 	res.lease = grant
-	l.Start(s.runCtx, s.lease, lease.Params{
+	l.Start(res.ctx, s.lease, lease.Params{
 		Release:    s.ledgerRelease(l, res),
 		Name:       j.name,
 		Owner:      owner,
@@ -115,13 +135,14 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 		OnLost: func(cause error) {
 			j.lockLost.Add(1)
 			lost.Err = cause
-			s.hook(s.cfg.Hooks.LockLost, lost)
+			s.emit(res.ctx, observe.JobLockLost, lost)
 		},
 	}, grant, sent)
 	if l.Check() != nil {
 		// The acquire took longer than the trust window: the lease may
 		// already be someone else's. Do not start the job.
 		_ = l.Release(s.runCtx)
+		ev.Err, ev.Outcome = l.Err(), observe.OutcomeLockLost
 		return nil
 	}
 	return l
@@ -130,19 +151,19 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult) *le
 // call runs the job function, recovering a panic, and reports the outcome.
 func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) error {
 	j.runs.Add(1)
-	s.hook(s.cfg.Hooks.Started, ev)
+	ctx = s.emit(ctx, observe.JobStarted, ev)
 	start := s.now()
 	err := protect(ctx, j.fn, run)
-	ev.Duration = s.now().Sub(start)
+	ev.Start, ev.Duration, ev.Err = start, s.now().Sub(start), err
 	if err != nil {
-		ev.Err = err
 		j.failures.Add(1)
 		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", "job", j.name, "tick", run.Tick, "token", run.Token, "err", err)
-		s.hook(s.cfg.Hooks.Failed, ev)
-		return err
 	}
-	s.hook(s.cfg.Hooks.Succeeded, ev)
-	return nil
+	if s.obs != nil {
+		ev.Outcome = s.runOutcome(err, run.lease)
+		s.emit(ctx, observe.JobFinished, ev)
+	}
+	return err
 }
 
 func protect(ctx context.Context, fn Func, run Run) (err error) {

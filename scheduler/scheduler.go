@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // Scheduler runs registered jobs on their schedules. It is safe for
@@ -33,6 +34,8 @@ type Scheduler struct {
 	loopDone chan struct{}
 
 	registry registrar // see ops.go
+
+	obs observe.Observer // Config.Observer and Config.Hooks; nil when neither is set (see emit)
 }
 
 // maxWait bounds the timer loop's sleep; see loop.
@@ -55,7 +58,9 @@ func New(provider lockprovider.Provider, cfg *Config) (*Scheduler, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
+	obs := observe.Join(c.Hooks.observer(c.Logger), c.Observer)
 	return &Scheduler{
+		obs:      obs,
 		provider: provider,
 		cfg:      c,
 		lease: lease.NewPolicy(lease.Policy{
@@ -65,6 +70,7 @@ func New(provider lockprovider.Provider, cfg *Config) (*Scheduler, error) {
 			Now:         c.Now,
 			Logger:      c.Logger,
 			Label:       "scheduler",
+			Events:      obs,
 		}),
 		runCtx:    ctx,
 		runCancel: cancel,
@@ -272,10 +278,10 @@ func (s *Scheduler) catchUp(j *Job) {
 		if s.runCtx.Err() != nil {
 			return
 		}
-		ev.Err = err
+		ev.Err, ev.Outcome = err, observe.OutcomeError
 		j.failures.Add(1)
 		s.cfg.Logger.WarnContext(s.runCtx, "scheduler: catch-up: cannot read last tick", "job", j.name, "tick", prev, "err", err)
-		s.hook(s.cfg.Hooks.Failed, ev)
+		s.emit(s.runCtx, observe.JobCatchUp, ev)
 		return
 	}
 	if info.Exists && !info.LastTick.Before(prev) {
@@ -283,21 +289,23 @@ func (s *Scheduler) catchUp(j *Job) {
 		return
 	}
 	s.cfg.Logger.InfoContext(s.runCtx, "scheduler: catching up a missed tick", "job", j.name, "tick", prev, "last_tick", info.LastTick)
+	ev.Outcome = observe.OutcomeOK
+	s.emit(s.runCtx, observe.JobCatchUp, ev)
 	s.wg.Add(1)
 	s.execute(j, prev, true)
 }
 
-// hook calls h, if set, containing a panic.
-func (s *Scheduler) hook(h func(Event), ev Event) {
-	if h == nil {
-		return
+// emit reports ev, as an event of kind k, to the scheduler's observer:
+// Config.Observer and Config.Hooks. It is the scheduler's only way of
+// reporting events. For a begin event (observe.JobAttempt,
+// observe.JobStarted) it returns the context to run what follows with;
+// otherwise ctx.
+func (s *Scheduler) emit(ctx context.Context, k observe.Kind, ev Event) context.Context {
+	if s.obs == nil {
+		return ctx
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: hook panicked", "job", ev.Job, "panic", r)
-		}
-	}()
-	h(ev)
+	ev.Kind = k
+	return s.obs.Observe(ctx, ev)
 }
 
 // jobHeap orders jobs by next tick.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // Margin is the default safety margin subtracted from a lease of length d
@@ -78,6 +79,9 @@ type Policy struct {
 	Now func() time.Time
 	// Observer, if set, sees every round trip.
 	Observer Observer
+	// Events, if set, receives the leases' LockExtended, LockLost and
+	// LockReleased events.
+	Events observe.Observer
 	// Logger receives lost leases and failed renewals and releases; nil
 	// discards them.
 	Logger *slog.Logger
@@ -315,6 +319,9 @@ func (l *Lease) lost(cause error) {
 		l.renewStop()
 	}
 	l.pol.Logger.Warn(l.pol.Label+": lock lost", "lock_name", l.name, "token", l.Token(), "err", cause)
+	if l.pol.Events != nil {
+		l.emit(l.ctx, observe.LockLost, time.Time{}, cause)
+	}
 	if l.onLost != nil {
 		l.onLost(cause)
 	}
@@ -382,6 +389,9 @@ func (l *Lease) extend(ctx context.Context, d time.Duration) error {
 		Name: l.name, Owner: l.owner, AtMostFor: d, AtLeastFor: atLeast,
 	})
 	l.observe(send)
+	if l.pol.Events != nil {
+		l.emit(ctx, observe.LockExtended, send, err)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, lockprovider.ErrNotHeld):
@@ -404,6 +414,29 @@ func (l *Lease) extend(ctx context.Context, d time.Duration) error {
 	// A reply that came after its own window makes the timer fire at once.
 	l.timer.Reset(l.deadline.Sub(l.pol.Now()))
 	return nil
+}
+
+// emit reports an event of kind k about l to Policy.Events (which is set)
+// with ctx, the context of the lease (carrying the acquiring context's
+// values, a trace span say) or one derived from it. send is the start of
+// a round trip that just returned err, or zero for a loss.
+func (l *Lease) emit(ctx context.Context, k observe.Kind, send time.Time, err error) {
+	l.mu.Lock()
+	grant := l.grant
+	l.mu.Unlock()
+	e := observe.Event{Kind: k, Name: l.name, Tick: grant.Tick, Token: grant.Token, Err: err}
+	if !send.IsZero() {
+		e.Start, e.Duration = send, l.pol.Now().Sub(send)
+		switch {
+		case err == nil:
+			e.Outcome = observe.OutcomeOK
+		case errors.Is(err, lockprovider.ErrNotHeld):
+			e.Outcome = observe.OutcomeNotHeld
+		default:
+			e.Outcome = observe.OutcomeError
+		}
+	}
+	l.pol.Events.Observe(ctx, e)
 }
 
 func (l *Lease) observe(send time.Time) {
@@ -525,6 +558,9 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	err := release(ctx, lockprovider.ReleaseParams{Name: l.name, Owner: l.owner})
 	l.observe(send)
+	if l.pol.Events != nil {
+		l.emit(l.ctx, observe.LockReleased, send, err)
+	}
 	switch {
 	case err == nil:
 		l.released = true

@@ -1,0 +1,57 @@
+package otel_test
+
+import (
+	"context"
+	"fmt"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/baton-go/baton"
+	batonotel "github.com/baton-go/baton/contrib/otel"
+	"github.com/baton-go/baton/lockprovider/memory"
+)
+
+// A Locker whose acquisitions and releases become metrics and spans. In
+// an application, otel.New(nil) uses the global providers.
+func Example() {
+	reader := sdkmetric.NewManualReader()
+	spans := tracetest.NewSpanRecorder()
+	obs, err := batonotel.New(&batonotel.Config{
+		MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)),
+	})
+	if err != nil {
+		panic(err)
+	}
+	locker, err := baton.NewLocker(memory.New(nil), &baton.Config{Observer: obs})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	lock, err := locker.TryAcquire(ctx, "daily-report", nil)
+	if err != nil {
+		panic(err)
+	}
+	_ = lock.Release(ctx)
+
+	var rm metricdata.ResourceMetrics
+	_ = reader.Collect(ctx, &rm)
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		if m.Name == "baton.lock.acquires" {
+			p := m.Data.(metricdata.Sum[int64]).DataPoints[0]
+			name, _ := p.Attributes.Value(batonotel.AttrLock)
+			outcome, _ := p.Attributes.Value(batonotel.AttrOutcome)
+			fmt.Println(m.Name, name.AsString(), outcome.AsString(), p.Value)
+		}
+	}
+	for _, s := range spans.Ended() {
+		fmt.Println(s.Name())
+	}
+	// Output:
+	// baton.lock.acquires daily-report granted 1
+	// baton.lock.acquire
+	// baton.lock.release
+}

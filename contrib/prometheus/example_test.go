@@ -1,0 +1,47 @@
+package prometheus_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	batonprom "github.com/baton-go/baton/contrib/prometheus"
+	"github.com/baton-go/baton/lockprovider/memory"
+	"github.com/baton-go/baton/ratelimit"
+)
+
+// A rate limiter whose decisions are counted per policy (never per key).
+// Serve the registry with promhttp.HandlerFor.
+func Example() {
+	obs := batonprom.New(nil)
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(obs)
+
+	limiter, err := ratelimit.New(memory.New(nil), ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"})
+	if err != nil {
+		panic(err)
+	}
+	limiter = limiter.WithObserver(obs)
+	for range 2 {
+		_, _ = limiter.Allow(context.Background(), "203.0.113.7")
+	}
+
+	families, _ := registry.Gather()
+	for _, mf := range families {
+		if mf.GetName() != "baton_ratelimit_decisions_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			fmt.Print(mf.GetName(), "{")
+			for _, l := range m.GetLabel() {
+				fmt.Printf("%s=%q,", l.GetName(), l.GetValue())
+			}
+			fmt.Println("}", m.GetCounter().GetValue())
+		}
+	}
+	// Output:
+	// baton_ratelimit_decisions_total{outcome="allowed",policy="signup",} 1
+	// baton_ratelimit_decisions_total{outcome="denied",policy="signup",} 1
+}

@@ -1,0 +1,74 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
+)
+
+// WithObserver returns a copy of l that reports its decisions, provider
+// errors and the Middleware's fail-open and fail-closed fallbacks to obs
+// (package observe: RateDecision, RateError, RateFallback). Events name
+// the limit by its policy name (Limit.Name, or "<rate>-per-<period>"),
+// never by key. A nil obs returns a copy without an observer. l itself
+// is unchanged; both share the provider and so the budgets.
+func (l *Limiter) WithObserver(obs observe.Observer) *Limiter {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	c.obs = observe.Join(obs)
+	return &c
+}
+
+// decided reports a decision that began at start.
+func (l *Limiter) decided(ctx context.Context, start time.Time, n int64, allowed bool, tightest Limit, retryAfter time.Duration) {
+	e := observe.Event{Kind: observe.RateDecision, Policy: l.policy, Cost: n, Outcome: observe.OutcomeAllowed,
+		Start: start, Duration: time.Since(start)}
+	for i := range l.limits {
+		if l.limits[i] == tightest {
+			e.Policy = l.names[i]
+			break
+		}
+	}
+	if !allowed {
+		e.Outcome, e.RetryAfter = observe.OutcomeDenied, retryAfter
+	}
+	l.obs.Observe(ctx, e)
+}
+
+// failed reports a provider call that began at start and failed with err.
+// Bad input is not the provider's failure and is not reported.
+func (l *Limiter) failed(ctx context.Context, start time.Time, err error) {
+	if errors.Is(err, lockprovider.ErrInvalid) {
+		return
+	}
+	l.obs.Observe(ctx, observe.Event{Kind: observe.RateError, Policy: l.policy, Outcome: observe.OutcomeError,
+		Err: err, Start: start, Duration: time.Since(start)})
+}
+
+// waited reports one provider call of WaitN.
+func (l *Limiter) waited(ctx context.Context, start time.Time, n int64, res lockprovider.RateResult, err error) {
+	if err != nil {
+		l.failed(ctx, start, err)
+		return
+	}
+	out := l.result(res)
+	l.decided(ctx, start, n, out.Allowed, out.Limit, out.RetryAfter)
+}
+
+// fellBack reports that the Middleware let a request through (failOpen)
+// or refused it because the provider failed with err.
+func (l *Limiter) fellBack(ctx context.Context, failOpen bool, err error) {
+	if l == nil || l.obs == nil {
+		return
+	}
+	e := observe.Event{Kind: observe.RateFallback, Policy: l.policy, Outcome: observe.OutcomeFailClosed, Err: err}
+	if failOpen {
+		e.Outcome = observe.OutcomeFailOpen
+	}
+	l.obs.Observe(ctx, e)
+}
