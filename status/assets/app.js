@@ -252,7 +252,7 @@
     // Following now, the end is rounded up to the refresh period, so
     // every open page asks for the same range and shares the server's
     // cached answer.
-    const per = state.info.refresh_ms;
+    const per = poll();
     if (t.live || !t.to) t.to = Math.ceil(serverNow() / per) * per;
     const from = Math.round(t.to - t.range), to = Math.round(t.to);
     const q = new URLSearchParams({ from, to, buckets, offset: t.offset, limit: t.limit });
@@ -461,9 +461,12 @@
     // Page size and range from the address, e.g. #timeline?limit=100&range=604800000.
     window.addEventListener("hashchange", route);
     route();
-    setInterval(() => { if (state.view !== "timeline" || state.tl.live) refresh(); }, state.info.refresh_ms);
+    setInterval(() => { if (state.view !== "timeline" || state.tl.live) refresh(); }, poll());
     setInterval(tickCountdowns, 250);
   }
+
+  // poll is the polling period: the server's Refresh, at least a second.
+  function poll() { return Math.max(1000, state.info.refresh_ms); }
 
   function route() {
     const [view, qs] = location.hash.slice(1).split("?");

@@ -28,7 +28,6 @@ import (
 
 var (
 	screenshot = flag.Bool("screenshot", false, "also write the timeline screenshot to docs/status-timeline.png")
-	week       = flag.Bool("week", false, "measure the timeline with 100 jobs × 1 week of 1-minute ticks (slow to set up)")
 	views      = flag.String("views", "", "also write a screenshot of every view into this directory, for review")
 )
 
@@ -37,7 +36,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // browser starts headless Chromium and returns a tab's context. Console
 // errors and uncaught exceptions (a Content-Security-Policy violation
 // among them) fail the test.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	path := os.Getenv("BATON_CHROMIUM")
 	if path == "" {
@@ -51,7 +50,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelTime := context.WithTimeout(ctx, 5*time.Minute)
 	messages := chromedp.Console(ctx)
 	var (
 		mu       sync.Mutex
@@ -88,14 +87,14 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+func do(t testing.TB, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func get[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+func get[T any](t testing.TB, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
@@ -110,7 +109,7 @@ func loaded(view string) chromedp.Action[chromedp.Void] {
 
 // open navigates to url and waits until the view named in its fragment
 // has rendered.
-func open(t *testing.T, ctx context.Context, url, view string) {
+func open(t testing.TB, ctx context.Context, url, view string) {
 	t.Helper()
 	do(t, ctx, chromedp.Navigate(url), loaded(view))
 }

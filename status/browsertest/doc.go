@@ -6,5 +6,5 @@
 //
 //	go test ./...                       the browser test
 //	go test -run Browser -screenshot    also rewrites docs/status-timeline.png
-//	go test -run Week -v -week          measures 100 jobs × 1 week of 1-minute ticks
+//	go test -run XXX -bench Week        measures 100 jobs × 1 week of 1-minute ticks
 package browsertest

@@ -1,6 +1,7 @@
 package browsertest
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strconv"
 	"testing"
@@ -12,45 +13,51 @@ import (
 	"github.com/baton-go/baton/status/internal/synth"
 )
 
-// TestWeek measures the page on 100 jobs with a week of one-minute ticks
-// (about a million runs, three replicas, failures and missed ticks) in the
-// memory provider: the server's time for the timeline response and the
-// browser's time to draw it, for the default page of 20 jobs and for all
-// 100 at once. It reports figures and asserts only that the drawing is
-// complete. Behind -week: building the history takes a while.
-func TestWeek(t *testing.T) {
-	if !*week {
-		t.Skip("measurement: run with -week")
-	}
+// BenchmarkWeek measures the page in Chromium on 100 jobs with a week of
+// one-minute ticks (about a million runs, three replicas, failures and
+// missed ticks) in the memory provider: each iteration loads the page on
+// the whole week and waits until the timeline is drawn (ns/op), for the
+// default page of 20 jobs and for all 100. server-ms is the handler's
+// time for the timeline response, render-ms the browser's time to draw
+// it. Building the history takes a while before the first iteration.
+func BenchmarkWeek(b *testing.B) {
 	end := time.Now()
-	built := time.Now()
 	p, err := synth.Week(100, time.Minute, 7*24*time.Hour, end)
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
-	t.Logf("history of 100 jobs × 1 week built in %v", time.Since(built).Round(time.Millisecond))
 	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}, Refresh: time.Nanosecond})
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	bctx := browser(t)
+	bctx := browser(b)
 	for _, limit := range []int{20, 100} {
-		for i := range 3 {
-			do(t, bctx, chromedp.Navigate("about:blank"))
-			start := time.Now()
-			open(t, bctx, srv.URL+"/#timeline?range=604800000&limit="+strconv.Itoa(limit)+"&n="+strconv.Itoa(i), "timeline") // n: a new page each time
-			total := time.Since(start)
-			got := get(t, bctx, chromedp.Evaluate[struct {
-				Server, Render string
-				Jobs, Rects    int
-			}](`({Server: document.getElementById("timeline").dataset.serverMs, Render: document.getElementById("timeline").dataset.renderMs,
-				Jobs: document.querySelectorAll("#timeline g.job").length, Rects: document.querySelectorAll("#timeline rect").length})`))
-			if got.Jobs != limit {
-				t.Fatalf("%d jobs drawn, want %d", got.Jobs, limit)
+		b.Run(fmt.Sprintf("jobs=%d", limit), func(b *testing.B) {
+			var server, render float64
+			var rects int
+			n := 0
+			for b.Loop() {
+				b.StopTimer()
+				do(b, bctx, chromedp.Navigate("about:blank"))
+				b.StartTimer()
+				open(b, bctx, srv.URL+"/#timeline?range=604800000&limit="+strconv.Itoa(limit), "timeline")
+				got := get(b, bctx, chromedp.Evaluate[struct {
+					Server, Render string
+					Jobs, Rects    int
+				}](`({Server: document.getElementById("timeline").dataset.serverMs, Render: document.getElementById("timeline").dataset.renderMs,
+					Jobs: document.querySelectorAll("#timeline g.job").length, Rects: document.querySelectorAll("#timeline rect").length})`))
+				if got.Jobs != limit {
+					b.Fatalf("%d jobs drawn, want %d", got.Jobs, limit)
+				}
+				s, _ := strconv.ParseFloat(got.Server, 64)
+				r, _ := strconv.ParseFloat(got.Render, 64)
+				server, render, rects, n = server+s, render+r, got.Rects, n+1
 			}
-			t.Logf("jobs=%d: server %s ms, render %s ms, %d SVG rects, navigation to drawn %v", limit, got.Server, got.Render, got.Rects, total.Round(time.Millisecond))
-		}
+			b.ReportMetric(server/float64(n), "server-ms")
+			b.ReportMetric(render/float64(n), "render-ms")
+			b.ReportMetric(float64(rects), "rects")
+		})
 	}
 }
