@@ -30,6 +30,7 @@ type mixed struct {
 	postgres *pgprovider.Provider
 	backends []status.Backend
 	limit    lockprovider.RateLimit
+	started  time.Time // when the last scheduler instance started
 }
 
 const replicas = 3
@@ -78,6 +79,7 @@ func startMixed(t *testing.T, iv time.Duration) *mixed {
 			}
 		})
 	}
+	m.started = time.Now()
 	deadline := time.Now().Add(20 * time.Second)
 	for _, job := range []string{"ok", "fail", "boom"} {
 		for {
@@ -109,7 +111,7 @@ func (m *mixed) page(t *testing.T, actions bool) *httptest.Server {
 	h, err := status.New(status.Config{
 		Backends: m.backends,
 		Actions:  actions,
-		Grace:    150 * time.Millisecond,
+		Grace:    time.Second,
 		Refresh:  time.Nanosecond, // every request reads the backends
 		Limits: func(key string) []lockprovider.RateLimit {
 			if strings.HasPrefix(key, "api:") {
@@ -215,6 +217,9 @@ func TestViews(t *testing.T) {
 	m := startMixed(t, 300*time.Millisecond)
 	srv := m.page(t, false)
 	base := srv.URL + "/ops/baton/"
+	// The latest tick due a Grace (1s) ago must be one the instances
+	// were running for.
+	time.Sleep(time.Until(m.started.Add(1600 * time.Millisecond)))
 
 	var jobs jobsResp
 	getJSON(t, base+"api/jobs", &jobs)
