@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -553,6 +555,52 @@ func TestConfig(t *testing.T) {
 	} {
 		if _, err := status.New(cfg); !errors.Is(err, lockprovider.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+// A backend that cannot be reached is reported per view; the others are
+// still shown.
+func TestBackendDown(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	down := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer down.Close()
+	rp, err := redisprovider.New(down, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := pgprovider.New(testenv.Postgres(t).Pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pp.Acquire(ctx, lockprovider.AcquireParams{Name: "payments", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}}, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var locks struct {
+		Locks  []struct{ Backend, Name string }
+		Errors []struct{ Backend, Error string }
+	}
+	getJSON(t, srv.URL+"/api/locks", &locks)
+	if len(locks.Locks) != 1 || locks.Locks[0].Name != "payments" || len(locks.Errors) == 0 || locks.Errors[0].Backend != "redis" {
+		t.Errorf("locks with redis down: %+v", locks)
+	}
+	for _, view := range []string{"jobs", "timeline", "limits"} {
+		var v struct {
+			Errors []struct{ Backend, Error string }
+		}
+		getJSON(t, srv.URL+"/api/"+view, &v)
+		if len(v.Errors) == 0 || v.Errors[0].Backend != "redis" {
+			t.Errorf("%s with redis down: errors %+v", view, v.Errors)
 		}
 	}
 }
