@@ -24,6 +24,7 @@ import (
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/scheduler"
 	"github.com/baton-go/baton/status"
+	"github.com/baton-go/baton/status/internal/synth"
 )
 
 var (
@@ -409,6 +410,45 @@ func TestBrowser(t *testing.T) {
 	}
 	if !strings.Contains(body, "cross-origin request refused") {
 		t.Errorf("another site's form post was answered %q", body)
+	}
+}
+
+// TestBrowserBuckets draws a day of one-minute ticks: more runs than
+// buckets, so the timeline shows segments; hovering one shows its counts,
+// and clicking it zooms in to single runs.
+func TestBrowserBuckets(t *testing.T) {
+	bctx := browser(t)
+	p, err := synth.Week(2, time.Minute, 24*time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	open(t, bctx, srv.URL+"/#timeline?range=86400000", "timeline")
+	segs := get(t, bctx, chromedp.Evaluate[[]struct{ Job, Mode, Outcome string }](`[...document.querySelectorAll("#timeline g.lane rect.seg")].map((r) => ({Job: r.dataset.job, Mode: r.closest("g.job").dataset.mode, Outcome: r.dataset.outcome}))`))
+	outcomes := map[string]int{}
+	for _, sg := range segs {
+		if sg.Mode != "buckets" {
+			t.Errorf("segment %+v in a job drawn in mode %s", sg, sg.Mode)
+		}
+		outcomes[sg.Outcome]++
+	}
+	if outcomes["succeeded"] == 0 || outcomes["failed"] == 0 {
+		t.Fatalf("a day of runs drawn as %d segments %v, want succeeded and failed ones", len(segs), outcomes)
+	}
+	box := get(t, bctx, chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector("rect.seg.o-failed"); r.scrollIntoView({block: "center"}); const c = r.getBoundingClientRect(); return [c.x + c.width / 2, c.y + c.height / 2]; })()`))
+	do(t, bctx, chromedp.MouseEvent(chromedp.MouseMoved, box[0], box[1]))
+	if detail := get(t, bctx, chromedp.Text(chromedp.CSS("#tl-detail"))); !strings.Contains(detail, "failed") || !strings.Contains(detail, "click to zoom in") {
+		t.Errorf("detail of a failed segment: %q", detail)
+	}
+	do(t, bctx, chromedp.MouseClickXY(box[0], box[1]))
+	get(t, bctx, chromedp.Poll[bool](`[...document.querySelectorAll("#timeline g.job")].every((g) => g.dataset.mode === "runs") && document.querySelectorAll("#timeline rect.run.o-failed").length > 0`, chromedp.WithPollingTimeout(20*time.Second)))
+	if live := get(t, bctx, chromedp.Evaluate[bool](`document.getElementById("tl-live").checked`)); live {
+		t.Error("zooming in left the timeline following now")
 	}
 }
 
