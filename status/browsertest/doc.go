@@ -4,7 +4,8 @@
 // chromium (or BATON_CHROMIUM naming a Chrome binary) and fails, not
 // skips, without it.
 //
-//	go test ./...                       the browser test
-//	go test -run Browser -screenshot    also rewrites docs/status-timeline.png
-//	go test -run XXX -bench Week        measures 100 jobs × 1 week of 1-minute ticks
+//	go test ./...                              the browser tests
+//	go test -run 'Browser$' -screenshot        also rewrites docs/status-timeline.png
+//	go test -run 'Browser$' -views DIR         also saves every view's screenshot in DIR
+//	go test -run '^$' -bench Week -benchtime 3x   100 jobs × 1 week of 1-minute ticks
 package browsertest
