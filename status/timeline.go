@@ -257,11 +257,17 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 	// tick before it is not counted as missed.
 	evidence := j.rj.Since
 	for _, r := range runs {
-		if r.Started.Before(evidence) {
-			evidence = r.Started
+		t := r.Tick
+		if t.IsZero() {
+			t = r.Started
+		}
+		if t.Before(evidence) {
+			evidence = t
 		}
 	}
-	if evidence.After(q.from) {
+	// Ticks in [from, evidence) count as missed only if the job ran
+	// before the range: ask the ledger, unless no tick falls there.
+	if evidence.After(q.from) && firstTick(s, q.from).Before(evidence) {
 		older, err := j.led.Runs(ctx, lockprovider.RunQuery{Job: s.Name, Until: q.from, Limit: 1})
 		if err != nil {
 			return laneJobJSON{}, err
@@ -271,6 +277,15 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 		}
 	}
 	return layout(s, j.b.Name, j.rj.Replicas, runs, evidence, q, now, h.cfg.Grace, autoRenew), nil
+}
+
+// firstTick returns the job's first tick at or after t, or the zero time.
+func firstTick(s lockprovider.JobSpec, t time.Time) time.Time {
+	sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone)
+	if err != nil {
+		return time.Time{}
+	}
+	return sched.Next(t.Add(-time.Nanosecond))
 }
 
 // layout places runs in lanes and buckets. It only computes.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/status"
 	"github.com/baton-go/baton/status/internal/synth"
 )
@@ -107,5 +108,65 @@ func decodeRecorder(t *testing.T, rec *httptest.ResponseRecorder, v any) {
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A range that starts inside an outage marks the outage's ticks missed
+// when the job ran before the range, even though the live instances
+// started after the outage; ticks before the job's first run are not.
+func TestTimelineOutageAtStart(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	tick := func(i int) time.Time { return base.Add(time.Duration(i) * time.Minute) }
+	var clock time.Time
+	p := memory.New(&memory.Config{Now: func() time.Time {
+		if clock.IsZero() {
+			return time.Now()
+		}
+		return clock
+	}})
+	spec := lockprovider.JobSpec{Name: "export", Schedule: "@every 1m0s", Locked: true, AtMostFor: 30 * time.Second}
+	for _, i := range []int{2, 3, 4, 10, 11, 12} { // ran at ticks 2-4, down for 5-9, back from 10
+		clock = tick(i).Add(time.Second)
+		owner := lockprovider.NewOwner()
+		l, err := p.AcquireRun(ctx, lockprovider.AcquireParams{Name: "export", Owner: owner, AtMostFor: 30 * time.Second, Tick: tick(i), LockedBy: "app-1"}, lockprovider.RunStart{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(2 * time.Second)
+		if err := p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "export", Owner: owner}, lockprovider.RunEnd{
+			Run: lockprovider.RunRecord{Job: "export", Token: l.Token, Tick: tick(i), LockedBy: "app-1", Started: l.GrantedAt}, Outcome: lockprovider.OutcomeSucceeded,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock = time.Time{}
+	if err := p.Register(ctx, lockprovider.Instance{LockedBy: "app-1", Started: tick(10), Jobs: []lockprovider.JobSpec{spec}}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		from, to int
+		want     []int
+	}{
+		{6, 12, []int{6, 7, 8, 9}}, // the range starts in the outage
+		{0, 12, []int{5, 6, 7, 8, 9}},
+		{0, 3, nil}, // before the first run nothing is known
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(c.from).UnixMilli(), tick(c.to).Add(30*time.Second).UnixMilli()), nil))
+		var tl struct{ Jobs []struct{ Missed []int64 } }
+		decodeRecorder(t, rec, &tl)
+		var want []int64
+		for _, i := range c.want {
+			want = append(want, tick(i).UnixMilli())
+		}
+		if len(tl.Jobs) != 1 || !slices.Equal(tl.Jobs[0].Missed, want) {
+			t.Errorf("ticks %d-%d: missed %+v, want ticks %v", c.from, c.to, tl.Jobs, c.want)
+		}
 	}
 }
