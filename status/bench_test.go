@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-go/baton/status"
 	"github.com/baton-go/baton/status/internal/synth"
 )
 
@@ -19,11 +18,7 @@ import (
 // difference to Redis or PostgreSQL is their transfer of the same runs.
 func BenchmarkTimelineWeek(b *testing.B) {
 	end := time.Now()
-	p, err := synth.Week(100, time.Minute, 7*24*time.Hour, end)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}, Refresh: time.Nanosecond})
+	h, err := synth.WeekPage(100, end)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,11 +9,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
+	"github.com/baton-go/baton/status"
 )
 
 // Replicas are the LockedBy of the made-up instances.
@@ -79,4 +81,15 @@ func Week(jobs int, period, span time.Duration, end time.Time) (*memory.Provider
 		}
 	}
 	return p, nil
+}
+
+// WeekPage is the status page over Week(jobs, time.Minute, 7 days, end)
+// that computes every request afresh (a Refresh of 1ns), for
+// measurements.
+func WeekPage(jobs int, end time.Time) (http.Handler, error) {
+	p, err := Week(jobs, time.Minute, 7*24*time.Hour, end)
+	if err != nil {
+		return nil, err
+	}
+	return status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}, Refresh: time.Nanosecond})
 }
