@@ -21,6 +21,7 @@
 //	baton limits ls                     rate-limit keys with live state
 //	baton limits get KEY [--limit gcra:100/1m]
 //	baton limits reset KEY
+//	baton serve [--addr 127.0.0.1:8080] [--actions]   the status page (package status)
 //
 // Every command takes -o table (default) or -o json.
 //

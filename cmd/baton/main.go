@@ -71,13 +71,14 @@ type backend struct {
 }
 
 type command struct {
-	group, name, args, help string
+	group, name, args, help string // name "": a one-word command (serve)
 	run                     func(c *cli, ctx context.Context, fs *flag.FlagSet) int
 	flags                   func(fs *flag.FlagSet)
+	long                    bool // runs until interrupted: --timeout bounds each call, not the command
 }
 
 func allCommands() []command {
-	return append(append(lockCommands(), jobCommands()...), limitCommands()...)
+	return append(append(append(lockCommands(), jobCommands()...), limitCommands()...), serveCommands()...)
 }
 
 func usage(w io.Writer) {
@@ -123,32 +124,35 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		usage(stdout)
 		return exitOK
 	}
-	if len(rest) < 2 {
+	if len(rest) == 0 {
 		usage(stderr)
 		return exitUsage
 	}
 	var cmd *command
+	words := 2 // of the command's name
 	for _, k := range allCommands() {
-		if k.group == rest[0] && k.name == rest[1] {
+		if k.group == rest[0] && k.name == "" {
+			cmd, words = &k, 1
+		} else if len(rest) > 1 && k.group == rest[0] && k.name == rest[1] {
 			cmd = &k
 		}
 	}
 	if cmd == nil {
-		fmt.Fprintf(stderr, "baton: unknown command %q\n", strings.Join(rest[:2], " "))
+		fmt.Fprintf(stderr, "baton: unknown command %q\n", strings.Join(rest[:min(2, len(rest))], " "))
 		usage(stderr)
 		return exitUsage
 	}
-	fs := flag.NewFlagSet("baton "+cmd.group+" "+cmd.name, flag.ContinueOnError)
+	fs := flag.NewFlagSet(strings.TrimSpace("baton "+cmd.group+" "+cmd.name), flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.opts.register(fs)
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: baton %s %s [flags] %s\n  %s\n\nFlags:\n", cmd.group, cmd.name, cmd.args, cmd.help)
+		fmt.Fprintf(stderr, "Usage: baton %s [flags] %s\n  %s\n\nFlags:\n", strings.TrimSpace(cmd.group+" "+cmd.name), cmd.args, cmd.help)
 		fs.PrintDefaults()
 	}
-	if err := parseInterleaved(fs, rest[2:]); err != nil {
+	if err := parseInterleaved(fs, rest[words:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
@@ -162,8 +166,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "baton: --timeout must be positive")
 		return exitUsage
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.timeout)
-	defer cancel()
+	if !cmd.long {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.timeout)
+		defer cancel()
+	}
 	if code := c.connect(ctx); code != exitOK {
 		return code
 	}

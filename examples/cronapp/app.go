@@ -110,7 +110,9 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 		return err
 	}
 
-	sched, err := scheduler.New(rprov, &scheduler.Config{Logger: log, LockedBy: cfg.Replica, Hooks: a.hooks()})
+	// The ledger records every claimed tick (replica, token, outcome) in
+	// the claim and release themselves, for the status page's timeline.
+	sched, err := scheduler.New(rprov, &scheduler.Config{Logger: log, LockedBy: cfg.Replica, Hooks: a.hooks(), Ledger: true})
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,11 +43,41 @@ func TestDemo(t *testing.T) {
 	sumPath := filepath.Join(dir, "summary.json")
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "demo"),
 		"-app", filepath.Join(dir, "cronapp"), "-redis", redisURL, "-database", databaseURL,
-		"-duration", "10s", "-pause-after", "3s", "-summary-json", sumPath)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	t.Logf("demo output:\n%s", out.String())
+		"-duration", "10s", "-pause-after", "3s", "-summary-json", sumPath, "-status-addr", "127.0.0.1:0")
+	var out, errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Read the output as it comes: the status page's URL is printed at
+	// the start, and the page must show the replicas while they run.
+	pageURL := make(chan string, 1)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			out.WriteString(line + "\n")
+			if u, ok := strings.CutPrefix(strings.TrimSpace(line), "status    "); ok {
+				u, _, _ = strings.Cut(strings.Fields(u)[0], "#")
+				pageURL <- u
+			}
+		}
+	}()
+	select {
+	case u := <-pageURL:
+		checkStatusPage(t, u)
+	case <-read:
+		t.Error("the demo printed no status page URL")
+	}
+	<-read
+	err = cmd.Wait()
+	t.Logf("demo output:\n%s%s", out.String(), errOut.String())
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		t.Fatalf("demo exited with status %d, want 0", exit.ExitCode())
@@ -95,5 +127,61 @@ func TestDemo(t *testing.T) {
 	}
 	if len(replicas) != 4 { // three replicas and "all"
 		t.Errorf("summary rows name replicas %v, want replica-1..3 and all", replicas)
+	}
+}
+
+// checkStatusPage polls the demo's status page until its Jobs view lists
+// the three replicas and its timeline has runs of the locked jobs, each in
+// the lane of a replica.
+func checkStatusPage(t *testing.T, base string) {
+	t.Helper()
+	var jobs struct {
+		Instances []struct {
+			LockedBy string `json:"locked_by"`
+		} `json:"instances"`
+	}
+	var tl struct {
+		Jobs []struct {
+			Job   string   `json:"job"`
+			Lanes []string `json:"lanes"`
+			Runs  []struct {
+				Lane    int    `json:"lane"`
+				Outcome string `json:"outcome"`
+			} `json:"runs"`
+		} `json:"jobs"`
+	}
+	get := func(path string, v any) error {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return json.NewDecoder(resp.Body).Decode(v)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := get("api/jobs", &jobs)
+		if err == nil {
+			err = get("api/timeline", &tl)
+		}
+		runs := 0
+		for _, j := range tl.Jobs {
+			for _, r := range j.Runs {
+				if strings.HasPrefix(j.Lanes[r.Lane], "replica-") {
+					runs++
+				}
+			}
+		}
+		if err == nil && len(jobs.Instances) == 3 && runs >= 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("status page %s: %v, %d instances, %d runs on the timeline after 60s", base, err, len(jobs.Instances), runs)
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }

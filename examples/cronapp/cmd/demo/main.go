@@ -41,6 +41,7 @@ func run() int {
 	flag.DurationVar(&cfg.PauseFor, "pause-for", 3500*time.Millisecond, "how long the frozen replica stays frozen")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the run's schema and Redis keys for inspection")
 	flag.BoolVar(&cfg.Quiet, "quiet", false, "print only the summary")
+	flag.StringVar(&cfg.StatusAddr, "status-addr", "127.0.0.1:8089", "serve the status page here while the replicas run (a busy port falls back to a free one); empty disables")
 	flag.StringVar(&summary, "summary-json", "", "also write the summary as JSON to this file")
 	flag.Parse()
 	if flag.NArg() > 0 {

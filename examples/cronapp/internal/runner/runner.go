@@ -39,6 +39,10 @@ type Config struct {
 	Keep       bool          // keep the run's schema and Redis keys
 	Quiet      bool          // no live log, only the summary
 	Out        io.Writer     // live log and summary; default os.Stdout
+	// StatusAddr, when set, serves the status page (package status) on
+	// this address while the replicas run; a busy address falls back to
+	// a free port. The URL is printed at the start.
+	StatusAddr string
 }
 
 func (c *Config) defaults() error {
@@ -100,6 +104,18 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	fmt.Fprintf(out, "cronapp demo %s: %d replicas for %v\n", runID, cfg.Replicas, cfg.Duration)
 	fmt.Fprintf(out, "  redis     %s  (keys cronapp:%s:*)\n", redact(cfg.RedisURL), runID)
 	fmt.Fprintf(out, "  postgres  %s  (schema cronapp_%s)\n", redact(cfg.DatabaseURL), runID)
+	if cfg.StatusAddr != "" {
+		page, err := serveStatus(ctx, cfg, runID)
+		if err != nil {
+			return nil, fmt.Errorf("status page: %w", err)
+		}
+		defer func() {
+			if err := page.stop(); err != nil {
+				fmt.Fprintf(out, "status page: %v\n", err)
+			}
+		}()
+		fmt.Fprintf(out, "  status    %s#timeline?range=60000  (jobs, timeline, locks, rate limits: open it while the replicas run)\n", page.URL)
+	}
 
 	lines := make(chan line, 256)
 	exits := make(chan int, cfg.Replicas)

@@ -1,0 +1,100 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	redisprovider "github.com/baton-go/baton/lockprovider/redis"
+)
+
+// baton serve shows the backends' state on the status page, refuses
+// actions unless --actions, and exits 0 on SIGINT.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	url, prefix := testenv.RedisURL(t), testenv.Prefix(t)
+	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "nightly", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, LockedBy: "web-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, actions := range []bool{false, true} {
+		args := []string{"serve", "--redis", url, "--redis-prefix", prefix, "--addr", "127.0.0.1:0"}
+		if actions {
+			args = append(args, "--actions")
+		}
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("baton serve printed no address: %v", err)
+		}
+		base := strings.Fields(strings.TrimPrefix(line, "baton: status page on "))[0]
+
+		resp, err := http.Get(base + "api/locks")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var locks struct {
+			Locks []struct {
+				Name, Backend string
+				Token         int64
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&locks)
+		resp.Body.Close()
+		if err != nil || len(locks.Locks) != 1 || locks.Locks[0].Name != "nightly" || locks.Locks[0].Backend != "redis" || locks.Locks[0].Token != lease.Token {
+			t.Errorf("api/locks: %v %+v", err, locks)
+		}
+		// With actions off the release is refused; with --actions a
+		// release of another token is refused by the backend (409), so
+		// the lock stays held in both cases.
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"api/actions/force-release",
+			strings.NewReader(`{"backend":"redis","name":"nightly","token":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := http.StatusForbidden
+		if actions {
+			want = http.StatusConflict
+		}
+		if resp.StatusCode != want {
+			t.Errorf("actions=%v: force-release of another token: %s, want %d", actions, resp.Status, want)
+		}
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("baton serve after SIGINT: %v, want exit 0", err)
+		}
+	}
+	if i, err := p.Inspect(t.Context(), "nightly"); err != nil || !i.Held || i.Token != lease.Token {
+		t.Errorf("nightly after the refused releases: %+v %v", i, err)
+	}
+}

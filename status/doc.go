@@ -1,0 +1,55 @@
+// Package status serves a status page for operators: which scheduled jobs
+// exist and how their last runs went, a timeline of runs across replicas,
+// the locks held now and the rate-limit keys near or over their limit.
+//
+//	h, err := status.New(status.Config{
+//		Backends: []status.Backend{
+//			{Name: "redis", Provider: redisProvider},       // jobs, ledger, registry
+//			{Name: "postgres", Provider: postgresProvider}, // locks, rate limits
+//		},
+//	})
+//	mux.Handle("/ops/baton/", requireOperator(h))
+//
+// The handler is an http.Handler with every asset embedded: the page
+// needs no network beyond it, and no build step. It links relatively, so
+// it can be mounted under any prefix, on a mux pattern or behind
+// http.StripPrefix. The page polls JSON endpoints below the mount point
+// (api/jobs, api/timeline, api/locks, api/limits) every Config.Refresh;
+// each view is computed at most once per Refresh whatever the number of
+// viewers.
+//
+// # Views
+//
+// Jobs lists what the job registry holds (lockprovider.Registry): each
+// job's schedule, next tick, last run (replica, duration, outcome), last
+// success and live replicas, with scheduler.Check's verdict on its latest
+// due tick (missed, failed or unfinished). Timeline draws the run ledger
+// (lockprovider.Ledger): one group per job, a row of ticks with missed
+// ticks marked, and one lane per replica with each run from start to
+// finish, coloured by outcome; catch-up and manual runs are outlined, and
+// hovering a run shows its token, duration and error. Locks lists held
+// leases (lockprovider.Inspector) with holder, token, time left counting
+// down and, for a job's lock, its AtLeastFor bound. Rate limits lists keys
+// with state (lockprovider.RateLister); with Config.Limits it also shows
+// what remains and marks keys near or over their limit.
+//
+// The timeline stays cheap on long ranges: the page asks for the visible
+// range, a number of buckets (one per few pixels) and a page of jobs. A
+// job with more runs in the range than buckets is sent as segments
+// (neighbouring buckets with the same worst outcome merged, with counts),
+// so a response grows with buckets × replicas, not with runs.
+//
+// # Actions and security
+//
+// The page is read-only unless Config.Actions is set. Then it can
+// force-release a lock (lockprovider.Admin, conditional on the token the
+// operator saw), reset a rate-limit key and, for a Backend with a Control,
+// run a job now, pause or resume it. Actions are POSTs with a JSON body,
+// checked by http.CrossOriginProtection; with actions off they are refused
+// with 403 Forbidden. Every action is logged at info.
+//
+// The handler does not authenticate anyone: mount it behind the
+// application's own authentication and authorisation, as the example
+// shows. The page shows lock names, replica names, rate-limit keys and job
+// error texts, which may be sensitive.
+package status

@@ -1,0 +1,471 @@
+package status
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/scheduler"
+)
+
+// Bounds of a timeline request. The page asks for the visible range, one
+// bucket per few pixels and one page of jobs; the server draws every run
+// when a job has fewer runs than buckets, and otherwise sums the runs per
+// bucket and merges neighbouring buckets of the same outcome into
+// segments, so a response grows with buckets × lanes, not with runs.
+const (
+	DefaultBuckets  = 300
+	MaxBuckets      = 2000
+	DefaultPageJobs = 20
+	MaxPageJobs     = 200
+	MaxRange        = 92 * 24 * time.Hour
+	// maxTicks bounds the ticks examined per job for missed ticks.
+	maxTicks = 200_000
+)
+
+// Outcome classes of the timeline: the run outcomes, plus "unfinished"
+// for a run that never ended although its lease ran out.
+const unfinished = "unfinished"
+
+// classes lists the timeline's classes from best to worst: a bucket
+// takes the colour of its worst run. The last two only count.
+var classes = [...]string{
+	lockprovider.OutcomeSucceeded.String(),
+	lockprovider.OutcomeRunning.String(),
+	lockprovider.OutcomeShutDown.String(),
+	lockprovider.OutcomeLockLost.String(),
+	unfinished,
+	lockprovider.OutcomeFailed.String(),
+	lockprovider.OutcomePanicked.String(),
+	"catch_up",
+	"manual",
+}
+
+const (
+	nOutcomes = 7 // classes[:nOutcomes] are outcomes
+	cCatchUp  = 7
+	cManual   = 8
+	cMissed   = 0 // in the tick row, the only class
+)
+
+// classOf returns the index in classes of an outcome.
+func classOf(o string) int {
+	for i, c := range classes[:nOutcomes] {
+		if c == o {
+			return i
+		}
+	}
+	return 0
+}
+
+// bucketCounts counts per class in one bucket.
+type bucketCounts [len(classes)]int32
+
+type timelineJSON struct {
+	Now       int64          `json:"now"` // Unix milliseconds, like every time below
+	From      int64          `json:"from"`
+	To        int64          `json:"to"`
+	Buckets   int            `json:"buckets"`
+	Total     int            `json:"total"` // jobs matching the filter
+	Offset    int            `json:"offset"`
+	Jobs      []laneJobJSON  `json:"jobs"`
+	Errors    []backendError `json:"errors"`
+	ElapsedMS float64        `json:"elapsed_ms"` // server time spent on this response
+}
+
+type laneJobJSON struct {
+	Backend  string `json:"backend"`
+	Job      string `json:"job"`
+	Schedule string `json:"schedule"`
+	// Mode is "runs" (Runs lists each run) or "buckets" (Segments sums
+	// them).
+	Mode     string         `json:"mode"`
+	Lanes    []string       `json:"lanes"` // replicas, one lane each
+	Runs     []runJSON      `json:"runs,omitempty"`
+	Segments []segmentJSON  `json:"segments,omitempty"`
+	Ticks    []int64        `json:"ticks,omitempty"`  // every tick, when there are at most Buckets
+	Missed   []int64        `json:"missed,omitempty"` // missed ticks, when there are at most Buckets
+	MissedSg []segmentJSON  `json:"missed_segments,omitempty"`
+	Counts   map[string]int `json:"counts"` // per class, plus "missed", "catch_up" and "manual"
+}
+
+type runJSON struct {
+	Lane    int    `json:"lane"`
+	Tick    int64  `json:"tick,omitempty"`
+	Start   int64  `json:"start"`
+	End     int64  `json:"end,omitempty"` // 0 while running or unfinished
+	Outcome string `json:"outcome"`
+	Token   int64  `json:"token"`
+	Error   string `json:"error,omitempty"`
+	CatchUp bool   `json:"catch_up,omitempty"`
+	Manual  bool   `json:"manual,omitempty"`
+}
+
+// segmentJSON is a span of buckets [B0, B1] of one lane (Lane -1: the
+// tick row) with the runs (or missed ticks) that started in it.
+type segmentJSON struct {
+	Lane   int            `json:"lane"`
+	B0     int            `json:"b0"`
+	B1     int            `json:"b1"`
+	Worst  string         `json:"worst"`
+	Counts map[string]int `json:"counts"`
+}
+
+type timelineQuery struct {
+	from, to        time.Time
+	buckets         int
+	offset, limit   int
+	filter, backend string
+}
+
+func parseTimelineQuery(r *http.Request, now time.Time) (timelineQuery, string) {
+	q := timelineQuery{to: now, buckets: DefaultBuckets, limit: DefaultPageJobs}
+	v := r.URL.Query()
+	ms := func(name string, dst *time.Time) string {
+		if s := v.Get(name); s != "" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n <= 0 {
+				return name + " must be a time in Unix milliseconds"
+			}
+			*dst = time.UnixMilli(n)
+		}
+		return ""
+	}
+	num := func(name string, dst *int, lo, hi int) string {
+		if s := v.Get(name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < lo || n > hi {
+				return name + " must be between " + strconv.Itoa(lo) + " and " + strconv.Itoa(hi)
+			}
+			*dst = n
+		}
+		return ""
+	}
+	if msg := ms("to", &q.to); msg != "" {
+		return q, msg
+	}
+	q.from = q.to.Add(-time.Hour)
+	for _, msg := range []string{
+		ms("from", &q.from),
+		num("buckets", &q.buckets, 10, MaxBuckets),
+		num("offset", &q.offset, 0, 1<<30),
+		num("limit", &q.limit, 1, MaxPageJobs),
+	} {
+		if msg != "" {
+			return q, msg
+		}
+	}
+	if !q.to.After(q.from) || q.to.Sub(q.from) > MaxRange {
+		return q, "to must be after from, by at most " + MaxRange.String()
+	}
+	q.filter, q.backend = v.Get("q"), v.Get("backend")
+	return q, ""
+}
+
+func (h *handler) timeline(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	q, msg := parseTimelineQuery(r, start)
+	if msg != "" {
+		h.fail(w, http.StatusBadRequest, msg)
+		return
+	}
+	key := "timeline?" + r.URL.RawQuery
+	h.cachedView(w, r, key, func(ctx context.Context) any {
+		out := h.buildTimeline(ctx, q, start)
+		out.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
+		return out
+	})
+}
+
+// timelineJob is a locked job of one backend.
+type timelineJob struct {
+	b   Backend
+	led lockprovider.Ledger
+	rj  scheduler.RegisteredJob
+}
+
+func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.Time) timelineJSON {
+	out := timelineJSON{Now: now.UnixMilli(), From: q.from.UnixMilli(), To: q.to.UnixMilli(), Buckets: q.buckets,
+		Offset: q.offset, Jobs: []laneJobJSON{}, Errors: []backendError{}}
+	var jobs []timelineJob
+	for _, b := range h.cfg.Backends {
+		reg, ok1 := b.Provider.(lockprovider.Registry)
+		led, ok2 := b.Provider.(lockprovider.Ledger)
+		if !ok1 || !ok2 || (q.backend != "" && q.backend != b.Name) {
+			continue
+		}
+		insts, err := reg.Instances(ctx)
+		if err != nil {
+			h.backendErr(&out.Errors, b, "registry", err)
+			continue
+		}
+		for _, rj := range scheduler.Jobs(insts) {
+			if rj.Spec.Locked && (q.filter == "" || strings.Contains(rj.Spec.Name, q.filter)) {
+				jobs = append(jobs, timelineJob{b: b, led: led, rj: rj})
+			}
+		}
+	}
+	slices.SortFunc(jobs, func(a, b timelineJob) int {
+		return cmp.Or(cmp.Compare(a.rj.Spec.Name, b.rj.Spec.Name), cmp.Compare(a.b.Name, b.b.Name))
+	})
+	out.Total = len(jobs)
+	jobs = jobs[min(q.offset, len(jobs)):min(q.offset+q.limit, len(jobs))]
+	// The jobs' reads are independent round trips: a few at a time.
+	lanes := make([]laneJobJSON, len(jobs))
+	errs := make([]error, len(jobs))
+	sem := make(chan struct{}, readers)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			lanes[i], errs[i] = h.laneJob(ctx, j, q, now)
+		})
+	}
+	wg.Wait()
+	for i, j := range jobs {
+		if errs[i] != nil {
+			h.backendErr(&out.Errors, j.b, "runs of "+j.rj.Spec.Name, errs[i])
+			continue
+		}
+		out.Jobs = append(out.Jobs, lanes[i])
+	}
+	return out
+}
+
+// readers bounds the concurrent ledger reads of one timeline request.
+const readers = 4
+
+// laneJob reads the runs of one job that overlap [q.from, q.to] and lays
+// them out.
+func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, now time.Time) (laneJobJSON, error) {
+	s := j.rj.Spec
+	// A run that started up to AtMostFor before the range may still
+	// overlap it.
+	runs, err := j.led.Runs(ctx, lockprovider.RunQuery{Job: s.Name, Since: q.from.Add(-s.AtMostFor), Until: q.to, Limit: lockprovider.MaxRuns})
+	if err != nil {
+		return laneJobJSON{}, err
+	}
+	autoRenew := slices.Contains(s.Options, "auto_renew")
+	// evidence is the earliest time the job is known to have existed: a
+	// tick before it is not counted as missed.
+	evidence := j.rj.Since
+	for _, r := range runs {
+		t := r.Tick
+		if t.IsZero() {
+			t = r.Started
+		}
+		if t.Before(evidence) {
+			evidence = t
+		}
+	}
+	// Ticks in [from, evidence) count as missed only if the job ran
+	// before the range: ask the ledger, unless no tick falls there.
+	if evidence.After(q.from) && firstTick(s, q.from).Before(evidence) {
+		older, err := j.led.Runs(ctx, lockprovider.RunQuery{Job: s.Name, Until: q.from, Limit: 1})
+		if err != nil {
+			return laneJobJSON{}, err
+		}
+		if len(older) > 0 {
+			evidence = q.from
+		}
+	}
+	return layout(s, j.b.Name, j.rj.Replicas, runs, evidence, q, now, h.cfg.Grace, autoRenew), nil
+}
+
+// firstTick returns the job's first tick at or after t, or the zero time.
+func firstTick(s lockprovider.JobSpec, t time.Time) time.Time {
+	sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone)
+	if err != nil {
+		return time.Time{}
+	}
+	return sched.Next(t.Add(-time.Nanosecond))
+}
+
+// layout places runs in lanes and buckets. It only computes.
+func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lockprovider.RunRecord,
+	evidence time.Time, q timelineQuery, now time.Time, grace time.Duration, autoRenew bool) laneJobJSON {
+	lj := laneJobJSON{Backend: backend, Job: s.Name, Schedule: s.Schedule, Counts: map[string]int{}}
+	span := q.to.Sub(q.from)
+	bucket := func(t time.Time) int {
+		if t.Before(q.from) {
+			return 0
+		}
+		b := int(int64(t.Sub(q.from)) * int64(q.buckets) / int64(span))
+		return min(b, q.buckets-1)
+	}
+
+	// Ticks claimed by a run, before runs is filtered in place.
+	claimed := make(map[int64]bool, len(runs))
+	for _, r := range runs {
+		if !r.Tick.IsZero() {
+			claimed[r.Tick.UnixMilli()] = true
+		}
+	}
+
+	// Lanes: the registered replicas and every replica that ran a run
+	// shown, sorted.
+	lanes := slices.Clone(replicas)
+	kept := runs[:0] // runs is this call's own slice
+	for _, r := range runs {
+		end := r.Finished
+		if end.IsZero() {
+			end = now
+		}
+		if end.Before(q.from) || !r.Started.Before(q.to) {
+			continue
+		}
+		kept = append(kept, r)
+		if !slices.Contains(lanes, r.LockedBy) {
+			lanes = append(lanes, r.LockedBy)
+		}
+	}
+	slices.Sort(lanes)
+	lj.Lanes = lanes
+	lane := func(r lockprovider.RunRecord) int { i, _ := slices.BinarySearch(lanes, r.LockedBy); return i }
+	class := func(r lockprovider.RunRecord) string {
+		if r.Outcome == lockprovider.OutcomeRunning && !autoRenew && s.AtMostFor > 0 && now.After(r.Started.Add(s.AtMostFor)) {
+			return unfinished
+		}
+		return r.Outcome.String()
+	}
+
+	// Ticks, and which of them no run claimed.
+	ticks := make([]int64, 0, len(claimed)+64)
+	var missed []int64
+	if sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
+		due := now.Add(-grace)
+		for t, n := sched.Next(q.from.Add(-time.Nanosecond)), 0; !t.IsZero() && !t.After(q.to) && n < maxTicks; t, n = sched.Next(t), n+1 {
+			ms := t.UnixMilli()
+			ticks = append(ticks, ms)
+			if !claimed[ms] && !t.After(due) && !t.Before(evidence) {
+				missed = append(missed, ms)
+			}
+		}
+	}
+	lj.Counts["missed"] = len(missed)
+	if len(ticks) <= q.buckets {
+		lj.Ticks = ticks
+	}
+	if len(missed) <= q.buckets {
+		lj.Missed = missed
+	} else {
+		counts := make([]bucketCounts, q.buckets)
+		worst := make([]int8, q.buckets)
+		for i := range worst {
+			worst[i] = -1
+		}
+		for _, ms := range missed {
+			b := bucket(time.UnixMilli(ms))
+			counts[b][cMissed]++
+			worst[b] = cMissed
+		}
+		lj.MissedSg = segments(-1, worst, counts, []string{"missed"})
+	}
+
+	type placed struct {
+		lane, class, b0, b1 int
+	}
+	pl := make([]placed, len(kept))
+	total := bucketCounts{}
+	for i, r := range kept {
+		c := class(r)
+		end := r.Finished
+		if end.IsZero() {
+			end = now
+		}
+		pl[i] = placed{lane: lane(r), class: classOf(c), b0: bucket(r.Started), b1: bucket(end)}
+		total[pl[i].class]++
+		if r.CatchUp {
+			total[cCatchUp]++
+		}
+		if r.Manual {
+			total[cManual]++
+		}
+	}
+	for i, n := range total {
+		if n > 0 {
+			lj.Counts[classes[i]] = int(n)
+		}
+	}
+	if len(kept) <= q.buckets {
+		lj.Mode = "runs"
+		lj.Runs = make([]runJSON, 0, len(kept))
+		for i := len(kept) - 1; i >= 0; i-- { // oldest first
+			r := kept[i]
+			rj := runJSON{Lane: pl[i].lane, Start: r.Started.UnixMilli(), Outcome: classes[pl[i].class], Token: r.Token,
+				Error: r.Error, CatchUp: r.CatchUp, Manual: r.Manual}
+			if !r.Tick.IsZero() {
+				rj.Tick = r.Tick.UnixMilli()
+			}
+			if !r.Finished.IsZero() {
+				rj.End = r.Finished.UnixMilli()
+			}
+			lj.Runs = append(lj.Runs, rj)
+		}
+		return lj
+	}
+
+	lj.Mode = "buckets"
+	counts := make([]bucketCounts, len(lanes)*q.buckets)
+	worst := make([]int8, len(lanes)*q.buckets)
+	for i := range worst {
+		worst[i] = -1
+	}
+	for i, r := range kept {
+		p := pl[i]
+		row := p.lane * q.buckets
+		bc := &counts[row+p.b0]
+		bc[p.class]++
+		if r.CatchUp {
+			bc[cCatchUp]++
+		}
+		if r.Manual {
+			bc[cManual]++
+		}
+		for b := p.b0; b <= p.b1; b++ { // the run covers these buckets
+			if int(worst[row+b]) < p.class {
+				worst[row+b] = int8(p.class)
+			}
+		}
+	}
+	for l := range lanes {
+		row := l * q.buckets
+		lj.Segments = append(lj.Segments, segments(l, worst[row:row+q.buckets], counts[row:row+q.buckets], classes[:])...)
+	}
+	return lj
+}
+
+// segments merges neighbouring buckets of the same worst class (-1:
+// empty), naming classes by names.
+func segments(lane int, worst []int8, counts []bucketCounts, names []string) []segmentJSON {
+	var out []segmentJSON
+	for b := 0; b < len(worst); b++ {
+		if worst[b] < 0 {
+			continue
+		}
+		w := worst[b]
+		var sum bucketCounts
+		b0 := b
+		for ; b < len(worst) && worst[b] == w; b++ {
+			for k, n := range counts[b] {
+				sum[k] += n
+			}
+		}
+		b--
+		sg := segmentJSON{Lane: lane, B0: b0, B1: b, Worst: names[w], Counts: make(map[string]int, 2)}
+		for k, n := range sum {
+			if n > 0 {
+				sg.Counts[names[k]] = int(n)
+			}
+		}
+		out = append(out, sg)
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package status_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/memory"
+	"github.com/baton-go/baton/status"
+	"github.com/baton-go/baton/status/internal/synth"
+)
+
+// On a range with more runs than buckets the timeline sends segments
+// whose counts add up to the runs the ledger holds in the range, coloured
+// by the worst run in them, and the missed ticks of the outage.
+func TestTimelineBuckets(t *testing.T) {
+	t.Parallel()
+	end := time.Now().Truncate(time.Minute)
+	p, err := synth.Week(2, time.Minute, 24*time.Hour, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := end.Add(-24 * time.Hour)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d&buckets=100", from.UnixMilli(), end.UnixMilli()), nil))
+	var tl struct {
+		Total int
+		Jobs  []struct {
+			Job      string
+			Mode     string
+			Lanes    []string
+			Counts   map[string]int
+			Segments []struct {
+				Lane, B0, B1 int
+				Worst        string
+				Counts       map[string]int
+			}
+			MissedSegments []struct {
+				B0, B1 int
+				Counts map[string]int
+			} `json:"missed_segments"`
+			Missed []int64
+		}
+	}
+	decodeRecorder(t, rec, &tl)
+	if tl.Total != 2 || len(tl.Jobs) != 2 {
+		t.Fatalf("%d of %d jobs, want 2", len(tl.Jobs), tl.Total)
+	}
+	worse := []string{"succeeded", "running", "shut_down", "lock_lost", "unfinished", "failed", "panicked"}
+	for _, j := range tl.Jobs {
+		if j.Mode != "buckets" || !slices.Equal(j.Lanes, synth.Replicas) {
+			t.Fatalf("%s: mode %s lanes %v", j.Job, j.Mode, j.Lanes)
+		}
+		runs, err := p.Runs(t.Context(), lockprovider.RunQuery{Job: j.Job, Since: from, Until: end, Limit: lockprovider.MaxRuns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int{}
+		for _, r := range runs {
+			want[r.Outcome.String()]++
+		}
+		got := map[string]int{}
+		for _, sg := range j.Segments {
+			worst := -1
+			for class, n := range sg.Counts {
+				got[class] += n
+				worst = max(worst, slices.Index(worse, class))
+			}
+			if sg.B0 > sg.B1 || sg.B1 >= 100 || (worst >= 0 && worse[worst] != sg.Worst) {
+				t.Errorf("%s: segment %+v: worst %s", j.Job, sg, sg.Worst)
+			}
+		}
+		for class, n := range want {
+			if got[class] != n || j.Counts[class] != n {
+				t.Errorf("%s: %s: %d in segments, %d counted, %d in the ledger", j.Job, class, got[class], j.Counts[class], n)
+			}
+		}
+		if want["failed"] == 0 {
+			t.Errorf("%s: the history has no failed run: %v", j.Job, want)
+		}
+		missed := len(j.Missed)
+		for _, sg := range j.MissedSegments {
+			missed += sg.Counts["missed"]
+		}
+		// The outage's 20 ticks (19 if it began at the range's first),
+		// and the ticks of the last minute or two, which synth leaves
+		// unrun and which are due.
+		t.Logf("%s: %d missed ticks, runs %v", j.Job, missed, want)
+		if missed != j.Counts["missed"] || missed < 19 || missed > 23 {
+			t.Errorf("%s: %d missed ticks drawn, %d counted, want the outage's 19-20 plus the last 1-3", j.Job, missed, j.Counts["missed"])
+		}
+	}
+}
+
+func decodeRecorder(t *testing.T, rec *httptest.ResponseRecorder, v any) {
+	t.Helper()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A range that starts inside an outage marks the outage's ticks missed
+// when the job ran before the range, even though the live instances
+// started after the outage; ticks before the job's first run are not.
+func TestTimelineOutageAtStart(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	tick := func(i int) time.Time { return base.Add(time.Duration(i) * time.Minute) }
+	var clock time.Time
+	p := memory.New(&memory.Config{Now: func() time.Time {
+		if clock.IsZero() {
+			return time.Now()
+		}
+		return clock
+	}})
+	spec := lockprovider.JobSpec{Name: "export", Schedule: "@every 1m0s", Locked: true, AtMostFor: 30 * time.Second}
+	for _, i := range []int{2, 3, 4, 10, 11, 12} { // ran at ticks 2-4, down for 5-9, back from 10
+		clock = tick(i).Add(time.Second)
+		owner := lockprovider.NewOwner()
+		l, err := p.AcquireRun(ctx, lockprovider.AcquireParams{Name: "export", Owner: owner, AtMostFor: 30 * time.Second, Tick: tick(i), LockedBy: "app-1"}, lockprovider.RunStart{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(2 * time.Second)
+		if err := p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "export", Owner: owner}, lockprovider.RunEnd{
+			Run: lockprovider.RunRecord{Job: "export", Token: l.Token, Tick: tick(i), LockedBy: "app-1", Started: l.GrantedAt}, Outcome: lockprovider.OutcomeSucceeded,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock = time.Time{}
+	if err := p.Register(ctx, lockprovider.Instance{LockedBy: "app-1", Started: tick(10), Jobs: []lockprovider.JobSpec{spec}}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		from, to int
+		want     []int
+	}{
+		{6, 12, []int{6, 7, 8, 9}}, // the range starts in the outage
+		{0, 12, []int{5, 6, 7, 8, 9}},
+		{0, 3, nil}, // before the first run nothing is known
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(c.from).UnixMilli(), tick(c.to).Add(30*time.Second).UnixMilli()), nil))
+		var tl struct{ Jobs []struct{ Missed []int64 } }
+		decodeRecorder(t, rec, &tl)
+		var want []int64
+		for _, i := range c.want {
+			want = append(want, tick(i).UnixMilli())
+		}
+		if len(tl.Jobs) != 1 || !slices.Equal(tl.Jobs[0].Missed, want) {
+			t.Errorf("ticks %d-%d: missed %+v, want ticks %v", c.from, c.to, tl.Jobs, c.want)
+		}
+	}
+}

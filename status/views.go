@@ -1,0 +1,295 @@
+package status
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/scheduler"
+)
+
+// The Jobs view.
+
+type jobsJSON struct {
+	Now       time.Time      `json:"now"`
+	Jobs      []jobJSON      `json:"jobs"`
+	Instances []instJSON     `json:"instances"`
+	Errors    []backendError `json:"errors"`
+}
+
+type jobJSON struct {
+	Backend      string                  `json:"backend"`
+	Name         string                  `json:"name"`
+	Schedule     string                  `json:"schedule"`
+	TimeZone     string                  `json:"time_zone,omitempty"`
+	Locked       bool                    `json:"locked"`
+	AtMostForMS  int64                   `json:"at_most_for_ms,omitempty"`
+	AtLeastForMS int64                   `json:"at_least_for_ms,omitempty"`
+	Options      []string                `json:"options,omitempty"`
+	NextTick     time.Time               `json:"next_tick,omitzero"`
+	LastRun      *lockprovider.RunRecord `json:"last_run,omitempty"`
+	LastSuccess  *lockprovider.RunRecord `json:"last_success,omitempty"`
+	Replicas     []string                `json:"replicas"`
+	// Problem is the latest due tick's problem found by scheduler.Check:
+	// "missed", "failed" or "unfinished"; empty when it ran and succeeded.
+	Problem     string    `json:"problem,omitempty"`
+	ProblemTick time.Time `json:"problem_tick,omitzero"`
+	Control     bool      `json:"control,omitempty"`
+}
+
+type instJSON struct {
+	Backend   string    `json:"backend"`
+	LockedBy  string    `json:"locked_by"`
+	Version   string    `json:"version,omitempty"`
+	Started   time.Time `json:"started"`
+	Heartbeat time.Time `json:"heartbeat"`
+	Until     time.Time `json:"until"`
+	Jobs      int       `json:"jobs"`
+}
+
+func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
+	h.cachedView(w, r, "jobs", func(ctx context.Context) any { return h.buildJobs(ctx, time.Now()) })
+}
+
+func (h *handler) buildJobs(ctx context.Context, now time.Time) jobsJSON {
+	out := jobsJSON{Now: now, Jobs: []jobJSON{}, Instances: []instJSON{}, Errors: []backendError{}}
+	for _, b := range h.cfg.Backends {
+		reg, ok := b.Provider.(lockprovider.Registry)
+		if !ok {
+			continue
+		}
+		insts, err := reg.Instances(ctx)
+		if err != nil {
+			h.backendErr(&out.Errors, b, "registry", err)
+			continue
+		}
+		for _, in := range insts {
+			out.Instances = append(out.Instances, instJSON{Backend: b.Name, LockedBy: in.LockedBy, Version: in.Version,
+				Started: in.Started, Heartbeat: in.Heartbeat, Until: in.Until, Jobs: len(in.Jobs)})
+		}
+		led, _ := b.Provider.(lockprovider.Ledger)
+		problems := map[string]scheduler.Problem{}
+		if led != nil && len(insts) > 0 {
+			rep, err := scheduler.Check(ctx, b.Provider, scheduler.CheckOptions{Grace: h.cfg.Grace, Now: now})
+			if err != nil && !errors.Is(err, scheduler.ErrNoInstances) {
+				h.backendErr(&out.Errors, b, "check", err)
+			}
+			for _, p := range rep.Problems {
+				problems[p.Job] = p // oldest first: keep the latest
+			}
+		}
+		for _, rj := range scheduler.Jobs(insts) {
+			s := rj.Spec
+			j := jobJSON{Backend: b.Name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
+				AtMostForMS: s.AtMostFor.Milliseconds(), AtLeastForMS: s.AtLeastFor.Milliseconds(), Options: s.Options,
+				Replicas: rj.Replicas, Control: b.Control != nil && h.cfg.Actions}
+			if sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
+				j.NextTick = sched.Next(now)
+			}
+			if p, ok := problems[s.Name]; ok {
+				j.Problem, j.ProblemTick = p.Kind, p.Tick
+			}
+			if led != nil && s.Locked {
+				last, succ, err := led.LastRuns(ctx, s.Name)
+				if err != nil {
+					h.backendErr(&out.Errors, b, "last runs of "+s.Name, err)
+				}
+				if last.Token != 0 {
+					j.LastRun = &last
+				}
+				if succ.Token != 0 {
+					j.LastSuccess = &succ
+				}
+			}
+			out.Jobs = append(out.Jobs, j)
+		}
+	}
+	return out
+}
+
+// The Locks view.
+
+type locksJSON struct {
+	Now    time.Time      `json:"now"`
+	Locks  []lockJSON     `json:"locks"`
+	Errors []backendError `json:"errors"`
+}
+
+type lockJSON struct {
+	Backend   string    `json:"backend"`
+	Name      string    `json:"name"`
+	Held      bool      `json:"held"`
+	LockedBy  string    `json:"locked_by"`
+	Token     int64     `json:"token"`
+	GrantedAt time.Time `json:"granted_at,omitzero"`
+	Until     time.Time `json:"until,omitzero"`
+	// AtLeastUntil is the end of the job's AtLeastFor bound, for the lock
+	// of a registered job with AtLeastFor: a release before then keeps
+	// the name held until then. The registry knows AtLeastFor; a plain
+	// lock's is not stored where the page can read it.
+	AtLeastUntil time.Time `json:"at_least_until,omitzero"`
+	LastTick     time.Time `json:"last_tick,omitzero"`
+	Job          bool      `json:"job,omitempty"` // the name is a registered job's
+}
+
+func (h *handler) locks(w http.ResponseWriter, r *http.Request) {
+	all := r.URL.Query().Get("all") == "1"
+	key := "locks"
+	if all {
+		key = "locks-all"
+	}
+	h.cachedView(w, r, key, func(ctx context.Context) any { return h.buildLocks(ctx, all) })
+}
+
+func (h *handler) buildLocks(ctx context.Context, all bool) locksJSON {
+	out := locksJSON{Now: time.Now(), Locks: []lockJSON{}, Errors: []backendError{}}
+	for _, b := range h.cfg.Backends {
+		in, ok := b.Provider.(lockprovider.Inspector)
+		if !ok {
+			continue
+		}
+		specs := map[string]lockprovider.JobSpec{}
+		if reg, ok := b.Provider.(lockprovider.Registry); ok {
+			insts, err := reg.Instances(ctx)
+			if err != nil {
+				h.backendErr(&out.Errors, b, "registry", err)
+			}
+			for _, rj := range scheduler.Jobs(insts) {
+				specs[rj.Spec.Name] = rj.Spec
+			}
+		}
+		infos, err := in.List(ctx)
+		if err != nil {
+			h.backendErr(&out.Errors, b, "list locks", err)
+			continue
+		}
+		for _, i := range infos {
+			if !i.Held && !all {
+				continue
+			}
+			l := lockJSON{Backend: b.Name, Name: i.Name, Held: i.Held, LockedBy: i.LockedBy, Token: i.Token,
+				GrantedAt: i.GrantedAt, Until: i.Until, LastTick: i.LastTick}
+			if s, ok := specs[i.Name]; ok {
+				l.Job = true
+				if s.AtLeastFor > 0 && !i.GrantedAt.IsZero() {
+					l.AtLeastUntil = i.GrantedAt.Add(s.AtLeastFor)
+				}
+			}
+			out.Locks = append(out.Locks, l)
+		}
+	}
+	slices.SortFunc(out.Locks, func(a, b lockJSON) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Backend, b.Backend))
+	})
+	return out
+}
+
+// The Rate limits view.
+
+// maxPeeks bounds the keys whose remaining units one refresh asks for.
+const maxPeeks = 500
+
+type limitsJSON struct {
+	Now    time.Time      `json:"now"`
+	Limits []limitJSON    `json:"limits"`
+	Peeked bool           `json:"peeked"` // Config.Limits is set
+	Errors []backendError `json:"errors"`
+}
+
+type limitJSON struct {
+	Backend   string    `json:"backend"`
+	Key       string    `json:"key"`
+	Algorithm string    `json:"algorithm"`
+	PeriodMS  int64     `json:"period_ms"`
+	ResetAt   time.Time `json:"reset_at,omitzero"` // full capacity again (backend clock)
+	// With Config.Limits: the limit, what it would admit now, and when it
+	// is full again.
+	Rate      int64  `json:"rate,omitempty"`
+	Capacity  int64  `json:"capacity,omitempty"`
+	Remaining *int64 `json:"remaining,omitempty"`
+	// State is "over" (nothing remains), "near" (at most a tenth of the
+	// capacity remains) or "ok"; empty without Config.Limits.
+	State string `json:"state,omitempty"`
+}
+
+func (h *handler) limits(w http.ResponseWriter, r *http.Request) {
+	h.cachedView(w, r, "limits", h.buildLimits)
+}
+
+func (h *handler) buildLimits(ctx context.Context) any {
+	out := limitsJSON{Now: time.Now(), Limits: []limitJSON{}, Peeked: h.cfg.Limits != nil, Errors: []backendError{}}
+	for _, b := range h.cfg.Backends {
+		ls, ok := b.Provider.(lockprovider.RateLister)
+		if !ok {
+			continue
+		}
+		infos, err := ls.ListRates(ctx)
+		if err != nil {
+			h.backendErr(&out.Errors, b, "list rate limits", err)
+			continue
+		}
+		first := len(out.Limits)
+		for _, i := range infos {
+			out.Limits = append(out.Limits, limitJSON{Backend: b.Name, Key: i.Key, Algorithm: i.Algorithm.String(),
+				PeriodMS: i.Period.Milliseconds(), ResetAt: i.ResetAt})
+		}
+		rl, ok := b.Provider.(lockprovider.RateLimiter)
+		if h.cfg.Limits == nil || !ok {
+			continue
+		}
+		peeks := 0
+		for i := first; i < len(out.Limits) && peeks < maxPeeks; i++ {
+			l := &out.Limits[i]
+			if l.State != "" {
+				continue // filled by an earlier entry of the same key
+			}
+			lims := h.cfg.Limits(l.Key)
+			if len(lims) == 0 {
+				continue
+			}
+			peeks++
+			// N 0 asks what the limits would admit without charging.
+			res, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: l.Key, N: 0, Limits: lims})
+			if err != nil {
+				h.backendErr(&out.Errors, b, "rate limit of "+l.Key, err)
+				continue
+			}
+			for j := first; j < len(out.Limits); j++ {
+				e := &out.Limits[j]
+				if e.Key != l.Key {
+					continue
+				}
+				for k, lim := range lims {
+					if lim.Algorithm.String() == e.Algorithm && lim.Period.Milliseconds() == e.PeriodMS && k < len(res.Limits) {
+						rem := res.Limits[k].Remaining
+						e.Rate, e.Capacity, e.Remaining = lim.Rate, lim.Capacity(), &rem
+						e.State = "ok"
+						switch {
+						case rem <= 0:
+							e.State = "over"
+						case rem*10 <= lim.Capacity():
+							e.State = "near"
+						}
+					}
+				}
+			}
+		}
+	}
+	rank := map[string]int{"over": 0, "near": 1}
+	slices.SortStableFunc(out.Limits, func(a, b limitJSON) int {
+		ra, ok := rank[a.State]
+		if !ok {
+			ra = 2
+		}
+		rb, ok := rank[b.State]
+		if !ok {
+			rb = 2
+		}
+		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Backend, b.Backend))
+	})
+	return out
+}
