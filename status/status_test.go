@@ -604,3 +604,37 @@ func TestBackendDown(t *testing.T) {
 		}
 	}
 }
+
+// ProviderControl drives the provider's own control state: the page's
+// buttons do what `baton jobs run|pause|resume` do.
+func TestProviderControl(t *testing.T) {
+	t.Parallel()
+	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "redis", Provider: p, Control: status.ProviderControl(p, "test")}}, Actions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	act := func(a string) {
+		t.Helper()
+		if r := post(t, srv.URL+"/api/actions/job", "application/json", nil, map[string]any{"backend": "redis", "job": "report", "action": a}); r.code != http.StatusOK {
+			t.Fatalf("%s: %d %v", a, r.code, r.body)
+		}
+	}
+	ctx := context.Background()
+	act("pause")
+	st, err := p.ControlState(ctx)
+	if err != nil || !st.IsPaused("report") {
+		t.Fatalf("after pause: %+v, %v; want report paused", st, err)
+	}
+	act("resume")
+	act("run")
+	st, err = p.ControlState(ctx)
+	if err != nil || st.IsPaused("report") || len(st.Requests) != 1 || st.Requests[0].Job != "report" || st.Requests[0].RequestedBy != "test" {
+		t.Fatalf("after resume and run: %+v, %v; want report not paused and one request by test", st, err)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/baton-go/baton/internal/lease"
+	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/status"
 )
 
@@ -45,7 +47,11 @@ func serveCommands() []command {
 // SIGTERM. --timeout bounds each request's backend calls.
 func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 	for _, b := range c.backends {
-		cfg.Backends = append(cfg.Backends, status.Backend{Name: b.name, Provider: b.p})
+		sb := status.Backend{Name: b.name, Provider: b.p}
+		if ctl, ok := b.p.(lockprovider.Control); ok {
+			sb.Control = status.ProviderControl(ctl, "baton serve on "+lease.LockedBy())
+		}
+		cfg.Backends = append(cfg.Backends, sb)
 	}
 	cfg.Timeout = c.opts.timeout
 	cfg.Logger = slog.New(slog.NewTextHandler(c.stderr, nil))

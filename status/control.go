@@ -1,0 +1,34 @@
+package status
+
+import (
+	"context"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// ProviderControl returns the Control of a provider that implements
+// lockprovider.Control: run-now records a run request that one live
+// scheduler instance with the job claims, and pause and resume set the
+// job's cluster-wide paused flag, as `baton jobs run|pause|resume` do.
+// requestedBy names the page in the request, for operators.
+func ProviderControl(p lockprovider.Control, requestedBy string) Control {
+	return providerControl{p, requestedBy}
+}
+
+type providerControl struct {
+	p  lockprovider.Control
+	by string
+}
+
+func (c providerControl) RunNow(ctx context.Context, job string) error {
+	_, err := c.p.RequestRun(ctx, lockprovider.RunRequest{Job: job, RequestedBy: c.by})
+	return err
+}
+
+func (c providerControl) Pause(ctx context.Context, job string) error {
+	return c.p.SetPaused(ctx, job, true)
+}
+
+func (c providerControl) Resume(ctx context.Context, job string) error {
+	return c.p.SetPaused(ctx, job, false)
+}
