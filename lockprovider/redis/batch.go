@@ -61,7 +61,7 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 	head := []any{p.recordTTLArg, 3, "", 0, 0}
 	if run != nil {
 		ret := run.Retention.WithDefaults()
-		head = []any{p.recordTTLArg, 4, flags(run.CatchUp, run.Manual), ret.MaxRuns, ret.MaxAge.Milliseconds()}
+		head = []any{p.recordTTLArg, 4, "", ret.MaxRuns, ret.MaxAge.Milliseconds()}
 	}
 	groups := map[int]*batchGroup{}
 	var order []*batchGroup
@@ -97,11 +97,11 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 			g.keys = append(g.keys, lease+runsSuffix)
 		}
 		atMost, atLeast := ap.AtMostFor.Milliseconds(), ap.AtLeastFor.Milliseconds()
-		lockedBy := ""
+		rest := "" // the run record's rest, as AcquireRun sends it
 		if run != nil {
-			lockedBy = ap.LockedBy
+			rest = runRest(tick, *run, ap.LockedBy)
 		}
-		g.args = append(g.args, leaseValue(ap.Owner, ap.LockedBy, atMost, atLeast, tick), atMost, tick, lockedBy)
+		g.args = append(g.args, leaseValue(ap.Owner, ap.LockedBy, atMost, atLeast, tick), atMost, tick, rest)
 	}
 	p.runGroups(ctx, order)
 	for _, g := range order {

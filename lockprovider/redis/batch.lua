@@ -13,8 +13,9 @@
 -- KEYS  per item: lease, fencing counter, newest tick (the lease key again
 --       for an item without a tick), and with the ledger the run list.
 -- ARGV[1] record TTL ms, ARGV[2] keys per item (3, or 4 with the ledger),
--- ARGV[3] run flags, ARGV[4] max runs, ARGV[5] max age ms (ledger only);
--- then per item: lease value, atMostFor ms, tick ms or 0, lockedBy.
+-- ARGV[3] unused, ARGV[4] max runs, ARGV[5] max age ms (ledger only);
+-- then per item: lease value, atMostFor ms, tick ms or 0, and with the
+-- ledger the record's rest as ledger_acquire.lua takes it.
 -- Returns one reply per item, each what the single script returns.
 local tm = redis.call('TIME')
 local ms = tm[1] * 1000 + math.floor(tm[2] / 1000)
@@ -67,7 +68,6 @@ for i = 0, #KEYS / stride - 1 do
         end
         keys[#keys + 1] = KEYS[k + 4]
         argv[#argv + 1] = ARGV[a + 4]
-        argv[#argv + 1] = ARGV[3]
         argv[#argv + 1] = ARGV[4]
         argv[#argv + 1] = ARGV[5]
         local grant = r

@@ -234,7 +234,7 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 	value := leaseValue(ap.Owner, ap.LockedBy, atMost, atLeast, tick)
 	// The record's tail, "tick ms\nflags\nlockedBy": the script puts the
 	// token and the grant time before it.
-	rest := strconv.FormatInt(tick, 10) + "\n" + flags(run.CatchUp, run.Manual) + "\n" + ap.LockedBy
+	rest := runRest(tick, run, ap.LockedBy)
 	maxRuns, maxAge := strconv.Itoa(ret.MaxRuns), strconv.FormatInt(ret.MaxAge.Milliseconds(), 10)
 	var cmd *goredis.Cmd
 	if tick == 0 {
@@ -245,6 +245,13 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 			value, atMost, p.recordTTLArg, tick, rest, maxRuns, maxAge)
 	}
 	return acquireReply(cmd, ap, tick, atMost, atLeast)
+}
+
+// runRest is the part of a run record the client builds: "tick
+// ms\nflags\nlockedBy"; ledger_acquire.lua puts the token and the grant
+// time before it.
+func runRest(tick int64, run lockprovider.RunStart, lockedBy string) string {
+	return strconv.FormatInt(tick, 10) + "\n" + flags(run.CatchUp, run.Manual) + "\n" + lockedBy
 }
 
 // ReleaseRun implements lockprovider.Ledger: Release's own script with the
