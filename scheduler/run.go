@@ -143,7 +143,7 @@ func (s *Scheduler) hold(j *Job, owner string, grant lockprovider.Lease, sent ti
 	l := new(lease.Lease)
 	res.lease = grant
 	l.Start(res.ctx, s.lease, lease.Params{
-		Release:    s.ledgerRelease(l, res),
+		Release:    s.release(l, res),
 		Name:       j.name,
 		Owner:      owner,
 		AtMostFor:  j.opts.atMostFor,

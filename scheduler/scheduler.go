@@ -19,6 +19,7 @@ type Scheduler struct {
 	provider lockprovider.Provider
 	cfg      Config
 	lease    *lease.Policy // of every run's lease
+	releases *releases     // batches the runs' releases; nil if the provider cannot
 
 	runCtx    context.Context // parent of every job context; cancelled with ErrClosed
 	runCancel context.CancelCauseFunc
@@ -75,6 +76,7 @@ func New(provider lockprovider.Provider, cfg *Config) (*Scheduler, error) {
 			Label:       "scheduler",
 			Events:      obs,
 		}),
+		releases:  newReleases(provider),
 		runCtx:    ctx,
 		runCancel: cancel,
 		jobs:      make(map[string]*Job),

@@ -18,7 +18,11 @@ import (
 // of a name in one batch and oversized batches are refused as documented,
 // and concurrent batches grant each name once. When the provider also
 // implements lockprovider.BatchLedger, AcquireRunBatch runs the same item
-// checks and must open one run record per grant. newProvider is as for
+// checks and must open one run record per grant. When it implements
+// lockprovider.BatchReleaser, every item of ReleaseBatch must behave as
+// Provider.Release of that item (the holder's release, refusals, the
+// minimum hold, the announcement to waiters, repeats and invalid items).
+// newProvider is as for
 // Run; its providers must implement lockprovider.BatchAcquirer, or the
 // suite fails.
 func RunBatch(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
@@ -36,6 +40,10 @@ func RunBatch(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider
 		{"Context", testBatchContext},
 		{"Exclusion", testBatchExclusion},
 		{"Ledger", testBatchLedger},
+		{"Release", testBatchRelease},
+		{"ReleaseAtLeastFor", testBatchReleaseAtLeastFor},
+		{"ReleaseWakesWaiters", testBatchReleaseWakes},
+		{"ReleaseValidation", testBatchReleaseValidation},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -185,6 +193,8 @@ func testBatchMixed(e *env) {
 		}
 		// Refusals changed nothing: the holder still holds, and can release.
 		e.mustRelease(held.Name, heldBy.Owner)
+		// A tick refused because the name was held was not used up.
+		e.grantTick(held.Name, baseTick, what+": the tick of an item refused as held")
 		e.wantFree(bad.Name, what+": the invalid item was not attempted")
 		e.mustRelease(mine.Name, mine.Owner)
 	}
@@ -499,5 +509,155 @@ func testBatchLedger(e *env) {
 	}
 	if got := e.runs(a.Name, lockprovider.RunQuery{Job: a.Name}); len(got) != 1 || got[0].Outcome != lockprovider.OutcomeSucceeded {
 		e.t.Errorf("after ReleaseRun: %+v", got)
+	}
+}
+
+// releaser returns the provider's ReleaseBatch; the release cases need it.
+func (e *env) releaser() func(context.Context, []lockprovider.ReleaseParams) ([]error, error) {
+	e.t.Helper()
+	br, ok := e.p.(lockprovider.BatchReleaser)
+	if !ok {
+		e.t.Skipf("provider %T does not implement lockprovider.BatchReleaser", e.p)
+	}
+	return br.ReleaseBatch
+}
+
+func (e *env) mustReleaseBatch(ps []lockprovider.ReleaseParams) []error {
+	e.t.Helper()
+	errs, err := e.releaser()(e.ctx, ps)
+	if err != nil {
+		e.t.Fatalf("ReleaseBatch of %d: %v", len(ps), err)
+	}
+	if len(errs) != len(ps) {
+		e.t.Fatalf("ReleaseBatch of %d returned %d errors", len(ps), len(errs))
+	}
+	return errs
+}
+
+// One release batch mixes every answer Release can give: the holder's
+// release (the name is free at once, and the next grant's token is
+// larger), a name held by another owner, a free name, a lapsed lease, a
+// repeated name and an invalid item.
+func testBatchRelease(e *env) {
+	mine := make([]lockprovider.Lease, 3)
+	for i := range mine {
+		mine[i] = e.mustAcquire(e.name(), lockprovider.NewOwner(), long, 0)
+	}
+	other := e.mustAcquire(e.name(), lockprovider.NewOwner(), long, 0)
+	free := e.name()
+	lapsed := e.mustAcquire(e.name(), lockprovider.NewOwner(), 30*time.Millisecond, 0)
+	sleepPast(time.Now(), 30*time.Millisecond)
+	ps := []lockprovider.ReleaseParams{
+		{Name: mine[0].Name, Owner: mine[0].Owner},
+		{Name: other.Name, Owner: lockprovider.NewOwner()},
+		{Name: mine[1].Name, Owner: mine[1].Owner},
+		{Name: free, Owner: lockprovider.NewOwner()},
+		{Name: lapsed.Name, Owner: lapsed.Owner},
+		{Name: mine[0].Name, Owner: mine[0].Owner}, // a repeat
+		{Name: "", Owner: lockprovider.NewOwner()}, // invalid
+		{Name: mine[2].Name, Owner: mine[2].Owner},
+	}
+	errs := e.mustReleaseBatch(ps)
+	for _, i := range []int{0, 2, 7} {
+		if errs[i] != nil {
+			e.t.Errorf("release of a held lease (item %d): %v", i, errs[i])
+		}
+		e.wantFree(ps[i].Name, "after its batch release")
+	}
+	e.wantErr(errs[1], lockprovider.ErrNotHeld, "release by a non-holder")
+	e.wantHeld(other.Name, "after a batch release by a non-holder")
+	e.wantErr(errs[3], lockprovider.ErrNotHeld, "release of a free name")
+	e.wantErr(errs[4], lockprovider.ErrNotHeld, "release of a lapsed lease")
+	var ve *lockprovider.ValidationError
+	for _, i := range []int{5, 6} {
+		if !errors.As(errs[i], &ve) || !errors.Is(errs[i], lockprovider.ErrInvalid) {
+			e.t.Errorf("item %d: got %v, want a *ValidationError matching ErrInvalid", i, errs[i])
+		}
+	}
+	for _, l := range mine {
+		o := lockprovider.NewOwner()
+		if next := e.mustAcquire(l.Name, o, long, 0); next.Token <= l.Token {
+			e.t.Errorf("%q: token after a batch release %d, want > %d", l.Name, next.Token, l.Token)
+		}
+		e.mustRelease(l.Name, o)
+	}
+	// Released once, the items are not held any more: a second batch
+	// answers ErrNotHeld for each, as a second Release does.
+	for i, err := range e.mustReleaseBatch([]lockprovider.ReleaseParams{ps[0], ps[2], ps[7]}) {
+		e.wantErr(err, lockprovider.ErrNotHeld, fmt.Sprintf("second release of item %d", i))
+	}
+}
+
+// A lease released by a batch inside its AtLeastFor stays held until
+// then, as with Release.
+func testBatchReleaseAtLeastFor(e *env) {
+	e.timed(func(scale time.Duration) bool {
+		atLeast := 300 * time.Millisecond * scale
+		start := time.Now()
+		p := e.mustAcquire(e.name(), lockprovider.NewOwner(), long, atLeast)
+		q := e.mustAcquire(e.name(), lockprovider.NewOwner(), long, 0)
+		for i, err := range e.mustReleaseBatch([]lockprovider.ReleaseParams{{Name: p.Name, Owner: p.Owner}, {Name: q.Name, Owner: q.Owner}}) {
+			if err != nil {
+				e.t.Fatalf("batch release of item %d: %v", i, err)
+			}
+		}
+		e.wantFree(q.Name, "released without AtLeastFor")
+		if !e.heldUntil(p.Name, start, atLeast, "released by a batch inside AtLeastFor") {
+			return false
+		}
+		if freeAt := e.waitFree(p.Name, "after AtLeastFor"); freeAt.Before(start.Add(atLeast - tol)) {
+			e.t.Errorf("name free %v after the grant, before AtLeastFor %v", freeAt.Sub(start), atLeast)
+		}
+		return true
+	})
+}
+
+// Waiters registered for release notifications wake on a batch release,
+// one per name released.
+func testBatchReleaseWakes(e *env) {
+	rn, ok := e.p.(lockprovider.ReleaseNotifier)
+	if !ok {
+		e.t.Skip("provider does not implement lockprovider.ReleaseNotifier")
+	}
+	release := e.releaser()
+	var ps []lockprovider.ReleaseParams
+	var chs []chan struct{}
+	for range 3 {
+		l := e.mustAcquire(e.name(), lockprovider.NewOwner(), long, 0)
+		ch := make(chan struct{}, 1)
+		e.register(rn, l.Name, ch)
+		ps, chs = append(ps, lockprovider.ReleaseParams{Name: l.Name, Owner: l.Owner}), append(chs, ch)
+	}
+	if _, err := release(e.ctx, ps); err != nil {
+		e.t.Fatalf("ReleaseBatch: %v", err)
+	}
+	for i, ch := range chs {
+		e.wantSignal(ch, fmt.Sprintf("batch release of item %d", i))
+	}
+}
+
+// An oversized batch is refused whole; an empty one answers nothing; an
+// invalid owner is the item's own error.
+func testBatchReleaseValidation(e *env) {
+	release := e.releaser()
+	l := e.mustAcquire(e.name(), lockprovider.NewOwner(), long, 0)
+	big := make([]lockprovider.ReleaseParams, lockprovider.MaxBatch+1)
+	for i := range big {
+		big[i] = lockprovider.ReleaseParams{Name: e.name(), Owner: lockprovider.NewOwner()}
+	}
+	big[0] = lockprovider.ReleaseParams{Name: l.Name, Owner: l.Owner}
+	errs, err := release(e.ctx, big)
+	var ve *lockprovider.ValidationError
+	if !errors.As(err, &ve) || !errors.Is(err, lockprovider.ErrInvalid) || errs != nil {
+		e.t.Errorf("oversized batch: %v, %v; want nil and a *ValidationError matching ErrInvalid", errs, err)
+	}
+	e.wantHeld(l.Name, "after an oversized release batch")
+	if errs, err := release(e.ctx, nil); err != nil || len(errs) != 0 {
+		e.t.Errorf("empty batch: %v, %v; want no results", errs, err)
+	}
+	errs = e.mustReleaseBatch([]lockprovider.ReleaseParams{{Name: l.Name, Owner: ""}, {Name: l.Name, Owner: l.Owner}})
+	e.wantErr(errs[0], lockprovider.ErrInvalidOwner, "empty owner")
+	if errs[1] != nil {
+		e.t.Errorf("holder's release after an invalid item of the same name: %v", errs[1])
 	}
 }

@@ -27,7 +27,8 @@
 // validation. RunBatch covers lockprovider.BatchAcquirer, and
 // BatchLedger when implemented: every item of a batch behaves as Acquire
 // of that item, in mixed batches, with repeats, oversized batches and
-// concurrent batches. BenchLedger measures what the ledger adds to a
+// concurrent batches; BatchReleaser when implemented: every item of
+// ReleaseBatch behaves as Release of that item. BenchLedger measures what the ledger adds to a
 // scheduled claim and release.
 //
 // Run calls newProvider once per subtest; each call must return a provider

@@ -9,6 +9,7 @@ import (
 var (
 	_ lockprovider.BatchAcquirer = (*Provider)(nil)
 	_ lockprovider.BatchLedger   = (*Provider)(nil)
+	_ lockprovider.BatchReleaser = (*Provider)(nil)
 )
 
 // AcquireBatch implements lockprovider.BatchAcquirer: Acquire for each
@@ -40,4 +41,19 @@ func (p *Provider) batch(ps []lockprovider.AcquireParams, acquire func(lockprovi
 		out[i].Lease, out[i].Err = acquire(ap)
 	}
 	return out, nil
+}
+
+// ReleaseBatch implements lockprovider.BatchReleaser: Release for each
+// item in turn.
+func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
+	errs, err := lockprovider.ValidateReleaseBatch(ps)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	for i, rp := range ps {
+		if errs[i] == nil {
+			errs[i] = p.Release(ctx, rp)
+		}
+	}
+	return errs, nil
 }

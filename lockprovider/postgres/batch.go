@@ -14,6 +14,7 @@ import (
 var (
 	_ lockprovider.BatchAcquirer = (*Provider)(nil)
 	_ lockprovider.BatchLedger   = (*Provider)(nil)
+	_ lockprovider.BatchReleaser = (*Provider)(nil)
 )
 
 // conflictMarker in batch_acquire.sql stands for acquire.sql's ON
@@ -50,6 +51,24 @@ func (p *Provider) renderBatch() error {
 	}
 	p.batchSQL = batch
 	p.batchRunSQL = batch[:i] + "\n" + ledger + batch[i:]
+	return p.renderReleaseBatch()
+}
+
+// renderReleaseBatch builds ReleaseBatch's statement from release.sql:
+// the same UPDATE and announcement, its one name and owner replaced by
+// arrays of them, and each released row's position in the arrays
+// returned.
+func (p *Provider) renderReleaseBatch() error {
+	const (
+		where     = "WHERE t.name = $1 AND t.owner = $2"
+		returning = "RETURNING "
+	)
+	if strings.Count(p.releaseSQL, where) != 1 || strings.Count(p.releaseSQL, returning) != 1 {
+		return errors.New("postgres: release.sql does not have the WHERE and RETURNING clauses the batch statement replaces")
+	}
+	sql := strings.Replace(p.releaseSQL, where,
+		"FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS i(name, owner, ord)\nWHERE t.name = i.name AND t.owner = i.owner", 1)
+	p.releaseBatchSQL = strings.Replace(sql, returning, returning+"i.ord, ", 1)
 	return nil
 }
 
@@ -141,4 +160,59 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 		return fail(errors.New("batch answered fewer rows than items"))
 	}
 	return out, nil
+}
+
+// ReleaseBatch implements lockprovider.BatchReleaser in one statement:
+// release.sql's UPDATE over arrays of names and owners. An item whose row
+// it did not update was not held, as Release's ErrNotHeld.
+func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
+	errs, err := lockprovider.ValidateReleaseBatch(ps)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	idx := make([]int, 0, len(ps)) // the sent items, by position in the arrays
+	var names, owners []string
+	for i, rp := range ps {
+		if errs[i] == nil {
+			idx = append(idx, i)
+			names, owners = append(names, rp.Name), append(owners, rp.Owner)
+		}
+	}
+	if len(idx) == 0 {
+		return errs, nil
+	}
+	fail := func(err error) ([]error, error) {
+		for _, i := range idx {
+			errs[i] = opError("release", ps[i].Name, err)
+		}
+		return errs, nil
+	}
+	rows, err := p.db.Query(ctx, p.releaseBatchSQL, names, owners)
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.Close()
+	released := make([]bool, len(idx))
+	for rows.Next() {
+		var (
+			ord    int64
+			silent bool // the announcement's column, unused here
+		)
+		if err := rows.Scan(&ord, &silent); err != nil {
+			return fail(err)
+		}
+		if ord < 1 || int(ord) > len(idx) {
+			return fail(errors.New("batch row out of range"))
+		}
+		released[ord-1] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	for k, i := range idx {
+		if !released[k] {
+			errs[i] = lockprovider.ErrNotHeld
+		}
+	}
+	return errs, nil
 }

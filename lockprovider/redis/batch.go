@@ -10,8 +10,12 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-//go:embed batch.lua
-var batchTail string
+var (
+	//go:embed batch.lua
+	batchTail string
+	//go:embed release_batch.lua
+	releaseBatchTail string
+)
 
 // batchScript is batch.lua after the ledger's tail (ledger_acquire.lua)
 // wrapped as a function, so that a batch opens run records exactly as
@@ -20,9 +24,16 @@ var batchScript = goredis.NewScript(
 	"local function ledger(KEYS, ARGV, inner)\n" + wrap("acquire", "return inner()", ledgerAcquireTail) + "\nend\n" +
 		batchTail)
 
+// releaseBatchScript is release_batch.lua after lock_release.lua as a
+// function of its own KEYS and ARGV, so that every item is released by
+// the single script's own text.
+var releaseBatchScript = goredis.NewScript(
+	"local function release(KEYS, ARGV)\n" + releaseSrc + "\nend\n" + releaseBatchTail)
+
 var (
 	_ lockprovider.BatchAcquirer = (*Provider)(nil)
 	_ lockprovider.BatchLedger   = (*Provider)(nil)
+	_ lockprovider.BatchReleaser = (*Provider)(nil)
 )
 
 // AcquireBatch implements lockprovider.BatchAcquirer. On a single node
@@ -52,6 +63,44 @@ type batchGroup struct {
 	cmd  *goredis.Cmd
 }
 
+// grouper assigns the items of a batch to script calls: all to one on a
+// single node (a *goredis.Client, Sentinel included), one per hash slot
+// on a Cluster, and one per item on a Ring or a Client of another type,
+// since shards there need not follow slots.
+type grouper struct {
+	cluster, single bool
+	head            []any // the ARGV that every call starts with
+	groups          map[int]*batchGroup
+	order           []*batchGroup
+}
+
+func (p *Provider) grouper(head []any) *grouper {
+	g := &grouper{head: head, groups: map[int]*batchGroup{}}
+	_, g.cluster = p.client.(*goredis.ClusterClient)
+	_, g.single = p.client.(*goredis.Client)
+	return g
+}
+
+// add puts item i, whose lease key is lease, in its group and returns the
+// group, for the caller to append the item's keys and arguments.
+func (g *grouper) add(i int, lease string) *batchGroup {
+	key := 0 // one group on a single node
+	switch {
+	case g.cluster:
+		key = int(slot(lease))
+	case !g.single:
+		key = i
+	}
+	bg := g.groups[key]
+	if bg == nil {
+		bg = &batchGroup{args: append([]any(nil), g.head...)}
+		g.groups[key] = bg
+		g.order = append(g.order, bg)
+	}
+	bg.idx = append(bg.idx, i)
+	return bg
+}
+
 func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, run *lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
 	itemErrs, err := lockprovider.ValidateBatch(ps)
 	if err != nil || len(ps) == 0 {
@@ -63,35 +112,19 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 		ret := run.Retention.WithDefaults()
 		head = []any{p.recordTTLArg, 4, "", ret.MaxRuns, ret.MaxAge.Milliseconds()}
 	}
-	groups := map[int]*batchGroup{}
-	var order []*batchGroup
-	_, cluster := p.client.(*goredis.ClusterClient)
-	_, single := p.client.(*goredis.Client)
+	gr := p.grouper(head)
 	for i, ap := range ps {
 		if itemErrs[i] != nil {
 			out[i].Err = itemErrs[i]
 			continue
 		}
 		lease, fence := p.keys(ap.Name)
-		key := 0 // one group on a single node
-		switch {
-		case cluster:
-			key = int(slot(lease))
-		case !single:
-			key = i
-		}
-		g := groups[key]
-		if g == nil {
-			g = &batchGroup{args: append([]any(nil), head...)}
-			groups[key] = g
-			order = append(order, g)
-		}
+		g := gr.add(i, lease)
 		var tick int64
 		tickKey := lease
 		if !ap.Tick.IsZero() {
 			tick, tickKey = ap.Tick.UnixMilli(), p.tickKey(lease)
 		}
-		g.idx = append(g.idx, i)
 		g.keys = append(g.keys, lease, fence, tickKey)
 		if run != nil {
 			g.keys = append(g.keys, lease+runsSuffix)
@@ -103,7 +136,8 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 		}
 		g.args = append(g.args, leaseValue(ap.Owner, ap.LockedBy, atMost, atLeast, tick), atMost, tick, rest)
 	}
-	p.runGroups(ctx, order)
+	order := gr.order
+	p.runGroups(ctx, batchScript, order)
 	for _, g := range order {
 		v, err := g.cmd.Result()
 		var replies []any
@@ -129,6 +163,48 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 	return out, nil
 }
 
+// ReleaseBatch implements lockprovider.BatchReleaser in the calls that
+// AcquireBatch would make for the same names: one script call on a single
+// node, one per hash slot in one pipeline on a Cluster.
+func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
+	errs, err := lockprovider.ValidateReleaseBatch(ps)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	gr := p.grouper(nil)
+	for i, rp := range ps {
+		if errs[i] != nil {
+			continue
+		}
+		lease := p.key(rp.Name)
+		g := gr.add(i, lease)
+		g.keys = append(g.keys, lease)
+		g.args = append(g.args, rp.Owner)
+	}
+	p.runGroups(ctx, releaseBatchScript, gr.order)
+	for _, g := range gr.order {
+		v, err := g.cmd.Result()
+		replies, ok := v.([]any)
+		if err == nil && (!ok || len(replies) != len(g.idx)) {
+			err = unexpected(v)
+		}
+		for j, i := range g.idx {
+			if err != nil {
+				errs[i] = unknown("release", ps[i].Name, err)
+				continue
+			}
+			switch n, _ := replies[j].(int64); n {
+			case 1:
+			case 0:
+				errs[i] = lockprovider.ErrNotHeld
+			default:
+				errs[i] = unknown("release", ps[i].Name, unexpected(replies[j]))
+			}
+		}
+	}
+	return errs, nil
+}
+
 // pipeliner is implemented by every go-redis client.
 type pipeliner interface {
 	Pipeline() goredis.Pipeliner
@@ -138,17 +214,17 @@ type pipeliner interface {
 // otherwise in one pipeline. Calls the server answers with NOSCRIPT (a
 // node that has not seen the script yet) are sent again with the script's
 // text, in a second pipeline.
-func (p *Provider) runGroups(ctx context.Context, groups []*batchGroup) {
+func (p *Provider) runGroups(ctx context.Context, script *goredis.Script, groups []*batchGroup) {
 	pl, ok := p.client.(pipeliner)
 	if len(groups) == 1 || !ok {
 		for _, g := range groups {
-			g.cmd = batchScript.Run(ctx, p.client, g.keys, g.args...)
+			g.cmd = script.Run(ctx, p.client, g.keys, g.args...)
 		}
 		return
 	}
 	pipe := pl.Pipeline()
 	for _, g := range groups {
-		g.cmd = batchScript.EvalSha(ctx, pipe, g.keys, g.args...)
+		g.cmd = script.EvalSha(ctx, pipe, g.keys, g.args...)
 	}
 	_, _ = pipe.Exec(ctx) // errors are per command
 	var again []*batchGroup
@@ -162,7 +238,7 @@ func (p *Provider) runGroups(ctx context.Context, groups []*batchGroup) {
 	}
 	pipe = pl.Pipeline()
 	for _, g := range again {
-		g.cmd = batchScript.Eval(ctx, pipe, g.keys, g.args...)
+		g.cmd = script.Eval(ctx, pipe, g.keys, g.args...)
 	}
 	_, _ = pipe.Exec(ctx)
 }

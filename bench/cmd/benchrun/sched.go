@@ -59,18 +59,40 @@ func (c countingProvider) Release(ctx context.Context, p lockprovider.ReleasePar
 	return err
 }
 
-// countingBatcher is countingProvider for a provider with batch claims,
-// which it passes through.
+// batcher is a provider with batch claims and releases, as baton's Redis
+// and PostgreSQL providers are.
+type batcher interface {
+	lockprovider.Provider
+	lockprovider.BatchAcquirer
+	lockprovider.BatchReleaser
+}
+
+// countingBatcher is countingProvider for a batcher: it passes the batch
+// claims through and counts each item of a batch release.
 type countingBatcher struct {
 	countingProvider
 	lockprovider.BatchAcquirer
+	br lockprovider.BatchReleaser
 }
 
-// counting wraps p, keeping its batch claims.
+func (c countingBatcher) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
+	errs, err := c.br.ReleaseBatch(ctx, ps)
+	for i := range ps {
+		switch {
+		case err != nil:
+			c.released(err)
+		case i < len(errs):
+			c.released(errs[i])
+		}
+	}
+	return errs, err
+}
+
+// counting wraps p, keeping its batch claims and releases.
 func counting(p lockprovider.Provider, released func(error)) lockprovider.Provider {
 	c := countingProvider{p, released}
-	if ba, ok := p.(lockprovider.BatchAcquirer); ok {
-		return countingBatcher{c, ba}
+	if b, ok := p.(batcher); ok {
+		return countingBatcher{c, b, b}
 	}
 	return c
 }

@@ -1,0 +1,139 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/baton-go/baton/internal/lease"
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// releases sends the releases of runs that end together in batch calls
+// (lockprovider.BatchReleaser), the way a database commits a group: a
+// release finding no call in flight is sent at once, alone, as
+// Provider.Release; releases arriving while a call is in flight queue, and
+// the first of them sends the whole queue in one batch when that call
+// returns. So a lone release costs what it did, and the 10,000 releases of
+// one tick's jobs cost tens of round trips instead of 10,000, which the
+// backend and this process would otherwise spend their CPU on while the
+// tick's later claims wait. Each release still gets its own answer.
+type releases struct {
+	single func(context.Context, lockprovider.ReleaseParams) error
+	batch  func(context.Context, []lockprovider.ReleaseParams) ([]error, error)
+
+	mu    sync.Mutex
+	busy  bool              // a call is in flight; its sender will hand over
+	queue []*pendingRelease // waiting for the next call, oldest first
+}
+
+// pendingRelease is one release waiting in the queue.
+type pendingRelease struct {
+	p    lockprovider.ReleaseParams
+	err  error
+	done bool          // err is the answer; set before wake is closed
+	wake chan struct{} // closed when answered, or to hand the next call over
+}
+
+// newReleases returns the coalescer for p, or nil when p cannot release in
+// batches.
+func newReleases(p lockprovider.Provider) *releases {
+	br, ok := p.(lockprovider.BatchReleaser)
+	if !ok {
+		return nil
+	}
+	return &releases{single: p.Release, batch: br.ReleaseBatch}
+}
+
+// release is Provider.Release of p, sent alone or with others (see
+// releases). The call that carries it is bounded by the context of the
+// release that sends it: every release passes the same ReleaseTimeout.
+func (r *releases) release(ctx context.Context, p lockprovider.ReleaseParams) error {
+	me := &pendingRelease{p: p, wake: make(chan struct{})}
+	r.mu.Lock()
+	r.queue = append(r.queue, me)
+	if r.busy {
+		r.mu.Unlock()
+		<-me.wake
+		if me.done {
+			return me.err
+		}
+		// Handed over: send the queue, which starts with this release.
+		r.mu.Lock()
+	}
+	r.busy = true
+	n := r.take()
+	group := r.queue[:n:n]
+	r.queue = r.queue[n:]
+	r.mu.Unlock()
+
+	r.send(ctx, group)
+
+	r.mu.Lock()
+	if len(r.queue) > 0 {
+		close(r.queue[0].wake) // the next call is its sender's
+	} else {
+		r.busy, r.queue = false, nil
+	}
+	r.mu.Unlock()
+	for _, q := range group[1:] {
+		close(q.wake)
+	}
+	return me.err
+}
+
+// take returns how many of the queue's releases the next call carries: up
+// to MaxBatch, stopping before a name already in it, which a batch would
+// refuse as a repeat (one run's release retried while the first try
+// waits, say). r.mu is held.
+func (r *releases) take() int {
+	if len(r.queue) == 1 {
+		return 1
+	}
+	seen := make(map[string]bool, min(len(r.queue), lockprovider.MaxBatch))
+	for i, q := range r.queue[:min(len(r.queue), lockprovider.MaxBatch)] {
+		if seen[q.p.Name] {
+			return i
+		}
+		seen[q.p.Name] = true
+	}
+	return min(len(r.queue), lockprovider.MaxBatch)
+}
+
+// send makes one call for group and records each answer.
+func (r *releases) send(ctx context.Context, group []*pendingRelease) {
+	if len(group) == 1 {
+		group[0].err, group[0].done = r.single(ctx, group[0].p), true
+		return
+	}
+	ps := make([]lockprovider.ReleaseParams, len(group))
+	for i, q := range group {
+		ps[i] = q.p
+	}
+	errs, err := r.batch(ctx, ps)
+	if err == nil && len(errs) != len(ps) {
+		err = fmt.Errorf("scheduler: release batch of %d answered %d results", len(ps), len(errs))
+	}
+	for i, q := range group {
+		if err != nil {
+			q.err = err
+		} else {
+			q.err = errs[i]
+		}
+		q.done = true
+	}
+}
+
+// release returns the release call of a run's lease: the ledger's when it
+// is on (it records how the run ended; see ledgerRelease), else the
+// batching one, or nil when the provider cannot batch (the lease then
+// calls Provider.Release).
+func (s *Scheduler) release(l *lease.Lease, res *runResult) func(context.Context, lockprovider.ReleaseParams) error {
+	if f := s.ledgerRelease(l, res); f != nil {
+		return f
+	}
+	if s.releases != nil {
+		return s.releases.release
+	}
+	return nil
+}

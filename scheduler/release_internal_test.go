@@ -1,0 +1,73 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/memory"
+)
+
+// A call stops before a name already in it: a batch would refuse the
+// repeat.
+func TestReleasesTakeStopsAtRepeat(t *testing.T) {
+	r := &releases{}
+	for _, n := range []string{"a", "b", "a", "c"} {
+		r.queue = append(r.queue, &pendingRelease{p: lockprovider.ReleaseParams{Name: n}})
+	}
+	if got := r.take(); got != 2 {
+		t.Errorf("take() = %d, want 2 (stop before the repeated a)", got)
+	}
+	r.queue = r.queue[3:]
+	if got := r.take(); got != 1 {
+		t.Errorf("take() of one = %d, want 1", got)
+	}
+}
+
+// Many goroutines releasing at once each get their own lease's answer:
+// nil for the holder, ErrNotHeld for a name held by someone else.
+func TestReleasesAnswerEach(t *testing.T) {
+	p := memory.New(nil)
+	r := newReleases(p)
+	if r == nil {
+		t.Fatal("memory provider: no batch releases")
+	}
+	ctx := context.Background()
+	const n = 500
+	var wg sync.WaitGroup
+	for i := range n {
+		name := fmt.Sprintf("answer-%d", i)
+		owner := lockprovider.NewOwner()
+		if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			if i%5 == 0 { // not the holder
+				if err := r.release(ctx, lockprovider.ReleaseParams{Name: name, Owner: lockprovider.NewOwner()}); !errors.Is(err, lockprovider.ErrNotHeld) {
+					t.Errorf("%s: release by a non-holder: %v, want ErrNotHeld", name, err)
+				}
+				return
+			}
+			if err := r.release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner}); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		info, err := p.Inspect(ctx, fmt.Sprintf("answer-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Held != (i%5 == 0) {
+			t.Errorf("answer-%d: held = %v after the releases", i, info.Held)
+		}
+	}
+	if r.busy || len(r.queue) != 0 {
+		t.Errorf("after the releases: busy %v, %d queued; want idle", r.busy, len(r.queue))
+	}
+}
