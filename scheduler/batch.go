@@ -111,22 +111,15 @@ func (s *Scheduler) fire(now time.Time) int {
 	return n
 }
 
-// batchClaim is one item's answer from a batch claim.
-type batchClaim struct {
+// claimAnswer is a claim's answer: one item of a batch claim, or a single
+// acquire's (see Scheduler.acquireAlone).
+type claimAnswer struct {
 	ctx   context.Context // of the tick's events, from its JobAttempt
 	owner string
-	sent  time.Time     // when the batch was sent: the trust window counts from it
-	took  time.Duration // the batch call's duration
+	sent  time.Time     // when the claim was sent: the trust window counts from it
+	took  time.Duration // the call's duration
 	grant lockprovider.Lease
 	err   error
-}
-
-// answer returns the claim's fields; zero values for nil.
-func (b *batchClaim) answer() (ctx context.Context, owner string, sent time.Time, took time.Duration, grant lockprovider.Lease, err error) {
-	if b == nil {
-		return nil, "", time.Time{}, 0, lockprovider.Lease{}, nil
-	}
-	return b.ctx, b.owner, b.sent, b.took, b.grant, b.err
 }
 
 // params are the acquire parameters of j's lease for tick.
@@ -161,7 +154,7 @@ func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
 			go s.execute(d.j, d.tick, false) // reports the skip
 			continue
 		}
-		ctxs = append(ctxs, s.emit(s.runCtx, observe.JobAttempt, Event{Job: d.j.name, Name: d.j.name, Tick: d.tick}))
+		ctxs = append(ctxs, s.emit(s.runCtx, observe.JobAttempt, &Event{Job: d.j.name, Name: d.j.name, Tick: d.tick}))
 		ps = append(ps, s.params(d.j, owners[i], d.tick, d.j.opts.atLeastFor))
 		claimed = append(claimed, d)
 	}
@@ -174,7 +167,7 @@ func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
 	cancel()
 	took := s.now().Sub(sent)
 	for i, d := range claimed {
-		pre := &batchClaim{ctx: ctxs[i], owner: ps[i].Owner, sent: sent, took: took, err: err}
+		pre := &claimAnswer{ctx: ctxs[i], owner: ps[i].Owner, sent: sent, took: took, err: err}
 		if err == nil {
 			pre.grant, pre.err = res[i].Lease, res[i].Err
 		}

@@ -225,7 +225,7 @@ func (s *Scheduler) admit(j *Job, ev *Event) bool {
 	j.skips.Add(1)
 	s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: job paused", "job", j.name, "tick", ev.Tick,
 		"here", j.ctl.paused.Load(), "cluster", s.clusterPaused(j.name))
-	s.emit(s.runCtx, observe.JobSkipped, *ev)
+	s.emit(s.runCtx, observe.JobSkipped, ev)
 	return false
 }
 
@@ -385,7 +385,7 @@ func (s *Scheduler) runManual(ctx context.Context, j *Job, started func(error)) 
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
 				ev.Outcome = observe.OutcomeCanceled
 			}
-			s.emit(res.ctx, observe.JobDone, ev)
+			s.emit(res.ctx, observe.JobDone, &ev)
 		}
 		return
 	}
@@ -401,7 +401,7 @@ func (s *Scheduler) runManual(ctx context.Context, j *Job, started func(error)) 
 	j.running.Store(false)
 	if s.obs != nil {
 		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
-		s.emit(res.ctx, observe.JobDone, ev)
+		s.emit(res.ctx, observe.JobDone, &ev)
 	}
 	// A tick that came while the manual run held the lock was refused on
 	// every replica (here as ErrStillRunning): run it now. Its claim
@@ -429,14 +429,14 @@ func (s *Scheduler) executeHandoff(j *Job, tick time.Time) {
 	res := &runResult{control: control{handoff: true}}
 	l := s.claim(j, tick, &ev, res, nil)
 	if l == nil {
-		s.emit(res.ctx, observe.JobDone, ev)
+		s.emit(res.ctx, observe.JobDone, &ev)
 		return
 	}
 	s.attempts(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, lease: l}, ev, res)
 	_ = l.Release(s.runCtx)
 	if s.obs != nil {
 		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
-		s.emit(res.ctx, observe.JobDone, ev)
+		s.emit(res.ctx, observe.JobDone, &ev)
 	}
 }
 
@@ -449,7 +449,7 @@ func (s *Scheduler) manualClaim(ctx context.Context, j *Job, ev *Event, res *run
 	res.ctx = s.runCtx
 	if j.locked {
 		ev.Name = j.name
-		res.ctx = s.emit(s.runCtx, observe.JobAttempt, *ev)
+		res.ctx = s.emit(s.runCtx, observe.JobAttempt, ev)
 	}
 	backoff := 50 * time.Millisecond
 	for {
@@ -496,8 +496,8 @@ func (s *Scheduler) manualAcquire(ctx context.Context, j *Job, ev *Event, res *r
 		claimed := *ev
 		claimed.Start, claimed.Duration = sent, s.now().Sub(sent)
 		claimed.Token, claimed.Outcome = grant.Token, observe.OutcomeClaimed
-		s.emit(res.ctx, observe.JobClaimed, claimed)
-		return s.hold(j, owner, grant, sent, ev, res), nil
+		s.emit(res.ctx, observe.JobClaimed, &claimed)
+		return s.hold(j, owner, &grant, sent, ev, res), nil
 	case errors.Is(err, lockprovider.ErrNotAcquired):
 		return nil, nil
 	}

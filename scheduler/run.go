@@ -24,39 +24,54 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 
 // executeClaimed is execute, for a claim already made in a batch when pre
 // is not nil (see batch.go), which also marked j running.
-func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *batchClaim) {
+func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *claimAnswer) {
 	defer s.wg.Done()
 	ev := Event{Job: j.name, Tick: tick, CatchUp: catchUp}
 	if pre == nil && !s.admit(j, &ev) { // control.go: removed, jitter, paused (a batch checked them)
 		return
 	}
 	if pre == nil && !j.running.CompareAndSwap(false, true) {
-		ev.Err, ev.Outcome = ErrStillRunning, observe.OutcomeStillRunning
-		j.skips.Add(1)
-		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: previous run still running", "job", j.name, "tick", tick)
-		s.emit(s.runCtx, observe.JobSkipped, ev)
+		s.skipRunning(j, &ev)
 		return
 	}
 	defer j.running.Store(false)
 
 	res := &runResult{catchUp: catchUp}
 	if !j.locked {
-		ctx, cancel := context.WithCancelCause(s.runCtx)
-		defer cancel(nil)
-		s.attempts(ctx, j, Run{Job: j.name, Tick: tick, CatchUp: catchUp}, ev, res)
+		s.runUnlocked(j, &ev, res)
 		return
 	}
 	l := s.claim(j, tick, &ev, res, pre)
 	if l == nil {
-		s.emit(res.ctx, observe.JobDone, ev)
+		s.emit(res.ctx, observe.JobDone, &ev)
 		return
 	}
 	s.attempts(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev, res)
 	_ = l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
 	if s.obs != nil {
 		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
-		s.emit(res.ctx, observe.JobDone, ev)
+		s.emit(res.ctx, observe.JobDone, &ev)
 	}
+}
+
+// The rarer paths of executeClaimed are functions of their own: every
+// run's goroutine grows its stack to executeClaimed's frame, which holds
+// the locals of all its paths.
+
+// skipRunning reports a tick skipped because j's previous run is still
+// going.
+func (s *Scheduler) skipRunning(j *Job, ev *Event) {
+	ev.Err, ev.Outcome = ErrStillRunning, observe.OutcomeStillRunning
+	j.skips.Add(1)
+	s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: previous run still running", "job", j.name, "tick", ev.Tick)
+	s.emit(s.runCtx, observe.JobSkipped, ev)
+}
+
+// runUnlocked runs the tick of an unlocked job.
+func (s *Scheduler) runUnlocked(j *Job, ev *Event, res *runResult) {
+	ctx, cancel := context.WithCancelCause(s.runCtx)
+	defer cancel(nil)
+	s.attempts(ctx, j, Run{Job: j.name, Tick: ev.Tick, CatchUp: ev.CatchUp}, *ev, res)
 }
 
 // claim acquires j's lock for tick and returns the run's lease, or nil when
@@ -68,26 +83,49 @@ func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *ba
 // with res. It sets ev.Outcome when it returns nil, and res.ctx to the
 // context of the tick's events (see observe.JobAttempt). A batch claim
 // (pre) has emitted the attempt and made the acquire already.
-func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre *batchClaim) *lease.Lease {
+func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre *claimAnswer) *lease.Lease {
 	ev.Name = j.name
-	ctx, owner, sent, took, grant, err := pre.answer()
-	res.ctx = ctx
 	if pre == nil {
-		res.ctx = s.emit(s.runCtx, observe.JobAttempt, *ev)
-		owner = lockprovider.NewOwner()
-		sent = s.now()
-		actx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
-		grant, err = s.acquire(actx, s.params(j, owner, tick, res.atLeastFor(j)), res)
-		cancel()
-		took = s.now().Sub(sent)
+		pre = s.acquireAlone(j, tick, ev, res)
 	}
+	res.ctx = pre.ctx
+	if pre.err != nil {
+		s.notClaimed(j, tick, pre, ev, res)
+		return nil
+	}
+	if s.obs != nil {
+		claimed := *ev // for the claim's own event, timed
+		claimed.Start, claimed.Duration = pre.sent, pre.took
+		claimed.Token, claimed.Outcome = pre.grant.Token, observe.OutcomeClaimed
+		s.emit(res.ctx, observe.JobClaimed, &claimed)
+	}
+	return s.hold(j, pre.owner, &pre.grant, pre.sent, ev, res)
+}
+
+// acquireAlone claims j's tick with a single acquire. Apart from claim, like
+// notClaimed, to keep claim's stack frame small: every run's goroutine
+// grows its stack for it.
+func (s *Scheduler) acquireAlone(j *Job, tick time.Time, ev *Event, res *runResult) *claimAnswer {
+	a := &claimAnswer{ctx: s.emit(s.runCtx, observe.JobAttempt, ev), owner: lockprovider.NewOwner(), sent: s.now()}
+	ctx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
+	a.grant, a.err = s.acquire(ctx, s.params(j, a.owner, tick, res.atLeastFor(j)), res)
+	cancel()
+	a.took = s.now().Sub(a.sent)
+	return a
+}
+
+// notClaimed reports a claim that did not grant (err is the acquire's)
+// and sets ev.Outcome; after an error of unknown outcome it releases what
+// the acquire may have granted. It is apart from claim so that claim's
+// own stack frame, which every run's goroutine grows its stack for, stays
+// small.
+func (s *Scheduler) notClaimed(j *Job, tick time.Time, a *claimAnswer, ev *Event, res *runResult) {
+	owner, err := a.owner, a.err
 	claimed := *ev // for the claim's own event, timed
-	claimed.Start, claimed.Duration = sent, took
+	claimed.Start, claimed.Duration = a.sent, a.took
 	switch {
-	case err == nil:
 	case res.handoff && errors.Is(err, lockprovider.ErrStaleTick):
-		ev.Outcome = observe.OutcomeSkipped
-		return nil // a tick this instance already reported (see runManual)
+		ev.Outcome = observe.OutcomeSkipped // a tick this instance already reported (see runManual)
 	case errors.Is(err, lockprovider.ErrNotAcquired), errors.Is(err, lockprovider.ErrStaleTick):
 		ev.Err, ev.Outcome = err, observe.OutcomeHeld
 		if errors.Is(err, lockprovider.ErrStaleTick) {
@@ -99,9 +137,8 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre
 		}
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: lock taken", "job", j.name, "tick", tick, "reason", err)
 		claimed.Err, claimed.Outcome, claimed.LockedBy, claimed.Until = ev.Err, ev.Outcome, ev.LockedBy, ev.Until
-		s.emit(res.ctx, observe.JobSkipped, claimed)
+		s.emit(res.ctx, observe.JobSkipped, &claimed)
 		ev.Outcome = observe.OutcomeSkipped
-		return nil
 	default:
 		if !lockprovider.Definite(err) {
 			// A lease may have been granted: running would risk a second
@@ -114,7 +151,7 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre
 		if s.runCtx.Err() != nil {
 			s.cfg.Logger.DebugContext(s.runCtx, "scheduler: acquire interrupted by close", "job", j.name, "tick", tick, "err", err)
 			ev.Err, ev.Outcome = err, observe.OutcomeShutDown
-			return nil
+			return
 		}
 		ev.Err = fmt.Errorf("scheduler: acquire %q for tick %s: %w", j.name, tick.Format(time.RFC3339Nano), err)
 		j.failures.Add(1)
@@ -126,22 +163,17 @@ func (s *Scheduler) claim(j *Job, tick time.Time, ev *Event, res *runResult, pre
 		}
 		ev.Outcome = observe.OutcomeError
 		claimed.Err, claimed.Outcome = ev.Err, ev.Outcome
-		s.emit(res.ctx, observe.JobClaimFailed, claimed)
-		return nil
+		s.emit(res.ctx, observe.JobClaimFailed, &claimed)
 	}
-
-	claimed.Token, claimed.Outcome = grant.Token, observe.OutcomeClaimed
-	s.emit(res.ctx, observe.JobClaimed, claimed)
-	return s.hold(j, owner, grant, sent, ev, res)
 }
 
 // hold starts the lease of a granted claim and returns it, or nil when the
 // grant arrived after its trust window.
-func (s *Scheduler) hold(j *Job, owner string, grant lockprovider.Lease, sent time.Time, ev *Event, res *runResult) *lease.Lease {
+func (s *Scheduler) hold(j *Job, owner string, grant *lockprovider.Lease, sent time.Time, ev *Event, res *runResult) *lease.Lease {
 	ev.Token = grant.Token
 	lost := *ev
 	l := new(lease.Lease)
-	res.lease = grant
+	res.lease = *grant
 	l.Start(res.ctx, s.lease, lease.Params{
 		Release:    s.release(l, res),
 		Name:       j.name,
@@ -152,9 +184,9 @@ func (s *Scheduler) hold(j *Job, owner string, grant lockprovider.Lease, sent ti
 		OnLost: func(cause error) {
 			j.lockLost.Add(1)
 			lost.Err = cause
-			s.emit(res.ctx, observe.JobLockLost, lost)
+			s.emit(res.ctx, observe.JobLockLost, &lost)
 		},
-	}, grant, sent)
+	}, *grant, sent)
 	if l.Check() != nil {
 		// The acquire took longer than the trust window: the lease may
 		// already be someone else's. Do not start the job.
@@ -168,7 +200,7 @@ func (s *Scheduler) hold(j *Job, owner string, grant lockprovider.Lease, sent ti
 // call runs the job function, recovering a panic, and reports the outcome.
 func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) error {
 	j.runs.Add(1)
-	ctx = s.emit(ctx, observe.JobStarted, ev)
+	ctx = s.emit(ctx, observe.JobStarted, &ev)
 	start := s.now()
 	err := protect(ctx, j.fn, run)
 	ev.Start, ev.Duration, ev.Err = start, s.now().Sub(start), err
@@ -178,7 +210,7 @@ func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) error {
 	}
 	if s.obs != nil {
 		ev.Outcome = s.runOutcome(err, run.lease)
-		s.emit(ctx, observe.JobFinished, ev)
+		s.emit(ctx, observe.JobFinished, &ev)
 	}
 	return err
 }

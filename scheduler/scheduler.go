@@ -255,7 +255,7 @@ func (s *Scheduler) catchUp(j *Job) {
 		ev.Err, ev.Outcome = err, observe.OutcomeError
 		j.failures.Add(1)
 		s.cfg.Logger.WarnContext(s.runCtx, "scheduler: catch-up: cannot read last tick", "job", j.name, "tick", prev, "err", err)
-		s.emit(s.runCtx, observe.JobCatchUp, ev)
+		s.emit(s.runCtx, observe.JobCatchUp, &ev)
 		return
 	}
 	if info.Exists && !info.LastTick.Before(prev) {
@@ -264,7 +264,7 @@ func (s *Scheduler) catchUp(j *Job) {
 	}
 	s.cfg.Logger.InfoContext(s.runCtx, "scheduler: catching up a missed tick", "job", j.name, "tick", prev, "last_tick", info.LastTick)
 	ev.Outcome = observe.OutcomeOK
-	s.emit(s.runCtx, observe.JobCatchUp, ev)
+	s.emit(s.runCtx, observe.JobCatchUp, &ev)
 	s.wg.Add(1)
 	s.execute(j, prev, true)
 }
@@ -274,12 +274,13 @@ func (s *Scheduler) catchUp(j *Job) {
 // reporting events. For a begin event (observe.JobAttempt,
 // observe.JobStarted) it returns the context to run what follows with;
 // otherwise ctx.
-func (s *Scheduler) emit(ctx context.Context, k observe.Kind, ev Event) context.Context {
+func (s *Scheduler) emit(ctx context.Context, k observe.Kind, ev *Event) context.Context {
 	if s.obs == nil {
 		return ctx
 	}
-	ev.Kind = k
-	return s.obs.Observe(ctx, ev)
+	e := *ev
+	e.Kind = k
+	return s.obs.Observe(ctx, e)
 }
 
 // jobHeap orders jobs by next tick.
