@@ -95,7 +95,7 @@ func (s *Scheduler) fire(now time.Time) int {
 		claims = append(claims, due{j, tick})
 		if len(claims) == lockprovider.MaxBatch {
 			s.wg.Add(1)
-			go s.claimBatch(acquire, claims)
+			go s.claimBatch(acquire, claims, s.releases.claiming())
 			claims, batches = nil, batches+1
 		}
 	}
@@ -106,7 +106,7 @@ func (s *Scheduler) fire(now time.Time) int {
 		go s.execute(claims[0].j, claims[0].tick, false)
 	case len(claims) > 0:
 		s.wg.Add(1)
-		go s.claimBatch(acquire, claims)
+		go s.claimBatch(acquire, claims, s.releases.claiming())
 	}
 	return n
 }
@@ -139,8 +139,9 @@ func (s *Scheduler) params(j *Job, owner string, tick time.Time, atLeastFor time
 // outcome, or the run) on the job's own goroutine. A job whose previous run
 // is still going is left to execute, which skips it. The caller has done
 // s.wg.Add(1).
-func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
+func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due, answered func()) {
 	defer s.wg.Done()
+	defer answered() // in case of an early return
 	ps := make([]lockprovider.AcquireParams, 0, len(chunk))
 	ctxs := make([]context.Context, 0, len(chunk))
 	claimed := chunk[:0]
@@ -165,6 +166,7 @@ func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due) {
 	ctx, cancel := context.WithTimeout(s.runCtx, s.cfg.CallTimeout)
 	res, err := acquire(ctx, ps)
 	cancel()
+	answered()
 	took := s.now().Sub(sent)
 	for i, d := range claimed {
 		pre := &claimAnswer{ctx: ctxs[i], owner: ps[i].Owner, sent: sent, took: took, err: err}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
@@ -18,13 +19,22 @@ import (
 // one tick's jobs cost tens of round trips instead of 10,000, which the
 // backend and this process would otherwise spend their CPU on while the
 // tick's later claims wait. Each release still gets its own answer.
+//
+// While batch claims are in flight (a tick of many jobs), a release waits
+// for them to be answered before it is sent, at most maxDefer: the
+// claims start runs, the releases only end them, and on a busy backend
+// each release sent first would delay the tick's last claims. The
+// releases queued meanwhile then go together.
 type releases struct {
-	single func(context.Context, lockprovider.ReleaseParams) error
-	batch  func(context.Context, []lockprovider.ReleaseParams) ([]error, error)
+	single   func(context.Context, lockprovider.ReleaseParams) error
+	batch    func(context.Context, []lockprovider.ReleaseParams) ([]error, error)
+	maxDefer time.Duration
 
-	mu    sync.Mutex
-	busy  bool              // a call is in flight; its sender will hand over
-	queue []*pendingRelease // waiting for the next call, oldest first
+	mu     sync.Mutex
+	busy   bool              // a call is in flight; its sender will hand over
+	queue  []*pendingRelease // waiting for the next call, oldest first
+	claims int               // batch claims in flight
+	idle   chan struct{}     // closed when claims drops to 0
 }
 
 // pendingRelease is one release waiting in the queue.
@@ -36,13 +46,52 @@ type pendingRelease struct {
 }
 
 // newReleases returns the coalescer for p, or nil when p cannot release in
-// batches.
-func newReleases(p lockprovider.Provider) *releases {
+// batches. A release waits for batch claims in flight at most maxDefer.
+func newReleases(p lockprovider.Provider, maxDefer time.Duration) *releases {
 	br, ok := p.(lockprovider.BatchReleaser)
 	if !ok {
 		return nil
 	}
-	return &releases{single: p.Release, batch: br.ReleaseBatch}
+	return &releases{single: p.Release, batch: br.ReleaseBatch, maxDefer: maxDefer}
+}
+
+// claiming records a batch claim in flight; the caller calls the returned
+// function, once or more, when the claim is answered. A nil r does
+// nothing.
+func (r *releases) claiming() (answered func()) {
+	if r == nil {
+		return func() {}
+	}
+	r.mu.Lock()
+	if r.claims == 0 {
+		r.idle = make(chan struct{})
+	}
+	r.claims++
+	r.mu.Unlock()
+	return sync.OnceFunc(func() {
+		r.mu.Lock()
+		if r.claims--; r.claims == 0 {
+			close(r.idle)
+		}
+		r.mu.Unlock()
+	})
+}
+
+// deferToClaims waits until no batch claim is in flight, at most
+// maxDefer.
+func (r *releases) deferToClaims() {
+	r.mu.Lock()
+	n, idle := r.claims, r.idle
+	r.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	t := time.NewTimer(r.maxDefer)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
 }
 
 // release is Provider.Release of p, sent alone or with others (see
@@ -59,9 +108,12 @@ func (r *releases) release(ctx context.Context, p lockprovider.ReleaseParams) er
 			return me.err
 		}
 		// Handed over: send the queue, which starts with this release.
-		r.mu.Lock()
+	} else {
+		r.busy = true
+		r.mu.Unlock()
 	}
-	r.busy = true
+	r.deferToClaims()
+	r.mu.Lock()
 	n := r.take()
 	group := r.queue[:n:n]
 	r.queue = r.queue[n:]

@@ -32,7 +32,7 @@ func TestReleasesTakeStopsAtRepeat(t *testing.T) {
 // nil for the holder, ErrNotHeld for a name held by someone else.
 func TestReleasesAnswerEach(t *testing.T) {
 	p := memory.New(nil)
-	r := newReleases(p)
+	r := newReleases(p, time.Second)
 	if r == nil {
 		t.Fatal("memory provider: no batch releases")
 	}
@@ -70,4 +70,43 @@ func TestReleasesAnswerEach(t *testing.T) {
 	if r.busy || len(r.queue) != 0 {
 		t.Errorf("after the releases: busy %v, %d queued; want idle", r.busy, len(r.queue))
 	}
+}
+
+// A release waits while batch claims are in flight, until they are
+// answered or for maxDefer at the most.
+func TestReleasesDeferToClaims(t *testing.T) {
+	p := memory.New(nil)
+	ctx := context.Background()
+	hold := func(name string) lockprovider.ReleaseParams {
+		owner := lockprovider.NewOwner()
+		if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		return lockprovider.ReleaseParams{Name: name, Owner: owner}
+	}
+	r := newReleases(p, time.Hour)
+	answered := r.claiming()
+	done := make(chan error, 1)
+	go func() { done <- r.release(ctx, hold("deferred")) }()
+	select {
+	case err := <-done:
+		t.Fatalf("release sent while a batch claim was in flight: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	answered()
+	answered() // a second call changes nothing
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r.claims != 0 {
+		t.Errorf("claims in flight = %d after the answer, want 0", r.claims)
+	}
+
+	bounded := newReleases(p, 10*time.Millisecond)
+	bounded.claiming() // never answered
+	if err := bounded.release(ctx, hold("bounded")); err != nil {
+		t.Fatal(err)
+	}
+	var none *releases
+	none.claiming()() // a provider without batch releases
 }
