@@ -164,8 +164,8 @@ type Ledger interface {
 	AcquireRun(ctx context.Context, p AcquireParams, run RunStart) (Lease, error)
 
 	// ReleaseRun is Provider.Release and also records the end of run
-	// (identified by run.Job and run.Token): Finished (backend clock),
-	// Outcome and Error. The end is recorded even when the release
+	// (identified by run.Job and run.Token): Finished (see
+	// RunEnd.Elapsed), Outcome and Error. The end is recorded even when the release
 	// returns ErrNotHeld, so a run whose lease was lost still gets its
 	// outcome.
 	ReleaseRun(ctx context.Context, p ReleaseParams, run RunEnd) error
@@ -194,10 +194,27 @@ func (r RunStart) Validate() error { return r.Retention.Validate() }
 // LockedBy, Started and the flags repeat what AcquireRun recorded, so
 // that a provider can store the whole record with the end.
 type RunEnd struct {
-	Run       RunRecord // Job, Token, Tick, LockedBy, Started, CatchUp, Manual
-	Outcome   Outcome   // one of the valid outcomes
-	Error     string    // the error text; stored cut to MaxRunError bytes
+	Run     RunRecord // Job, Token, Tick, LockedBy, Started, CatchUp, Manual
+	Outcome Outcome   // one of the valid outcomes
+	Error   string    // the error text; stored cut to MaxRunError bytes
+	// Elapsed is how long the run took, measured by the caller on its
+	// monotonic clock from the claim's answer to the release. When set,
+	// the run is recorded as finished at its start plus Elapsed, on every
+	// provider: the duration is then the caller's measure whatever the
+	// backend's clock does, and the Redis release needs no clock read.
+	// Zero records the backend's clock at the release.
+	Elapsed   time.Duration
 	Retention Retention
+}
+
+// Finished is Run.Started + Elapsed, for a provider that records the end
+// without looking up the start (see Elapsed); ok is false when either is
+// unset.
+func (e RunEnd) Finished() (t time.Time, ok bool) {
+	if e.Elapsed <= 0 || e.Run.Started.IsZero() {
+		return time.Time{}, false
+	}
+	return e.Run.Started.Add(e.Elapsed), true
 }
 
 // Validate checks e.
@@ -207,6 +224,9 @@ func (e RunEnd) Validate() error {
 	}
 	if e.Run.Token == 0 {
 		return invalid("Token", "0", "must be the run's fencing token", ErrInvalid)
+	}
+	if e.Elapsed < 0 || e.Elapsed > 10*MaxDuration {
+		return invalid("Elapsed", e.Elapsed.String(), "must be between 0 and "+(10*MaxDuration).String(), ErrInvalidDuration)
 	}
 	if !e.Outcome.Valid() {
 		return invalid("Outcome", string(e.Outcome), "is not a run outcome", ErrInvalid)

@@ -141,7 +141,7 @@ func (s *Scheduler) hold(j *Job, owner string, grant lockprovider.Lease, sent ti
 	ev.Token = grant.Token
 	lost := *ev
 	l := new(lease.Lease)
-	res.lease = grant
+	res.lease, res.held = grant, time.Now()
 	l.Start(res.ctx, s.lease, lease.Params{
 		Release:    s.ledgerRelease(l, res),
 		Name:       j.name,

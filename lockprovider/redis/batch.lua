@@ -13,7 +13,8 @@
 -- KEYS  per item: lease, fencing counter, newest tick (the lease key again
 --       for an item without a tick), and with the ledger the run list.
 -- ARGV[1] record TTL ms, ARGV[2] keys per item (3, or 4 with the ledger),
--- ARGV[3] unused, ARGV[4] max runs, ARGV[5] max age ms (ledger only);
+-- ARGV[3] unused, ARGV[4] max records, ARGV[5] max age ms (ledger only, as
+-- ledger_acquire.lua takes them);
 -- then per item: lease value, atMostFor ms, tick ms or 0, and with the
 -- ledger the record's rest as ledger_acquire.lua takes it.
 -- Returns one reply per item, each what the single script returns.
