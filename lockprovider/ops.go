@@ -120,10 +120,17 @@ const (
 // claim after. Lowering MaxRuns or MaxAge takes effect over a few trims
 // (a trim may drop only 2 × RetentionSlack runs). A job that is no longer
 // claimed is not trimmed: its runs stay (on Redis, the job's list expires
-// MaxAge after its last claim). A run whose record was trimmed before its
-// release (it fell out of the retention while it ran) is not recorded
-// again. Ledger.LastRuns' last success is the newest success still held:
-// a job whose newest MaxRuns runs all failed may have none.
+// MaxAge and a sixteenth after its last claim). A run whose record was
+// trimmed before its release (it fell out of the retention while it ran)
+// is not recorded again. Ledger.LastRuns' last success is the newest
+// success still held: a job whose newest MaxRuns runs all failed may have
+// none.
+//
+// Redis counts records, not runs: a run that ended has two (its start
+// and its end, so that the release is one write), and a trim keeps the
+// newest 2 × MaxRuns - 1 records. That is the newest MaxRuns runs when
+// every run ended; runs that never ended take one record each, so up to
+// 2 × MaxRuns - 1 of them stay.
 type Retention struct {
 	MaxRuns int
 	MaxAge  time.Duration
@@ -264,8 +271,10 @@ func (q RunQuery) Lim() int {
 	return q.Limit
 }
 
-// RunRecord is one run of a job as the ledger recorded it. Times are the
-// backend's.
+// RunRecord is one run of a job as the ledger recorded it. Started is the
+// backend's clock at the grant; Finished is Started plus the run's
+// duration as the caller measured it, or the backend's clock at the
+// release (see RunEnd.Elapsed).
 type RunRecord struct {
 	Job      string    `json:"job"`
 	Tick     time.Time `json:"tick,omitzero"`     // the tick claimed (zero for a run without one)

@@ -60,8 +60,8 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 	out := make([]lockprovider.BatchResult, len(ps))
 	head := []any{p.recordTTLArg, 3, "", 0, 0}
 	if run != nil {
-		maxRecs, maxAge := retentionArgs(run.Retention)
-		head = []any{p.recordTTLArg, 4, "", maxRecs, maxAge}
+		maxRecs, maxAge, listTTL := retentionArgs(run.Retention)
+		head = []any{p.recordTTLArg, 4, listTTL, maxRecs, maxAge}
 	}
 	groups := map[int]*batchGroup{}
 	var order []*batchGroup

@@ -2,9 +2,14 @@
 -- lock_acquire_tick.lua, wrapped as the function acquire (see ops.go), so
 -- the lease logic is the plain scripts' own. A new grant ({fence, expiry})
 -- also pushes the run's start record onto the job's run list, newest
--- first, and refreshes the list's expiry (the retention age: a job no
--- longer claimed loses its list then). A list, not a stream: its commands
--- cost a fraction of XADD's, and the claim must stay cheap.
+-- first. A list, not a stream: its commands cost a fraction of XADD's,
+-- and the claim must stay cheap.
+--
+-- The list expires (a job no longer claimed loses it) the retention age
+-- plus a sixteenth after the last claim that set its expiry. A client
+-- asks for that only once in a sixteenth of the age (see listTTLs in
+-- ops.go), so every record it pushes in between still lives at least the
+-- age; a new list always gets its expiry. So most claims make one call.
 --
 -- The list holds two kinds of records, both "token\nstarted ms\nrest":
 -- a start record, rest built by the client as "tick ms\nflags\nlockedBy",
@@ -18,29 +23,35 @@
 -- (a run adds one or two records, so some claim among any 16 does) or
 -- cuts also pops up to 64 of the oldest records that started more than
 -- the age ago. Cutting only 16 records over max keeps a list at its
--- limit from being cut at every claim. The other claims make two calls.
+-- limit from being cut at every claim.
 --
 -- KEYS as the wrapped script, then the run list last.
--- ARGV as the wrapped script, then three more, counted from the end:
+-- ARGV as the wrapped script, then four more, counted from the end:
 -- rest, max records (2 × MaxRuns - 1: the newest MaxRuns runs when each
--- has its two), max age ms.
+-- has its two), max age ms, the list's expiry ms, negated when the
+-- client set it lately (then only a new list gets it).
 local r = acquire()
 if type(r) == 'table' and #r == 2 then
   local n = #ARGV
   local s = KEYS[#KEYS]
   local now = r[2] - ARGV[2] -- the grant time
-  local len = redis.call('LPUSH', s, string.format('%d\n%d\n', r[1], now) .. ARGV[n - 2])
-  local max = tonumber(ARGV[n - 1])
+  local len = redis.call('LPUSH', s, string.format('%d\n%d\n', r[1], now) .. ARGV[n - 3])
+  local max = tonumber(ARGV[n - 2])
   local full = len >= max + 16
   if full or len % 16 < 2 then
     if full then redis.call('LTRIM', s, 0, max - 1) end
-    local cut = now - ARGV[n]
+    local cut = now - ARGV[n - 1]
     for _ = 1, 64 do
       local tail = redis.call('LINDEX', s, -1)
       if tonumber(string.match(tail, '^[^\n]*\n([^\n]*)')) >= cut then break end
       redis.call('RPOP', s)
     end
   end
-  redis.call('PEXPIRE', s, ARGV[n])
+  local ttl = ARGV[n]
+  if string.byte(ttl, 1) ~= 45 then -- not '-'
+    redis.call('PEXPIRE', s, ttl)
+  elseif len == 1 then
+    redis.call('PEXPIRE', s, string.sub(ttl, 2))
+  end
 end
 return r

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -234,24 +235,72 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 	// The record's rest: the script puts the token and the grant time
 	// before it.
 	rest := runRest(tick, run.CatchUp, run.Manual, ap.LockedBy)
-	maxRecs, maxAge := retentionArgs(run.Retention)
+	maxRecs, maxAge, listTTL := retentionArgs(run.Retention)
+	runs := lease + runsSuffix
+	sent := time.Now()
+	ttlArg := p.lists.arg(runs, listTTL, sent)
 	var cmd *goredis.Cmd
 	if tick == 0 {
-		cmd = ledgerAcquireScript.Run(ctx, p.client, []string{lease, fence, lease + runsSuffix},
-			value, atMost, p.recordTTLArg, rest, maxRecs, maxAge)
+		cmd = ledgerAcquireScript.Run(ctx, p.client, []string{lease, fence, runs},
+			value, atMost, p.recordTTLArg, rest, maxRecs, maxAge, ttlArg)
 	} else {
-		cmd = ledgerAcquireTickScript.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease), lease + runsSuffix},
-			value, atMost, p.recordTTLArg, tick, rest, maxRecs, maxAge)
+		cmd = ledgerAcquireTickScript.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease), runs},
+			value, atMost, p.recordTTLArg, tick, rest, maxRecs, maxAge, ttlArg)
 	}
-	return acquireReply(cmd, ap, tick, atMost, atLeast)
+	l, err := acquireReply(cmd, ap, tick, atMost, atLeast)
+	if err == nil && ttlArg > 0 {
+		p.lists.set(runs, listTTL, sent)
+	}
+	return l, err
 }
 
 // retentionArgs are ledger_acquire.lua's retention arguments: the records
-// the list keeps (a run that ended has two, see ledger_acquire.lua) and
-// the age in ms.
-func retentionArgs(r lockprovider.Retention) (maxRecords int, maxAge int64) {
+// the list keeps (a run that ended has two, see ledger_acquire.lua), the
+// age, and the list's expiry (the age and a sixteenth), in ms.
+func retentionArgs(r lockprovider.Retention) (maxRecords int, maxAge, listTTL int64) {
 	r = r.WithDefaults()
-	return 2*r.MaxRuns - 1, r.MaxAge.Milliseconds()
+	maxAge = r.MaxAge.Milliseconds()
+	return 2*r.MaxRuns - 1, maxAge, maxAge + maxAge/16
+}
+
+// listTTLs remembers when this Provider last set the expiry of each run
+// list (see ledger_acquire.lua), so that a claim sets it only once in a
+// sixteenth of the retention age: one call fewer for most claims.
+type listTTLs struct {
+	mu sync.Mutex
+	at map[string]listTTL
+}
+
+type listTTL struct {
+	sent time.Time // before the call that set it (monotonic)
+	ttl  int64     // ms
+}
+
+// maxListTTLs bounds the memory of listTTLs: past it, it starts over,
+// which costs each list one more expiry.
+const maxListTTLs = 10_000
+
+// arg is the expiry argument for the list key: ttl, or -ttl when this
+// Provider set the same expiry less than a sixteenth of the age ago (ttl
+// is 17 sixteenths of the age), so that the list outlives every record
+// pushed since by the age.
+func (l *listTTLs) arg(key string, ttl int64, now time.Time) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.at[key]; ok && e.ttl == ttl && now.Sub(e.sent) < time.Duration(ttl/17)*time.Millisecond {
+		return -ttl
+	}
+	return ttl
+}
+
+// set records that the call sent at sent set the list's expiry to ttl.
+func (l *listTTLs) set(key string, ttl int64, sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.at == nil || len(l.at) >= maxListTTLs {
+		l.at = make(map[string]listTTL)
+	}
+	l.at[key] = listTTL{sent: sent, ttl: ttl}
 }
 
 // runRest is the part of a run record after its token and start:
