@@ -25,7 +25,8 @@ import (
 // on the machine hits both sides alike and moves neither median much.
 //
 // workers16 is throughput: 16 goroutines (one name each) run pairs of one
-// side at a time, in short phases alternating between the sides.
+// side at a time, in 50 rounds of a short phase of each side (which goes
+// first alternating).
 // plain_ns/op and ledger_ns/op are each side's wall time per pair over all
 // its phases, overhead_% is the median over the rounds (a plain phase and
 // a ledger phase) of ledger time / plain time - 1. It shows the ledger's
