@@ -120,10 +120,17 @@ const (
 // claim after. Lowering MaxRuns or MaxAge takes effect over a few trims
 // (a trim may drop only 2 × RetentionSlack runs). A job that is no longer
 // claimed is not trimmed: its runs stay (on Redis, the job's list expires
-// MaxAge after its last claim). A run whose record was trimmed before its
-// release (it fell out of the retention while it ran) is not recorded
-// again. Ledger.LastRuns' last success is the newest success still held:
-// a job whose newest MaxRuns runs all failed may have none.
+// MaxAge and a sixteenth after its last claim). A run whose record was
+// trimmed before its release (it fell out of the retention while it ran)
+// is not recorded again. Ledger.LastRuns' last success is the newest
+// success still held: a job whose newest MaxRuns runs all failed may have
+// none.
+//
+// Redis counts records, not runs: a run that ended has two (its start
+// and its end, so that the release is one write), and a trim keeps the
+// newest 2 × MaxRuns - 1 records. That is the newest MaxRuns runs when
+// every run ended; runs that never ended take one record each, so up to
+// 2 × MaxRuns - 1 of them stay.
 type Retention struct {
 	MaxRuns int
 	MaxAge  time.Duration
@@ -164,8 +171,8 @@ type Ledger interface {
 	AcquireRun(ctx context.Context, p AcquireParams, run RunStart) (Lease, error)
 
 	// ReleaseRun is Provider.Release and also records the end of run
-	// (identified by run.Job and run.Token): Finished (backend clock),
-	// Outcome and Error. The end is recorded even when the release
+	// (identified by run.Job and run.Token): Finished (see
+	// RunEnd.Elapsed), Outcome and Error. The end is recorded even when the release
 	// returns ErrNotHeld, so a run whose lease was lost still gets its
 	// outcome.
 	ReleaseRun(ctx context.Context, p ReleaseParams, run RunEnd) error
@@ -194,10 +201,27 @@ func (r RunStart) Validate() error { return r.Retention.Validate() }
 // LockedBy, Started and the flags repeat what AcquireRun recorded, so
 // that a provider can store the whole record with the end.
 type RunEnd struct {
-	Run       RunRecord // Job, Token, Tick, LockedBy, Started, CatchUp, Manual
-	Outcome   Outcome   // one of the valid outcomes
-	Error     string    // the error text; stored cut to MaxRunError bytes
+	Run     RunRecord // Job, Token, Tick, LockedBy, Started, CatchUp, Manual
+	Outcome Outcome   // one of the valid outcomes
+	Error   string    // the error text; stored cut to MaxRunError bytes
+	// Elapsed is how long the run took, measured by the caller on its
+	// monotonic clock from the claim's answer to the release. When set,
+	// the run is recorded as finished at its start plus Elapsed, on every
+	// provider: the duration is then the caller's measure whatever the
+	// backend's clock does, and the Redis release needs no clock read.
+	// Zero records the backend's clock at the release.
+	Elapsed   time.Duration
 	Retention Retention
+}
+
+// Finished is Run.Started + Elapsed, for a provider that records the end
+// without looking up the start (see Elapsed); ok is false when either is
+// unset.
+func (e RunEnd) Finished() (t time.Time, ok bool) {
+	if e.Elapsed <= 0 || e.Run.Started.IsZero() {
+		return time.Time{}, false
+	}
+	return e.Run.Started.Add(e.Elapsed), true
 }
 
 // Validate checks e.
@@ -207,6 +231,9 @@ func (e RunEnd) Validate() error {
 	}
 	if e.Run.Token == 0 {
 		return invalid("Token", "0", "must be the run's fencing token", ErrInvalid)
+	}
+	if e.Elapsed < 0 || e.Elapsed > 10*MaxDuration {
+		return invalid("Elapsed", e.Elapsed.String(), "must be between 0 and "+(10*MaxDuration).String(), ErrInvalidDuration)
 	}
 	if !e.Outcome.Valid() {
 		return invalid("Outcome", string(e.Outcome), "is not a run outcome", ErrInvalid)
@@ -244,8 +271,10 @@ func (q RunQuery) Lim() int {
 	return q.Limit
 }
 
-// RunRecord is one run of a job as the ledger recorded it. Times are the
-// backend's.
+// RunRecord is one run of a job as the ledger recorded it. Started is the
+// backend's clock at the grant; Finished is Started plus the run's
+// duration as the caller measured it, or the backend's clock at the
+// release (see RunEnd.Elapsed).
 type RunRecord struct {
 	Job      string    `json:"job"`
 	Tick     time.Time `json:"tick,omitzero"`     // the tick claimed (zero for a run without one)

@@ -54,6 +54,7 @@ func (s *Scheduler) acquire(ctx context.Context, p lockprovider.AcquireParams, r
 type runResult struct {
 	ctx     context.Context // of the tick's events; see Scheduler.claim
 	lease   lockprovider.Lease
+	held    time.Time // when the grant arrived (monotonic), for RunEnd.Elapsed
 	catchUp bool
 	err     error // the job's error, a *PanicError, or nil
 	lost    bool  // the lease was lost while it ran
@@ -99,7 +100,7 @@ func (s *Scheduler) ledgerRelease(l *lease.Lease, res *runResult) func(context.C
 				Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
 				Started: r.lease.GrantedAt, CatchUp: r.catchUp, Manual: r.manual,
 			},
-			Outcome: out, Error: msg, Retention: s.cfg.LedgerRetention,
+			Outcome: out, Error: msg, Elapsed: time.Since(r.held), Retention: s.cfg.LedgerRetention,
 		})
 	}
 }

@@ -173,7 +173,7 @@ func (s *Scheduler) hold(j *Job, owner string, grant *lockprovider.Lease, sent t
 	ev.Token = grant.Token
 	lost := *ev
 	l := new(lease.Lease)
-	res.lease = *grant
+	res.lease, res.held = *grant, time.Now()
 	l.Start(res.ctx, s.lease, lease.Params{
 		Release:    s.release(l, res),
 		Name:       j.name,

@@ -276,12 +276,21 @@ func testLedgerOpenComplete(e *env) {
 		e.t.Fatalf("second AcquireRun: %v", err)
 	}
 	long := strings.Repeat("é", lockprovider.MaxRunError)
-	if err := e.releaseRunFlags(l2, "replica-2", lockprovider.RunStart{Manual: true}, lockprovider.OutcomeFailed, long, lockprovider.Retention{}); err != nil {
+	// The caller measured the run: it finished at its start + Elapsed.
+	const took = 1234 * time.Millisecond
+	err = e.p.(lockprovider.Ledger).ReleaseRun(e.ctx, lockprovider.ReleaseParams{Name: name, Owner: l2.Owner}, lockprovider.RunEnd{
+		Run:     lockprovider.RunRecord{Job: name, Token: l2.Token, Tick: l2.Tick, LockedBy: "replica-2", Started: l2.GrantedAt, Manual: true},
+		Outcome: lockprovider.OutcomeFailed, Error: long, Elapsed: took,
+	})
+	if err != nil {
 		e.t.Fatalf("second ReleaseRun: %v", err)
 	}
 	last, succ = e.lastRuns(name)
 	if last.Token != l2.Token || last.Outcome != lockprovider.OutcomeFailed || !last.Manual || last.CatchUp {
 		e.t.Errorf("second run = %+v, want token %d failed manual", last, l2.Token)
+	}
+	if last.Duration() != took {
+		e.t.Errorf("second run lasted %v (started %v, finished %v), want Elapsed %v", last.Duration(), last.Started, last.Finished, took)
 	}
 	if last.Error != lockprovider.CutError(long) || len(last.Error) > lockprovider.MaxRunError {
 		e.t.Errorf("stored error is %d bytes, want the text cut to %d", len(last.Error), lockprovider.MaxRunError)
@@ -525,6 +534,9 @@ func testLedgerValidation(e *env) {
 	e.wantErr(err, lockprovider.ErrInvalid, "AcquireRun with an empty name")
 	l := lockprovider.Lease{Name: name, Owner: lockprovider.NewOwner(), Token: 1}
 	e.wantErr(e.releaseRun(l, "v", "done", "", lockprovider.Retention{}), lockprovider.ErrInvalid, "ReleaseRun with an unknown outcome")
+	err = lg.ReleaseRun(e.ctx, lockprovider.ReleaseParams{Name: name, Owner: l.Owner}, lockprovider.RunEnd{
+		Run: lockprovider.RunRecord{Job: name, Token: 1}, Outcome: lockprovider.OutcomeSucceeded, Elapsed: -time.Second})
+	e.wantErr(err, lockprovider.ErrInvalid, "ReleaseRun with a negative Elapsed")
 	l.Token = 0
 	e.wantErr(e.releaseRun(l, "v", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}), lockprovider.ErrInvalid, "ReleaseRun without a token")
 	_, err = lg.Runs(e.ctx, lockprovider.RunQuery{Job: name, Limit: -1})

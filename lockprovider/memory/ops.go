@@ -161,7 +161,11 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 	// run fell out of the retention) is not recorded again.
 	runs := o.runs[end.Run.Job]
 	if i := slices.IndexFunc(runs, func(r lockprovider.RunRecord) bool { return r.Token == end.Run.Token }); i >= 0 {
-		runs[i].Finished, runs[i].Outcome, runs[i].Error = p.now(), end.Outcome, lockprovider.CutError(end.Error)
+		fin := p.now()
+		if end.Elapsed > 0 {
+			fin = runs[i].Started.Add(end.Elapsed)
+		}
+		runs[i].Finished, runs[i].Outcome, runs[i].Error = fin, end.Outcome, lockprovider.CutError(end.Error)
 	}
 	return relErr
 }

@@ -181,7 +181,7 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 	}
 	// Exec: the row count (one row if rel released) is the answer.
 	tag, err := p.db.Exec(ctx, p.ops.releaseRun, r.Name, r.Owner, end.Run.Token,
-		string(end.Outcome), lockprovider.CutError(end.Error))
+		string(end.Outcome), lockprovider.CutError(end.Error), end.Elapsed)
 	switch {
 	case err != nil:
 		return opError("release", r.Name, err)

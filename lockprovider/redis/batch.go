@@ -109,8 +109,8 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 	out := make([]lockprovider.BatchResult, len(ps))
 	head := []any{p.recordTTLArg, 3, "", 0, 0}
 	if run != nil {
-		ret := run.Retention.WithDefaults()
-		head = []any{p.recordTTLArg, 4, "", ret.MaxRuns, ret.MaxAge.Milliseconds()}
+		maxRecs, maxAge, listTTL := retentionArgs(run.Retention)
+		head = []any{p.recordTTLArg, 4, listTTL, maxRecs, maxAge}
 	}
 	gr := p.grouper(head)
 	for i, ap := range ps {
@@ -132,7 +132,7 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 		atMost, atLeast := ap.AtMostFor.Milliseconds(), ap.AtLeastFor.Milliseconds()
 		rest := "" // the run record's rest, as AcquireRun sends it
 		if run != nil {
-			rest = runRest(tick, *run, ap.LockedBy)
+			rest = runRest(tick, run.CatchUp, run.Manual, ap.LockedBy)
 		}
 		g.args = append(g.args, leaseValue(ap.Owner, ap.LockedBy, atMost, atLeast, tick), atMost, tick, rest)
 	}

@@ -18,7 +18,9 @@
 -- KEYS  per item: lease, fencing counter, newest tick (the lease key again
 --       for an item without a tick), and with the ledger the run list.
 -- ARGV[1] record TTL ms, ARGV[2] keys per item (3, or 4 with the ledger),
--- ARGV[3] unused, ARGV[4] max runs, ARGV[5] max age ms (ledger only);
+-- ARGV[3] the run lists' expiry ms, ARGV[4] max records, ARGV[5] max age ms
+-- (ledger only, as ledger_acquire.lua takes them; a batch always sets the
+-- expiry);
 -- then per item: lease value, atMostFor ms, tick ms or 0, and with the
 -- ledger the record's rest as ledger_acquire.lua takes it.
 -- Returns one reply per item, each what the single script returns.
@@ -88,6 +90,7 @@ for i = 0, #KEYS / stride - 1 do
         argv[#argv + 1] = ARGV[a + 4]
         argv[#argv + 1] = ARGV[4]
         argv[#argv + 1] = ARGV[5]
+        argv[#argv + 1] = ARGV[3]
         local grant = r
         r = ledger(keys, argv, function() return grant end)
       end

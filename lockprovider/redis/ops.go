@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -216,7 +217,7 @@ func flags(catchUp, manual bool) string {
 }
 
 // AcquireRun implements lockprovider.Ledger: Acquire's own script with the
-// run's "started" record pushed onto the job's run list, in one call.
+// run's start record pushed onto the job's run list, in one call.
 func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
 	if err := ap.Validate(); err != nil {
 		return lockprovider.Lease{}, err
@@ -224,7 +225,6 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 	if err := run.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
-	ret := run.Retention.WithDefaults()
 	lease, fence := p.keys(ap.Name)
 	var tick int64
 	if !ap.Tick.IsZero() {
@@ -232,31 +232,107 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 	}
 	atMost, atLeast := ap.AtMostFor.Milliseconds(), ap.AtLeastFor.Milliseconds()
 	value := leaseValue(ap.Owner, ap.LockedBy, atMost, atLeast, tick)
-	// The record's tail, "tick ms\nflags\nlockedBy": the script puts the
-	// token and the grant time before it.
-	rest := runRest(tick, run, ap.LockedBy)
-	maxRuns, maxAge := strconv.Itoa(ret.MaxRuns), strconv.FormatInt(ret.MaxAge.Milliseconds(), 10)
+	// The record's rest: the script puts the token and the grant time
+	// before it.
+	rest := runRest(tick, run.CatchUp, run.Manual, ap.LockedBy)
+	maxRecs, maxAge, listTTL := retentionArgs(run.Retention)
+	runs := lease + runsSuffix
+	sent := time.Now()
+	ttlArg := p.lists.arg(runs, listTTL, sent)
 	var cmd *goredis.Cmd
 	if tick == 0 {
-		cmd = ledgerAcquireScript.Run(ctx, p.client, []string{lease, fence, lease + runsSuffix},
-			value, atMost, p.recordTTLArg, rest, maxRuns, maxAge)
+		cmd = ledgerAcquireScript.Run(ctx, p.client, []string{lease, fence, runs},
+			value, atMost, p.recordTTLArg, rest, maxRecs, maxAge, ttlArg)
 	} else {
-		cmd = ledgerAcquireTickScript.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease), lease + runsSuffix},
-			value, atMost, p.recordTTLArg, tick, rest, maxRuns, maxAge)
+		cmd = ledgerAcquireTickScript.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease), runs},
+			value, atMost, p.recordTTLArg, tick, rest, maxRecs, maxAge, ttlArg)
 	}
-	return acquireReply(cmd, ap, tick, atMost, atLeast)
+	l, err := acquireReply(cmd, ap, tick, atMost, atLeast)
+	if err == nil && ttlArg > 0 {
+		p.lists.set(runs, listTTL, sent)
+	}
+	return l, err
 }
 
-// runRest is the part of a run record the client builds: "tick
-// ms\nflags\nlockedBy"; ledger_acquire.lua puts the token and the grant
-// time before it.
-func runRest(tick int64, run lockprovider.RunStart, lockedBy string) string {
-	return strconv.FormatInt(tick, 10) + "\n" + flags(run.CatchUp, run.Manual) + "\n" + lockedBy
+// retentionArgs are ledger_acquire.lua's retention arguments: the records
+// the list keeps (a run that ended has two, see ledger_acquire.lua), the
+// age, and the list's expiry (the age and a sixteenth), in ms.
+func retentionArgs(r lockprovider.Retention) (maxRecords int, maxAge, listTTL int64) {
+	r = r.WithDefaults()
+	maxAge = r.MaxAge.Milliseconds()
+	return 2*r.MaxRuns - 1, maxAge, maxAge + maxAge/16
+}
+
+// listTTLs remembers when this Provider last set the expiry of each run
+// list (see ledger_acquire.lua), so that a claim sets it only once in a
+// sixteenth of the retention age: one call fewer for most claims.
+type listTTLs struct {
+	mu sync.Mutex
+	at map[string]listTTL
+}
+
+type listTTL struct {
+	sent time.Time // before the call that set it (monotonic)
+	ttl  int64     // ms
+}
+
+// maxListTTLs bounds the memory of listTTLs: past it, it starts over,
+// which costs each list one more expiry.
+const maxListTTLs = 10_000
+
+// arg is the expiry argument for the list key: ttl, or -ttl when this
+// Provider set the same expiry less than a sixteenth of the age ago (ttl
+// is 17 sixteenths of the age), so that the list outlives every record
+// pushed since by the age.
+func (l *listTTLs) arg(key string, ttl int64, now time.Time) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.at[key]; ok && e.ttl == ttl && now.Sub(e.sent) < time.Duration(ttl/17)*time.Millisecond {
+		return -ttl
+	}
+	return ttl
+}
+
+// set records that the call sent at sent set the list's expiry to ttl.
+func (l *listTTLs) set(key string, ttl int64, sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.at == nil || len(l.at) >= maxListTTLs {
+		l.at = make(map[string]listTTL)
+	}
+	l.at[key] = listTTL{sent: sent, ttl: ttl}
+}
+
+// runRest is the part of a run record after its token and start:
+// "tick ms\nflags\nlockedBy". ledger_acquire.lua puts the token and the
+// grant time before it; releaseRunArgs builds the same.
+func runRest(tick int64, catchUp, manual bool, lockedBy string) string {
+	return strconv.FormatInt(tick, 10) + "\n" + flags(catchUp, manual) + "\n" + lockedBy
+}
+
+// releaseRunArgs are ledger_release.lua's ARGV for owner and end: the
+// owner, then the run's end record in three parts around its finished
+// time. The finished time is the run's start plus end.Elapsed, or left to
+// the server's clock when the caller did not measure it.
+func releaseRunArgs(owner string, end lockprovider.RunEnd) []any {
+	r := end.Run
+	var tick int64
+	if !r.Tick.IsZero() {
+		tick = r.Tick.UnixMilli()
+	}
+	fin := ""
+	if f, ok := end.Finished(); ok {
+		fin = strconv.FormatInt(f.UnixMilli(), 10)
+	}
+	return []any{owner,
+		strconv.FormatInt(r.Token, 10) + "\n" + strconv.FormatInt(r.Started.UnixMilli(), 10) + "\n" +
+			runRest(tick, r.CatchUp, r.Manual, r.LockedBy) + "\n",
+		fin,
+		"\n" + string(end.Outcome) + "\n" + lockprovider.CutError(end.Error)}
 }
 
 // ReleaseRun implements lockprovider.Ledger: Release's own script with the
-// run's entry completed, in one call. The entry is found by its token; the
-// rest of end.Run is what AcquireRun stored.
+// run's end record pushed, in one call.
 func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
 	if err := rp.Validate(); err != nil {
 		return err
@@ -265,8 +341,7 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 		return err
 	}
 	lease := p.key(rp.Name)
-	n, err := ledgerReleaseScript.Run(ctx, p.client, []string{lease, lease + runsSuffix},
-		rp.Owner, end.Run.Token, string(end.Outcome), lockprovider.CutError(end.Error)).Int64()
+	n, err := ledgerReleaseScript.Run(ctx, p.client, []string{lease, lease + runsSuffix}, releaseRunArgs(rp.Owner, end)...).Int64()
 	switch {
 	case err != nil:
 		return unknown("release", rp.Name, err)
@@ -276,20 +351,32 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 	return nil
 }
 
-// readRuns reads a job's run records, newest start first, in one script
-// call.
+// readRuns reads a job's runs, newest start first, in one script call.
+// Each run is its start record with the newest end record of its token,
+// if any; an end record without its start record (trimmed while the run
+// ran) is not a run.
 func (p *Provider) readRuns(ctx context.Context, job string) ([]lockprovider.RunRecord, error) {
 	recs, err := ledgerRunsScript.Run(ctx, p.client, []string{p.key(job) + runsSuffix}).StringSlice()
 	if err != nil {
 		return nil, opError("runs of", job, err)
 	}
-	runs := make([]lockprovider.RunRecord, 0, len(recs))
+	runs := make([]lockprovider.RunRecord, 0, len(recs)/2+1)
+	ends := make(map[int64]lockprovider.RunRecord)
 	for _, s := range recs {
-		rec, ok := parseRecord(job, s)
-		if !ok {
+		rec, ended, ok := parseRecord(job, s)
+		switch {
+		case !ok:
 			return nil, fmt.Errorf("redis: runs of %q: %w", job, unexpected(s))
+		case !ended:
+			runs = append(runs, rec)
+		case ends[rec.Token].Token == 0: // the list is newest first
+			ends[rec.Token] = rec
 		}
-		runs = append(runs, rec)
+	}
+	for i, r := range runs {
+		if e, ok := ends[r.Token]; ok {
+			runs[i].Finished, runs[i].Outcome, runs[i].Error = e.Finished, e.Outcome, e.Error
+		}
 	}
 	slices.SortStableFunc(runs, func(a, b lockprovider.RunRecord) int { return b.Started.Compare(a.Started) })
 	return runs, nil
@@ -303,23 +390,24 @@ func msTime(s string) time.Time {
 	return time.UnixMilli(n)
 }
 
-// parseRecord decodes a run record (see ledger_acquire.lua):
-// token, started, tick, flags, lockedBy[, finished, outcome, error].
-func parseRecord(job, s string) (lockprovider.RunRecord, bool) {
+// parseRecord decodes a run record (see ledger_acquire.lua): token,
+// started, tick, flags, lockedBy, and for an end record finished,
+// outcome, error.
+func parseRecord(job, s string) (rec lockprovider.RunRecord, ended, ok bool) {
 	f := strings.SplitN(s, "\n", 8)
 	if len(f) != 5 && len(f) != 8 {
-		return lockprovider.RunRecord{}, false
+		return rec, false, false
 	}
-	rec := lockprovider.RunRecord{Job: job, Started: msTime(f[1]), Tick: msTime(f[2]), LockedBy: f[4],
+	rec = lockprovider.RunRecord{Job: job, Started: msTime(f[1]), Tick: msTime(f[2]), LockedBy: f[4],
 		CatchUp: strings.Contains(f[3], "c"), Manual: strings.Contains(f[3], "m")}
 	var err error
 	if rec.Token, err = strconv.ParseInt(f[0], 10, 64); err != nil {
-		return lockprovider.RunRecord{}, false
+		return rec, false, false
 	}
 	if len(f) == 8 {
 		rec.Finished, rec.Outcome, rec.Error = msTime(f[5]), lockprovider.Outcome(f[6]), f[7]
 	}
-	return rec, true
+	return rec, len(f) == 8, true
 }
 
 // Runs implements lockprovider.Ledger in one script call. The list holds

@@ -60,3 +60,56 @@ func TestLedgerOneRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A run list gets its expiry (the retention age and a sixteenth) from the
+// claim that creates it, and again when recreated although the client set
+// it lately; between, a claim need not set it.
+func TestLedgerListExpiry(t *testing.T) {
+	c := testenv.Redis(t)
+	p, prefix := newProvider(t, c)
+	ctx := t.Context()
+	ret := lockprovider.Retention{MaxAge: time.Hour}
+	want := ret.MaxAge + ret.MaxAge/16
+	claim := func(i int) {
+		t.Helper()
+		owner := lockprovider.NewOwner()
+		l, err := p.AcquireRun(ctx, lockprovider.AcquireParams{Name: "expiry", Owner: owner, AtMostFor: time.Minute,
+			Tick: time.UnixMilli(int64(i+1) * 1000)}, lockprovider.RunStart{Retention: ret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "expiry", Owner: owner}, lockprovider.RunEnd{
+			Run: lockprovider.RunRecord{Job: "expiry", Token: l.Token, Tick: l.Tick, Started: l.GrantedAt}, Outcome: lockprovider.OutcomeSucceeded})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func() string {
+		t.Helper()
+		keys, err := c.Keys(ctx, prefix+"*:r").Result()
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("run lists %v, %v; want one", keys, err)
+		}
+		return keys[0]
+	}
+	claim(0)
+	key := list()
+	if ttl := c.PTTL(ctx, key).Val(); ttl <= ret.MaxAge || ttl > want {
+		t.Fatalf("new run list expires in %v, want in (%v, %v]", ttl, ret.MaxAge, want)
+	}
+	// Shortened by hand: a claim soon after the one that set it leaves it.
+	c.PExpire(ctx, key, 2*ret.MaxAge/3)
+	claim(1)
+	if ttl := c.PTTL(ctx, key).Val(); ttl > 2*ret.MaxAge/3 {
+		t.Errorf("a second claim set the expiry again (%v); want it left to the first", ttl)
+	}
+	// Gone and recreated: the claim sets it although the client set it lately.
+	c.Del(ctx, key)
+	claim(2)
+	if ttl := c.PTTL(ctx, key).Val(); ttl <= ret.MaxAge || ttl > want {
+		t.Errorf("recreated run list expires in %v, want in (%v, %v]", ttl, ret.MaxAge, want)
+	}
+	if runs, err := p.Runs(ctx, lockprovider.RunQuery{Job: "expiry"}); err != nil || len(runs) != 1 || runs[0].Outcome != lockprovider.OutcomeSucceeded {
+		t.Errorf("runs of the recreated list: %+v, %v; want one, succeeded", runs, err)
+	}
+}

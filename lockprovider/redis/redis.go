@@ -72,6 +72,7 @@ type Provider struct {
 	inspect     *goredis.Script
 
 	notify notifier
+	lists  listTTLs // run lists' expiries set lately, see AcquireRun
 }
 
 var (

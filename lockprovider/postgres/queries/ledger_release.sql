@@ -7,10 +7,13 @@
 -- (see lockprovider.Retention): a fallback insert would cost every
 -- release the set-up of a second write. The answer is one row if rel
 -- released, none if not.
--- $1 name, $2 owner (release.sql), $3 token, $4 outcome, $5 error.
+-- The run finished at its start plus $6 when the caller measured it (see
+-- lockprovider.RunEnd.Elapsed), else now.
+-- $1 name, $2 owner (release.sql), $3 token, $4 outcome, $5 error,
+-- $6 elapsed (zero: not measured).
 , run AS (
     UPDATE {{.Runs}} AS r SET
-        finished_at = clock_timestamp(),
+        finished_at = CASE WHEN $6::interval > interval '0' THEN r.started_at + $6::interval ELSE clock_timestamp() END,
         outcome     = $4::text,
         error       = $5::text
     WHERE r.job = $1 AND r.token = $3::bigint
