@@ -44,6 +44,14 @@ type BatchLedger interface {
 	// flags and retention for every item. An invalid run is a
 	// *ValidationError for the call, and nothing is attempted.
 	AcquireRunBatch(ctx context.Context, ps []AcquireParams, run RunStart) ([]BatchResult, error)
+	// ReleaseRunBatch is BatchReleaser.ReleaseBatch; each item also
+	// records its run's end, ends[i], as Ledger.ReleaseRun does
+	// (whatever the release answered: a lost lease still gets its
+	// outcome). An invalid ends[i] is that item's *ValidationError, and
+	// the item is not attempted. It returns a *ValidationError, and
+	// attempts nothing, when ends and ps differ in length or ps holds
+	// more than MaxBatch items.
+	ReleaseRunBatch(ctx context.Context, ps []ReleaseParams, ends []RunEnd) ([]error, error)
 }
 
 // BatchReleaser is implemented by providers that can release many leases
@@ -84,6 +92,24 @@ func ValidateBatch(ps []AcquireParams) (itemErrs []error, err error) {
 // ValidateReleaseBatch is ValidateBatch for ReleaseBatch.
 func ValidateReleaseBatch(ps []ReleaseParams) (itemErrs []error, err error) {
 	return validateBatch(ps, func(p ReleaseParams) string { return p.Name })
+}
+
+// ValidateReleaseRunBatch is ValidateReleaseBatch for ReleaseRunBatch:
+// ends must hold one RunEnd per release, and an invalid end is its
+// item's error.
+func ValidateReleaseRunBatch(ps []ReleaseParams, ends []RunEnd) (itemErrs []error, err error) {
+	if len(ends) != len(ps) {
+		return nil, invalid("ends", strconv.Itoa(len(ends))+" items", "must hold one RunEnd per release ("+strconv.Itoa(len(ps))+")", ErrInvalid)
+	}
+	if itemErrs, err = ValidateReleaseBatch(ps); err != nil {
+		return nil, err
+	}
+	for i := range ends {
+		if itemErrs[i] == nil {
+			itemErrs[i] = ends[i].Validate()
+		}
+	}
+	return itemErrs, nil
 }
 
 func validateBatch[P interface{ Validate() error }](ps []P, name func(P) string) (itemErrs []error, err error) {

@@ -82,26 +82,18 @@ func (s *Scheduler) outcome(r runResult) (lockprovider.Outcome, string) {
 	return lockprovider.OutcomeSucceeded, r.note
 }
 
-// ledgerRelease returns the release call of a run's lease when the ledger
-// is on (nil otherwise: the lease uses the provider's Release): the
-// release that also records how the run ended, from res and, for a loss,
-// from the lease itself.
-func (s *Scheduler) ledgerRelease(l *lease.Lease, res *runResult) func(context.Context, lockprovider.ReleaseParams) error {
-	led := s.ledger()
-	if led == nil {
-		return nil
-	}
-	return func(ctx context.Context, rp lockprovider.ReleaseParams) error {
-		r := *res
-		r.lost = errors.Is(l.Err(), lockprovider.ErrLockLost)
-		out, msg := s.outcome(r)
-		return led.ReleaseRun(ctx, rp, lockprovider.RunEnd{
-			Run: lockprovider.RunRecord{
-				Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
-				Started: r.lease.GrantedAt, CatchUp: r.catchUp, Manual: r.manual,
-			},
-			Outcome: out, Error: msg, Elapsed: time.Since(r.held), Retention: s.cfg.LedgerRetention,
-		})
+// runEnd is how a run ended, for the ledger: from res and, for a loss,
+// from the run's lease l. It is read when the lease is released.
+func (s *Scheduler) runEnd(l *lease.Lease, res *runResult) lockprovider.RunEnd {
+	r := *res
+	r.lost = errors.Is(l.Err(), lockprovider.ErrLockLost)
+	out, msg := s.outcome(r)
+	return lockprovider.RunEnd{
+		Run: lockprovider.RunRecord{
+			Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
+			Started: r.lease.GrantedAt, CatchUp: r.catchUp, Manual: r.manual,
+		},
+		Outcome: out, Error: msg, Elapsed: time.Since(r.held), Retention: s.cfg.LedgerRetention,
 	}
 }
 

@@ -25,9 +25,12 @@ import (
 // claims start runs, the releases only end them, and on a busy backend
 // each release sent first would delay the tick's last claims. The
 // releases queued meanwhile then go together.
+//
+// With the ledger on, each release carries its run's end, recorded in the
+// same call (ReleaseRun alone, ReleaseRunBatch together).
 type releases struct {
-	single   func(context.Context, lockprovider.ReleaseParams) error
-	batch    func(context.Context, []lockprovider.ReleaseParams) ([]error, error)
+	single   func(context.Context, lockprovider.ReleaseParams, *lockprovider.RunEnd) error
+	batch    func(context.Context, []lockprovider.ReleaseParams, []lockprovider.RunEnd) ([]error, error)
 	maxDefer time.Duration
 
 	mu     sync.Mutex
@@ -40,19 +43,41 @@ type releases struct {
 // pendingRelease is one release waiting in the queue.
 type pendingRelease struct {
 	p    lockprovider.ReleaseParams
+	end  *lockprovider.RunEnd // with the ledger
 	err  error
 	done bool          // err is the answer; set before wake is closed
 	wake chan struct{} // closed when answered, or to hand the next call over
 }
 
-// newReleases returns the coalescer for p, or nil when p cannot release in
-// batches. A release waits for batch claims in flight at most maxDefer.
-func newReleases(p lockprovider.Provider, maxDefer time.Duration) *releases {
+// newReleases returns the coalescer for p, with the runs' ends when ledger
+// is set, or nil when p cannot release in batches (lockprovider.
+// BatchReleaser; with the ledger BatchLedger). A release waits for batch
+// claims in flight at most maxDefer.
+func newReleases(p lockprovider.Provider, ledger bool, maxDefer time.Duration) *releases {
+	r := &releases{maxDefer: maxDefer}
+	if ledger {
+		led, ok1 := p.(lockprovider.Ledger)
+		bl, ok2 := p.(lockprovider.BatchLedger)
+		if !ok1 || !ok2 {
+			return nil
+		}
+		r.single = func(ctx context.Context, rp lockprovider.ReleaseParams, end *lockprovider.RunEnd) error {
+			return led.ReleaseRun(ctx, rp, *end)
+		}
+		r.batch = bl.ReleaseRunBatch
+		return r
+	}
 	br, ok := p.(lockprovider.BatchReleaser)
 	if !ok {
 		return nil
 	}
-	return &releases{single: p.Release, batch: br.ReleaseBatch, maxDefer: maxDefer}
+	r.single = func(ctx context.Context, rp lockprovider.ReleaseParams, _ *lockprovider.RunEnd) error {
+		return p.Release(ctx, rp)
+	}
+	r.batch = func(ctx context.Context, ps []lockprovider.ReleaseParams, _ []lockprovider.RunEnd) ([]error, error) {
+		return br.ReleaseBatch(ctx, ps)
+	}
+	return r
 }
 
 // claiming records a batch claim in flight; the caller calls the returned
@@ -94,11 +119,12 @@ func (r *releases) deferToClaims() {
 	}
 }
 
-// release is Provider.Release of p, sent alone or with others (see
-// releases). The call that carries it is bounded by the context of the
-// release that sends it: every release passes the same ReleaseTimeout.
-func (r *releases) release(ctx context.Context, p lockprovider.ReleaseParams) error {
-	me := &pendingRelease{p: p, wake: make(chan struct{})}
+// release is Provider.Release of p, or with the ledger ReleaseRun of p and
+// end, sent alone or with others (see releases). The call that carries it
+// is bounded by the context of the release that sends it: every release
+// passes the same ReleaseTimeout.
+func (r *releases) release(ctx context.Context, p lockprovider.ReleaseParams, end *lockprovider.RunEnd) error {
+	me := &pendingRelease{p: p, end: end, wake: make(chan struct{})}
 	r.mu.Lock()
 	r.queue = append(r.queue, me)
 	if r.busy {
@@ -155,14 +181,21 @@ func (r *releases) take() int {
 // send makes one call for group and records each answer.
 func (r *releases) send(ctx context.Context, group []*pendingRelease) {
 	if len(group) == 1 {
-		group[0].err, group[0].done = r.single(ctx, group[0].p), true
+		group[0].err, group[0].done = r.single(ctx, group[0].p, group[0].end), true
 		return
 	}
 	ps := make([]lockprovider.ReleaseParams, len(group))
+	var ends []lockprovider.RunEnd
+	if group[0].end != nil {
+		ends = make([]lockprovider.RunEnd, len(group))
+	}
 	for i, q := range group {
 		ps[i] = q.p
+		if ends != nil {
+			ends[i] = *q.end
+		}
 	}
-	errs, err := r.batch(ctx, ps)
+	errs, err := r.batch(ctx, ps, ends)
 	if err == nil && len(errs) != len(ps) {
 		err = fmt.Errorf("scheduler: release batch of %d answered %d results", len(ps), len(errs))
 	}
@@ -176,16 +209,26 @@ func (r *releases) send(ctx context.Context, group []*pendingRelease) {
 	}
 }
 
-// release returns the release call of a run's lease: the ledger's when it
-// is on (it records how the run ended; see ledgerRelease), else the
-// batching one, or nil when the provider cannot batch (the lease then
-// calls Provider.Release).
+// release returns the release call of a run's lease: with the ledger on,
+// one that also records how the run ended (see runEnd), batched when the
+// provider can; without it the batching one, or nil when the provider
+// cannot batch (the lease then calls Provider.Release).
 func (s *Scheduler) release(l *lease.Lease, res *runResult) func(context.Context, lockprovider.ReleaseParams) error {
-	if f := s.ledgerRelease(l, res); f != nil {
-		return f
-	}
-	if s.releases != nil {
-		return s.releases.release
+	led := s.ledger()
+	switch {
+	case led != nil && s.releases != nil:
+		return func(ctx context.Context, rp lockprovider.ReleaseParams) error {
+			end := s.runEnd(l, res)
+			return s.releases.release(ctx, rp, &end)
+		}
+	case led != nil:
+		return func(ctx context.Context, rp lockprovider.ReleaseParams) error {
+			return led.ReleaseRun(ctx, rp, s.runEnd(l, res))
+		}
+	case s.releases != nil:
+		return func(ctx context.Context, rp lockprovider.ReleaseParams) error {
+			return s.releases.release(ctx, rp, nil)
+		}
 	}
 	return nil
 }

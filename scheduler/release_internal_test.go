@@ -32,7 +32,7 @@ func TestReleasesTakeStopsAtRepeat(t *testing.T) {
 // nil for the holder, ErrNotHeld for a name held by someone else.
 func TestReleasesAnswerEach(t *testing.T) {
 	p := memory.New(nil)
-	r := newReleases(p, time.Second)
+	r := newReleases(p, false, time.Second)
 	if r == nil {
 		t.Fatal("memory provider: no batch releases")
 	}
@@ -47,12 +47,12 @@ func TestReleasesAnswerEach(t *testing.T) {
 		}
 		wg.Go(func() {
 			if i%5 == 0 { // not the holder
-				if err := r.release(ctx, lockprovider.ReleaseParams{Name: name, Owner: lockprovider.NewOwner()}); !errors.Is(err, lockprovider.ErrNotHeld) {
+				if err := r.release(ctx, lockprovider.ReleaseParams{Name: name, Owner: lockprovider.NewOwner()}, nil); !errors.Is(err, lockprovider.ErrNotHeld) {
 					t.Errorf("%s: release by a non-holder: %v, want ErrNotHeld", name, err)
 				}
 				return
 			}
-			if err := r.release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner}); err != nil {
+			if err := r.release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner}, nil); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 		})
@@ -84,10 +84,10 @@ func TestReleasesDeferToClaims(t *testing.T) {
 		}
 		return lockprovider.ReleaseParams{Name: name, Owner: owner}
 	}
-	r := newReleases(p, time.Hour)
+	r := newReleases(p, false, time.Hour)
 	answered := r.claiming()
 	done := make(chan error, 1)
-	go func() { done <- r.release(ctx, hold("deferred")) }()
+	go func() { done <- r.release(ctx, hold("deferred"), nil) }()
 	select {
 	case err := <-done:
 		t.Fatalf("release sent while a batch claim was in flight: %v", err)
@@ -102,9 +102,9 @@ func TestReleasesDeferToClaims(t *testing.T) {
 		t.Errorf("claims in flight = %d after the answer, want 0", r.claims)
 	}
 
-	bounded := newReleases(p, 10*time.Millisecond)
+	bounded := newReleases(p, false, 10*time.Millisecond)
 	bounded.claiming() // never answered
-	if err := bounded.release(ctx, hold("bounded")); err != nil {
+	if err := bounded.release(ctx, hold("bounded"), nil); err != nil {
 		t.Fatal(err)
 	}
 	var none *releases

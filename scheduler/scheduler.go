@@ -76,7 +76,7 @@ func New(provider lockprovider.Provider, cfg *Config) (*Scheduler, error) {
 			Label:       "scheduler",
 			Events:      obs,
 		}),
-		releases:  newReleases(provider, c.CallTimeout/2),
+		releases:  newReleases(provider, c.Ledger, c.CallTimeout/2),
 		runCtx:    ctx,
 		runCancel: cancel,
 		jobs:      make(map[string]*Job),

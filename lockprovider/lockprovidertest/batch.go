@@ -18,7 +18,9 @@ import (
 // of a name in one batch and oversized batches are refused as documented,
 // and concurrent batches grant each name once. When the provider also
 // implements lockprovider.BatchLedger, AcquireRunBatch runs the same item
-// checks and must open one run record per grant. When it implements
+// checks and must open one run record per grant, and ReleaseRunBatch
+// must release as ReleaseBatch and complete each run as ReleaseRun. When
+// it implements
 // lockprovider.BatchReleaser, every item of ReleaseBatch must behave as
 // Provider.Release of that item (the holder's release, refusals, the
 // minimum hold, the announcement to waiters, repeats and invalid items).
@@ -40,6 +42,7 @@ func RunBatch(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider
 		{"Context", testBatchContext},
 		{"Exclusion", testBatchExclusion},
 		{"Ledger", testBatchLedger},
+		{"LedgerRelease", testBatchLedgerRelease},
 		{"Release", testBatchRelease},
 		{"ReleaseAtLeastFor", testBatchReleaseAtLeastFor},
 		{"ReleaseWakesWaiters", testBatchReleaseWakes},
@@ -659,5 +662,70 @@ func testBatchReleaseValidation(e *env) {
 	e.wantErr(errs[0], lockprovider.ErrInvalidOwner, "empty owner")
 	if errs[1] != nil {
 		e.t.Errorf("holder's release after an invalid item of the same name: %v", errs[1])
+	}
+}
+
+// ReleaseRunBatch releases each item as ReleaseBatch does and completes
+// its run as ReleaseRun does: outcome, error text and the end at the
+// start plus Elapsed; a lost lease still gets its outcome. An invalid end
+// is its item's own error; ends of another length refuse the batch.
+func testBatchLedgerRelease(e *env) {
+	bl, ok := e.p.(lockprovider.BatchLedger)
+	if !ok {
+		e.t.Skipf("provider %T does not implement lockprovider.BatchLedger", e.p)
+	}
+	ok1, failed, lost, bad := item(e.name(), baseTick, long, 0), item(e.name(), baseTick, long, 0),
+		item(e.name(), baseTick, 30*time.Millisecond, 0), item(e.name(), baseTick, long, 0)
+	ps := []lockprovider.AcquireParams{ok1, failed, lost, bad}
+	res, err := bl.AcquireRunBatch(e.ctx, ps, lockprovider.RunStart{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i, p := range ps {
+		e.wantGrant(res[i], p, "AcquireRunBatch")
+	}
+	sleepPast(res[2].Lease.GrantedAt, 30*time.Millisecond)
+	e.waitFree(lost.Name, "after AtMostFor")
+	end := func(l lockprovider.Lease, out lockprovider.Outcome, msg string, took time.Duration) lockprovider.RunEnd {
+		return lockprovider.RunEnd{
+			Run:     lockprovider.RunRecord{Job: l.Name, Token: l.Token, Tick: l.Tick, LockedBy: "lockprovidertest-batch", Started: l.GrantedAt},
+			Outcome: out, Error: msg, Elapsed: took,
+		}
+	}
+	rps := make([]lockprovider.ReleaseParams, len(ps))
+	for i, p := range ps {
+		rps[i] = lockprovider.ReleaseParams{Name: p.Name, Owner: p.Owner}
+	}
+	ends := []lockprovider.RunEnd{
+		end(res[0].Lease, lockprovider.OutcomeSucceeded, "", 1500*time.Millisecond),
+		end(res[1].Lease, lockprovider.OutcomeFailed, "boom", 0),
+		end(res[2].Lease, lockprovider.OutcomeLockLost, "lease lost", 0),
+		end(res[3].Lease, lockprovider.Outcome("no such outcome"), "", 0),
+	}
+	if _, err := bl.ReleaseRunBatch(e.ctx, rps, ends[:3]); !errors.Is(err, lockprovider.ErrInvalid) {
+		e.t.Errorf("ends shorter than the batch: %v, want ErrInvalid", err)
+	}
+	e.wantHeld(ok1.Name, "after a refused ReleaseRunBatch")
+	errs, err := bl.ReleaseRunBatch(e.ctx, rps, ends)
+	if err != nil || len(errs) != len(rps) {
+		e.t.Fatalf("ReleaseRunBatch: %v, %v", errs, err)
+	}
+	for i := range 2 {
+		if errs[i] != nil {
+			e.t.Errorf("item %d: %v", i, errs[i])
+		}
+		e.wantFree(ps[i].Name, "after ReleaseRunBatch")
+	}
+	e.wantErr(errs[2], lockprovider.ErrNotHeld, "release of a lapsed lease")
+	e.wantErr(errs[3], lockprovider.ErrInvalid, "an invalid end")
+	e.wantHeld(bad.Name, "an item with an invalid end is not attempted")
+	for i := range 3 {
+		got := e.runs(ps[i].Name, lockprovider.RunQuery{})
+		if len(got) != 1 || got[0].Outcome != ends[i].Outcome || got[0].Error != ends[i].Error || got[0].Finished.IsZero() {
+			e.t.Errorf("runs of item %d = %+v, want one ended %q %q", i, got, ends[i].Outcome, ends[i].Error)
+		}
+	}
+	if got := e.runs(ok1.Name, lockprovider.RunQuery{}); len(got) == 1 && got[0].Duration() != 1500*time.Millisecond {
+		e.t.Errorf("run lasted %v, want Elapsed 1.5s", got[0].Duration())
 	}
 }

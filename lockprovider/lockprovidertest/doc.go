@@ -24,12 +24,14 @@
 // registry). RunControl (lockprovider.Control; providers must not share
 // control state) checks paused flags, run requests claimed exactly once
 // under concurrency, request expiry, change announcements and
-// validation. RunBatch covers lockprovider.BatchAcquirer, and
-// BatchLedger when implemented: every item of a batch behaves as Acquire
-// of that item, in mixed batches, with repeats, oversized batches and
-// concurrent batches; BatchReleaser when implemented: every item of
-// ReleaseBatch behaves as Release of that item. BenchLedger measures what the ledger adds to a
-// scheduled claim and release.
+// validation. RunBatch covers lockprovider.BatchAcquirer: every item of
+// a batch behaves as Acquire of that item, in mixed batches, with
+// repeats, oversized batches and concurrent batches; BatchReleaser when
+// implemented: every item of ReleaseBatch behaves as Release of that
+// item; and BatchLedger when implemented: AcquireRunBatch opens each
+// run as AcquireRun, ReleaseRunBatch completes it as ReleaseRun.
+// BenchLedger measures what the ledger adds to a scheduled claim and
+// release.
 //
 // Run calls newProvider once per subtest; each call must return a provider
 // isolated from the others (a fresh key prefix, schema or table), because

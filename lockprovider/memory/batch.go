@@ -47,12 +47,24 @@ func (p *Provider) batch(ps []lockprovider.AcquireParams, acquire func(lockprovi
 // item in turn.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
 	errs, err := lockprovider.ValidateReleaseBatch(ps)
-	if err != nil || len(ps) == 0 {
+	return releaseEach(errs, err, func(i int) error { return p.Release(ctx, ps[i]) })
+}
+
+// ReleaseRunBatch implements lockprovider.BatchLedger: ReleaseRun for
+// each item in turn.
+func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
+	errs, err := lockprovider.ValidateReleaseRunBatch(ps, ends)
+	return releaseEach(errs, err, func(i int) error { return p.ReleaseRun(ctx, ps[i], ends[i]) })
+}
+
+// releaseEach releases the valid items (errs[i] nil) in turn.
+func releaseEach(errs []error, err error, release func(i int) error) ([]error, error) {
+	if err != nil || len(errs) == 0 {
 		return nil, err
 	}
-	for i, rp := range ps {
+	for i := range errs {
 		if errs[i] == nil {
-			errs[i] = p.Release(ctx, rp)
+			errs[i] = release(i)
 		}
 	}
 	return errs, nil

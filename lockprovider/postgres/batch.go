@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -69,6 +70,33 @@ func (p *Provider) renderReleaseBatch() error {
 	sql := strings.Replace(p.releaseSQL, where,
 		"FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS i(name, owner, ord)\nWHERE t.name = i.name AND t.owner = i.owner", 1)
 	p.releaseBatchSQL = strings.Replace(sql, returning, returning+"i.ord, ", 1)
+	return p.renderReleaseRunBatch()
+}
+
+// renderReleaseRunBatch builds ReleaseRunBatch's statement from
+// ReleaseRun's (ledger_release.sql after release.sql): the batch release
+// as the CTE rel, and the run rows' update over arrays of the ends, so
+// the rows are completed exactly as ReleaseRun completes them.
+func (p *Provider) renderReleaseRunBatch() error {
+	sql := p.ops.releaseRun
+	for _, r := range []struct {
+		old, new string
+		n        int // occurrences expected
+	}{
+		{p.releaseSQL, p.releaseBatchSQL, 1},
+		{"$6::interval", "e.elapsed", 2},
+		{"$4::text", "e.outcome", 1},
+		{"$5::text", "e.error", 1},
+		{"WHERE r.job = $1 AND r.token = $3::bigint",
+			"FROM unnest($1::text[], $3::bigint[], $4::text[], $5::text[], $6::interval[]) AS e(job, token, outcome, error, elapsed)\n    WHERE r.job = e.job AND r.token = e.token", 1},
+		{"SELECT 1 FROM rel", "SELECT ord FROM rel", 1},
+	} {
+		if strings.Count(sql, r.old) != r.n {
+			return fmt.Errorf("postgres: ledger_release.sql does not have the %q the batch statement replaces", r.old)
+		}
+		sql = strings.ReplaceAll(sql, r.old, r.new)
+	}
+	p.releaseRunBatchSQL = sql
 	return nil
 }
 
@@ -167,15 +195,40 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 // it did not update was not held, as Release's ErrNotHeld.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
 	errs, err := lockprovider.ValidateReleaseBatch(ps)
+	return p.releaseBatch(ctx, ps, nil, errs, err)
+}
+
+// ReleaseRunBatch implements lockprovider.BatchLedger in one statement:
+// ReleaseBatch's, which also completes each item's run row as ReleaseRun
+// does.
+func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
+	errs, err := lockprovider.ValidateReleaseRunBatch(ps, ends)
+	return p.releaseBatch(ctx, ps, ends, errs, err)
+}
+
+// releaseBatch sends the valid items (errs[i] nil) of a validated batch,
+// with their runs' ends when ends is not nil.
+func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd, errs []error, err error) ([]error, error) {
 	if err != nil || len(ps) == 0 {
 		return nil, err
 	}
 	idx := make([]int, 0, len(ps)) // the sent items, by position in the arrays
-	var names, owners []string
+	var (
+		names, owners    []string
+		tokens           []int64
+		outcomes, errTxt []string
+		elapsed          []time.Duration
+	)
 	for i, rp := range ps {
-		if errs[i] == nil {
-			idx = append(idx, i)
-			names, owners = append(names, rp.Name), append(owners, rp.Owner)
+		if errs[i] != nil {
+			continue
+		}
+		idx = append(idx, i)
+		names, owners = append(names, rp.Name), append(owners, rp.Owner)
+		if ends != nil {
+			e := ends[i]
+			tokens, elapsed = append(tokens, e.Run.Token), append(elapsed, e.Elapsed)
+			outcomes, errTxt = append(outcomes, string(e.Outcome)), append(errTxt, lockprovider.CutError(e.Error))
 		}
 	}
 	if len(idx) == 0 {
@@ -187,18 +240,26 @@ func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 		}
 		return errs, nil
 	}
-	rows, err := p.db.Query(ctx, p.releaseBatchSQL, names, owners)
+	sql, args := p.releaseBatchSQL, []any{names, owners}
+	if ends != nil {
+		sql, args = p.releaseRunBatchSQL, append(args, tokens, outcomes, errTxt, elapsed)
+	}
+	rows, err := p.db.Query(ctx, sql, args...)
 	if err != nil {
 		return fail(err)
 	}
 	defer rows.Close()
 	released := make([]bool, len(idx))
+	var (
+		ord    int64 // the item's position in the arrays
+		silent bool  // the announcement's column of release.sql, unused
+	)
+	dest := []any{&ord, &silent}
+	if ends != nil {
+		dest = dest[:1] // ledger_release.sql answers the position only
+	}
 	for rows.Next() {
-		var (
-			ord    int64
-			silent bool // the announcement's column, unused here
-		)
-		if err := rows.Scan(&ord, &silent); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return fail(err)
 		}
 		if ord < 1 || int(ord) > len(idx) {

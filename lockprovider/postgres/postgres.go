@@ -100,7 +100,7 @@ type Provider struct {
 
 	acquireSQL, acquireTickSQL, extendSQL, releaseSQL, markSQL, inspectSQL, listSQL string
 	migrations                                                                      []migration
-	batchSQL, batchRunSQL, releaseBatchSQL                                          string // see batch.go
+	batchSQL, batchRunSQL, releaseBatchSQL, releaseRunBatchSQL                      string // see batch.go
 
 	listen  *listener
 	ops     opsQueries     // see ops.go

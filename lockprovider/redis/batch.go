@@ -26,9 +26,14 @@ var batchScript = goredis.NewScript(
 
 // releaseBatchScript is release_batch.lua after lock_release.lua as a
 // function of its own KEYS and ARGV, so that every item is released by
-// the single script's own text.
-var releaseBatchScript = goredis.NewScript(
-	"local function release(KEYS, ARGV)\n" + releaseSrc + "\nend\n" + releaseBatchTail)
+// the single script's own text; releaseRunBatchScript the same after
+// ReleaseRun's script (lock_release.lua with ledger_release.lua's tail).
+var (
+	releaseBatchScript = goredis.NewScript(
+		"local function release(KEYS, ARGV)\n" + releaseSrc + "\nend\n" + releaseBatchTail)
+	releaseRunBatchScript = goredis.NewScript(
+		"local function release(KEYS, ARGV)\n" + wrap("release", releaseSrc, ledgerReleaseTail) + "\nend\n" + releaseBatchTail)
+)
 
 var (
 	_ lockprovider.BatchAcquirer = (*Provider)(nil)
@@ -168,20 +173,42 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 // node, one per hash slot in one pipeline on a Cluster.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
 	errs, err := lockprovider.ValidateReleaseBatch(ps)
+	return p.releaseBatch(ctx, ps, nil, errs, err)
+}
+
+// ReleaseRunBatch implements lockprovider.BatchLedger in the same calls as
+// ReleaseBatch: each item is ReleaseRun's script.
+func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
+	errs, err := lockprovider.ValidateReleaseRunBatch(ps, ends)
+	return p.releaseBatch(ctx, ps, ends, errs, err)
+}
+
+// releaseBatch sends the valid items (errs[i] nil) of a validated batch,
+// with their runs' ends when ends is not nil.
+func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd, errs []error, err error) ([]error, error) {
 	if err != nil || len(ps) == 0 {
 		return nil, err
 	}
-	gr := p.grouper(nil)
+	script, head := releaseBatchScript, []any{1} // keys per item
+	if ends != nil {
+		script, head = releaseRunBatchScript, []any{2}
+	}
+	gr := p.grouper(head)
 	for i, rp := range ps {
 		if errs[i] != nil {
 			continue
 		}
 		lease := p.key(rp.Name)
 		g := gr.add(i, lease)
-		g.keys = append(g.keys, lease)
-		g.args = append(g.args, rp.Owner)
+		if ends == nil {
+			g.keys = append(g.keys, lease)
+			g.args = append(g.args, rp.Owner)
+			continue
+		}
+		g.keys = append(g.keys, lease, lease+runsSuffix)
+		g.args = append(g.args, releaseRunArgs(rp.Owner, ends[i])...)
 	}
-	p.runGroups(ctx, releaseBatchScript, gr.order)
+	p.runGroups(ctx, script, gr.order)
 	for _, g := range gr.order {
 		v, err := g.cmd.Result()
 		replies, ok := v.([]any)
