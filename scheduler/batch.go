@@ -168,8 +168,12 @@ func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due, answered func(
 	cancel()
 	answered()
 	took := s.now().Sub(sent)
+	// One allocation for the chunk's answers, not one each; a run keeps
+	// the chunk's alive until it ends (about 200 bytes an item).
+	answers := make([]claimAnswer, len(claimed))
 	for i, d := range claimed {
-		pre := &claimAnswer{ctx: ctxs[i], owner: ps[i].Owner, sent: sent, took: took, err: err}
+		pre := &answers[i]
+		*pre = claimAnswer{ctx: ctxs[i], owner: ps[i].Owner, sent: sent, took: took, err: err}
 		if err == nil {
 			pre.grant, pre.err = res[i].Lease, res[i].Err
 		}

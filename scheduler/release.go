@@ -28,10 +28,15 @@ import (
 //
 // With the ledger on, each release carries its run's end, recorded in the
 // same call (ReleaseRun alone, ReleaseRunBatch together).
+//
+// Each call is bounded by timeout (the leases' ReleaseTimeout) from its
+// send, as a lease bounds the release it makes itself (see
+// lease.Params.Release).
 type releases struct {
 	single   func(context.Context, lockprovider.ReleaseParams, *lockprovider.RunEnd) error
 	batch    func(context.Context, []lockprovider.ReleaseParams, []lockprovider.RunEnd) ([]error, error)
 	maxDefer time.Duration
+	timeout  time.Duration
 
 	mu     sync.Mutex
 	busy   bool              // a call is in flight; its sender will hand over
@@ -52,9 +57,9 @@ type pendingRelease struct {
 // newReleases returns the coalescer for p, with the runs' ends when ledger
 // is set, or nil when p cannot release in batches (lockprovider.
 // BatchReleaser; with the ledger BatchLedger). A release waits for batch
-// claims in flight at most maxDefer.
-func newReleases(p lockprovider.Provider, ledger bool, maxDefer time.Duration) *releases {
-	r := &releases{maxDefer: maxDefer}
+// claims in flight at most maxDefer; each call is bounded by timeout.
+func newReleases(p lockprovider.Provider, ledger bool, maxDefer, timeout time.Duration) *releases {
+	r := &releases{maxDefer: maxDefer, timeout: timeout}
 	if ledger {
 		led, ok1 := p.(lockprovider.Ledger)
 		bl, ok2 := p.(lockprovider.BatchLedger)
@@ -121,8 +126,9 @@ func (r *releases) deferToClaims() {
 
 // release is Provider.Release of p, or with the ledger ReleaseRun of p and
 // end, sent alone or with others (see releases). The call that carries it
-// is bounded by the context of the release that sends it: every release
-// passes the same ReleaseTimeout.
+// has the values of the context of the release that sends it, and is
+// bounded by r.timeout; ctx must not be cancelled before (a lease passes
+// its releases a detached one).
 func (r *releases) release(ctx context.Context, p lockprovider.ReleaseParams, end *lockprovider.RunEnd) error {
 	me := &pendingRelease{p: p, end: end, wake: make(chan struct{})}
 	r.mu.Lock()
@@ -180,6 +186,8 @@ func (r *releases) take() int {
 
 // send makes one call for group and records each answer.
 func (r *releases) send(ctx context.Context, group []*pendingRelease) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
 	if len(group) == 1 {
 		group[0].err, group[0].done = r.single(ctx, group[0].p, group[0].end), true
 		return
@@ -223,6 +231,8 @@ func (s *Scheduler) release(l *lease.Lease, res *runResult) func(context.Context
 		}
 	case led != nil:
 		return func(ctx context.Context, rp lockprovider.ReleaseParams) error {
+			ctx, cancel := context.WithTimeout(ctx, s.lease.ReleaseTimeout)
+			defer cancel()
 			return led.ReleaseRun(ctx, rp, s.runEnd(l, res))
 		}
 	case s.releases != nil:

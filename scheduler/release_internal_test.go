@@ -32,7 +32,7 @@ func TestReleasesTakeStopsAtRepeat(t *testing.T) {
 // nil for the holder, ErrNotHeld for a name held by someone else.
 func TestReleasesAnswerEach(t *testing.T) {
 	p := memory.New(nil)
-	r := newReleases(p, false, time.Second)
+	r := newReleases(p, false, time.Second, 5*time.Second)
 	if r == nil {
 		t.Fatal("memory provider: no batch releases")
 	}
@@ -84,7 +84,7 @@ func TestReleasesDeferToClaims(t *testing.T) {
 		}
 		return lockprovider.ReleaseParams{Name: name, Owner: owner}
 	}
-	r := newReleases(p, false, time.Hour)
+	r := newReleases(p, false, time.Hour, 5*time.Second)
 	answered := r.claiming()
 	done := make(chan error, 1)
 	go func() { done <- r.release(ctx, hold("deferred"), nil) }()
@@ -102,7 +102,7 @@ func TestReleasesDeferToClaims(t *testing.T) {
 		t.Errorf("claims in flight = %d after the answer, want 0", r.claims)
 	}
 
-	bounded := newReleases(p, false, 10*time.Millisecond)
+	bounded := newReleases(p, false, 10*time.Millisecond, 5*time.Second)
 	bounded.claiming() // never answered
 	if err := bounded.release(ctx, hold("bounded"), nil); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,10 @@ func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *cl
 	}
 	defer j.running.Store(false)
 
+	if pre != nil && pre.err != nil {
+		s.refused(j, &ev, pre)
+		return
+	}
 	res := &runResult{catchUp: catchUp}
 	if !j.locked {
 		s.runUnlocked(j, &ev, res)
@@ -57,6 +61,17 @@ func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *cl
 // The rarer paths of executeClaimed are functions of their own: every
 // run's goroutine grows its stack to executeClaimed's frame, which holds
 // the locals of all its paths.
+
+// refused reports a batch claim's answer that granted nothing, as claim
+// and executeClaimed report a single one's, with the runResult on the
+// stack: a tick of many jobs brings the replicas that lose it a refusal
+// for every job, and a run's allocations would be spent on each.
+func (s *Scheduler) refused(j *Job, ev *Event, pre *claimAnswer) {
+	ev.Name = j.name
+	res := runResult{ctx: pre.ctx, catchUp: ev.CatchUp}
+	s.notClaimed(j, ev.Tick, pre, ev, &res)
+	s.emit(res.ctx, observe.JobDone, ev)
+}
 
 // skipRunning reports a tick skipped because j's previous run is still
 // going.

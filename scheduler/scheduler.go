@@ -63,20 +63,21 @@ func New(provider lockprovider.Provider, cfg *Config) (*Scheduler, error) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	obs := observe.Join(c.Hooks.observer(c.Logger), c.Observer)
+	pol := lease.NewPolicy(lease.Policy{
+		Provider:    provider,
+		CallTimeout: c.CallTimeout,
+		Released:    errRunEnded,
+		Now:         c.Now,
+		Logger:      c.Logger,
+		Label:       "scheduler",
+		Events:      obs,
+	})
 	return &Scheduler{
-		obs:      obs,
-		provider: provider,
-		cfg:      c,
-		lease: lease.NewPolicy(lease.Policy{
-			Provider:    provider,
-			CallTimeout: c.CallTimeout,
-			Released:    errRunEnded,
-			Now:         c.Now,
-			Logger:      c.Logger,
-			Label:       "scheduler",
-			Events:      obs,
-		}),
-		releases:  newReleases(provider, c.Ledger, c.CallTimeout/2),
+		obs:       obs,
+		provider:  provider,
+		cfg:       c,
+		lease:     pol,
+		releases:  newReleases(provider, c.Ledger, c.CallTimeout/2, pol.ReleaseTimeout),
 		runCtx:    ctx,
 		runCancel: cancel,
 		jobs:      make(map[string]*Job),

@@ -100,7 +100,11 @@ type Params struct {
 	OnLost func(cause error)
 	// Release, if set, replaces Policy.Provider.Release for this lease,
 	// e.g. to record the run's end in the same round trip (the scheduler's
-	// run ledger). It must behave as Provider.Release.
+	// run ledger). It must behave as Provider.Release, and bound its call
+	// by Policy.ReleaseTimeout itself: Lease.Release passes it a context
+	// without cancellation and without that bound, so that a caller
+	// sending many leases' releases in one call (the scheduler) sets up
+	// one deadline for the call rather than one per lease.
 	Release func(ctx context.Context, p lockprovider.ReleaseParams) error
 }
 
@@ -549,13 +553,15 @@ func (l *Lease) Release(ctx context.Context) error {
 		l.renewStop()
 		<-l.renewDone
 	}
-	ctx, cancel := context.WithTimeout(detach(ctx), l.pol.ReleaseTimeout)
-	defer cancel()
-	send := l.pol.Now()
+	ctx = detach(ctx)
 	release := l.release
 	if release == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.pol.ReleaseTimeout)
+		defer cancel()
 		release = l.pol.Provider.Release
 	}
+	send := l.pol.Now()
 	err := release(ctx, lockprovider.ReleaseParams{Name: l.name, Owner: l.owner})
 	l.observe(send)
 	if l.pol.Events != nil {

@@ -77,10 +77,16 @@ type grouper struct {
 	head            []any // the ARGV that every call starts with
 	groups          map[int]*batchGroup
 	order           []*batchGroup
+	// The sizes of a single node's one group, allocated at once: growing
+	// its slices by appends would leave as much garbage again as they
+	// hold, on every batch.
+	items, keysPer, argsPer int
 }
 
-func (p *Provider) grouper(head []any) *grouper {
-	g := &grouper{head: head, groups: map[int]*batchGroup{}}
+// grouper returns the grouper of a batch of items, each with keysPer keys
+// and argsPer arguments after head.
+func (p *Provider) grouper(head []any, items, keysPer, argsPer int) *grouper {
+	g := &grouper{head: head, groups: map[int]*batchGroup{}, items: items, keysPer: keysPer, argsPer: argsPer}
 	_, g.cluster = p.client.(*goredis.ClusterClient)
 	_, g.single = p.client.(*goredis.Client)
 	return g
@@ -98,7 +104,14 @@ func (g *grouper) add(i int, lease string) *batchGroup {
 	}
 	bg := g.groups[key]
 	if bg == nil {
-		bg = &batchGroup{args: append([]any(nil), g.head...)}
+		bg = &batchGroup{}
+		n := 1 // a group's items: a slot's share is not known ahead
+		if g.single {
+			n = g.items
+		}
+		bg.idx = make([]int, 0, n)
+		bg.keys = make([]string, 0, n*g.keysPer)
+		bg.args = append(make([]any, 0, len(g.head)+n*g.argsPer), g.head...)
 		g.groups[key] = bg
 		g.order = append(g.order, bg)
 	}
@@ -117,7 +130,11 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 		maxRecs, maxAge, listTTL := retentionArgs(run.Retention)
 		head = []any{p.recordTTLArg, 4, listTTL, maxRecs, maxAge}
 	}
-	gr := p.grouper(head)
+	keysPer := 3
+	if run != nil {
+		keysPer = 4
+	}
+	gr := p.grouper(head, len(ps), keysPer, 4)
 	for i, ap := range ps {
 		if itemErrs[i] != nil {
 			out[i].Err = itemErrs[i]
@@ -189,11 +206,11 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 	if err != nil || len(ps) == 0 {
 		return nil, err
 	}
-	script, head := releaseBatchScript, []any{1} // keys per item
+	script, head, keysPer, argsPer := releaseBatchScript, []any{1}, 1, 1 // head: keys per item
 	if ends != nil {
-		script, head = releaseRunBatchScript, []any{2}
+		script, head, keysPer, argsPer = releaseRunBatchScript, []any{2}, 2, 4 // releaseRunArgs
 	}
-	gr := p.grouper(head)
+	gr := p.grouper(head, len(ps), keysPer, argsPer)
 	for i, rp := range ps {
 		if errs[i] != nil {
 			continue
