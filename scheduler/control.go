@@ -518,6 +518,7 @@ type controller struct {
 	mu   sync.Mutex
 	stop context.CancelFunc // ends the follower and its calls
 	done chan struct{}
+	read chan struct{} // closed after the first read of the control state
 }
 
 // validateControl checks the control fields of c and fills their defaults.
@@ -561,8 +562,26 @@ func (s *Scheduler) startControl() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ctx, cancel := context.WithCancel(s.runCtx)
-	c.stop, c.done = cancel, make(chan struct{})
-	go s.follow(ctx, ctl, c.done)
+	c.stop, c.done, c.read = cancel, make(chan struct{}), make(chan struct{})
+	go s.follow(ctx, ctl, c.done, c.read)
+}
+
+// controlRead waits until the control state was read once since Start (at
+// once when it is not followed), or the scheduler's runs are cancelled.
+// A catch-up waits for it: it is due at Start, before the follower's first
+// read, and a job paused cluster-wide always looks as if it missed a tick.
+func (s *Scheduler) controlRead() {
+	c := &s.control
+	c.mu.Lock()
+	read := c.read
+	c.mu.Unlock()
+	if read == nil {
+		return
+	}
+	select {
+	case <-read:
+	case <-s.runCtx.Done():
+	}
 }
 
 // stopControl stops following and waits for the follower to return.
@@ -581,7 +600,7 @@ func (s *Scheduler) stopControl() {
 
 // follow reads the control state at once, on every announcement and every
 // ControlPoll.
-func (s *Scheduler) follow(ctx context.Context, ctl lockprovider.Control, done chan<- struct{}) {
+func (s *Scheduler) follow(ctx context.Context, ctl lockprovider.Control, done, read chan<- struct{}) {
 	defer close(done)
 	ch := make(chan struct{}, 1)
 	var unwatch func()
@@ -605,6 +624,10 @@ func (s *Scheduler) follow(ctx context.Context, ctl lockprovider.Control, done c
 			cancel()
 		}
 		s.readControl(ctx, ctl)
+		if read != nil {
+			close(read)
+			read = nil
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -730,3 +730,40 @@ func TestCheckSkipsPausedJobs(t *testing.T) {
 		t.Errorf("Check of a paused job: %+v, %v; want OK, not checked, listed as paused", rep, err)
 	}
 }
+
+// A job paused cluster-wide does not catch up when an instance starts:
+// while it is paused no replica runs its ticks, so its latest tick before
+// Start always looks missed, and a restart during an incident must not
+// run it.
+func TestCatchUpPausedCluster(t *testing.T) {
+	for _, backend := range []string{"memory", "redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			p := opsProviders(t, backend, 1)[0]
+			if err := p.(lockprovider.Control).SetPaused(t.Context(), "paused", true); err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{}
+			s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks(), NoRegistry: true})
+			var ran atomic.Int32
+			_, err := s.Every(time.Hour).Locked("paused", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(func(context.Context, scheduler.Run) error {
+				ran.Add(1)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 5*time.Second, "the catch-up is skipped", func() bool { return len(rec.get("skipped")) > 0 })
+			_ = s.Close()
+			if ev := rec.get("skipped")[0]; !ev.CatchUp || !errors.Is(ev.Err, scheduler.ErrPaused) {
+				t.Errorf("skip: %+v, want a catch-up skipped with ErrPaused", ev)
+			}
+			if n := ran.Load(); n != 0 {
+				t.Errorf("the paused job ran %d times at start-up", n)
+			}
+		})
+	}
+}
