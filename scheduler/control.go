@@ -667,14 +667,18 @@ func (s *Scheduler) readControl(ctx context.Context, ctl lockprovider.Control) {
 		if j == nil {
 			continue // for another replica's jobs
 		}
+		// Counted before the claim: a scheduler that is stopping leaves
+		// the request to another instance, and Shutdown waits for one it
+		// claimed.
+		if s.track() != nil {
+			return
+		}
 		if _, err := ctl.ClaimRun(ctx, r.ID); err != nil {
+			s.wg.Done()
 			if !errors.Is(err, lockprovider.ErrNoRequest) {
 				s.cfg.Logger.Warn("scheduler: cannot claim a run request", "job", r.Job, "request", r.ID, "err", err)
 			}
 			continue
-		}
-		if s.track() != nil {
-			return
 		}
 		s.cfg.Logger.Info("scheduler: running a requested run", "job", r.Job, "request", r.ID, "requested_by", r.RequestedBy)
 		// Wait for the job's lock at most one lease length: a run in

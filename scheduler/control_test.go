@@ -767,3 +767,59 @@ func TestCatchUpPausedCluster(t *testing.T) {
 		})
 	}
 }
+
+// holdClaim is a provider whose ClaimRun waits for proceed after telling
+// entered, so that a test can stop the scheduler in between.
+type holdClaim struct {
+	lockprovider.Provider
+	lockprovider.Control
+	entered, proceed chan struct{}
+}
+
+func (h *holdClaim) ClaimRun(_ context.Context, id string) (lockprovider.RunRequest, error) {
+	h.entered <- struct{}{}
+	<-h.proceed
+	return h.Control.ClaimRun(context.Background(), id)
+}
+
+// A run request that an instance claims while Shutdown begins is run
+// (Shutdown waits for it) or left for another instance, never dropped.
+func TestRunRequestDuringShutdown(t *testing.T) {
+	for _, backend := range []string{"memory", "redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			ps := opsProviders(t, backend, 2)
+			p := &holdClaim{Provider: ps[0], Control: ps[0].(lockprovider.Control), entered: make(chan struct{}, 1), proceed: make(chan struct{})}
+			s := newSched(t, p, &scheduler.Config{NoRegistry: true})
+			var ran atomic.Int32
+			if _, err := s.Every(time.Hour).Locked("job", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
+				ran.Add(1)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ctl := ps[1].(lockprovider.Control)
+			if _, err := ctl.RequestRun(t.Context(), lockprovider.RunRequest{Job: "job"}); err != nil {
+				t.Fatal(err)
+			}
+			<-p.entered
+			done := make(chan error, 1)
+			go func() { done <- s.Shutdown(t.Context()) }()
+			waitFor(t, 5*time.Second, "Shutdown begins", func() bool { return errors.Is(s.Remove("nosuch"), scheduler.ErrClosed) })
+			close(p.proceed)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			st, err := ctl.ControlState(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := ran.Load(); n+int32(len(st.Requests)) != 1 {
+				t.Errorf("after Shutdown: %d runs and %d pending requests; want the request run once or still pending", n, len(st.Requests))
+			}
+		})
+	}
+}
