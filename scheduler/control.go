@@ -346,11 +346,12 @@ func (s *Scheduler) track() error {
 // a tick that comes while the manual run holds the lock is run right after
 // it, by this instance (see docs/semantics.md). When another run of the
 // job holds the lock, or runs on this instance, Trigger waits for it to
-// end, until ctx is done. It returns once the run has started (its
-// outcome goes to the hooks and the ledger), a *ValidationError matching
-// ErrUnknownJob for a name not registered here, ErrClosed once Shutdown
-// or Close began, ctx's error, or the provider's error. Manual runs are
-// not affected by Pause. Trigger works before Start too. For a job that
+// end, until ctx is done; a scheduled run that returned before its
+// AtLeastFor bound holds the lock until that bound. It returns once the
+// run has started (its outcome goes to the hooks and the ledger), a
+// *ValidationError matching ErrUnknownJob for a name not registered here,
+// ErrClosed once Shutdown or Close began, ctx's error, or the provider's
+// error. Manual runs are not affected by Pause. Trigger works before Start too. For a job that
 // only other instances register, store a run request instead
 // (lockprovider.Control.RequestRun, or baton jobs run).
 func (s *Scheduler) Trigger(ctx context.Context, name string) error {
