@@ -404,12 +404,19 @@ func (s *Scheduler) runManual(ctx context.Context, j *Job, started func(error)) 
 		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
 		s.emit(res.ctx, observe.JobDone, &ev)
 	}
-	// A tick that came while the manual run held the lock was refused on
-	// every replica (here as ErrStillRunning): run it now. Its claim
-	// carries the tick, so it runs at most once (a tick that did run
-	// elsewhere is refused quietly).
-	tick := j.sched.prev(s.now())
-	if tick.IsZero() || tick.Before(res.granted.Add(-min(handoffMargin, s.cfg.CallTimeout))) {
+	// A tick whose claim came while the manual run held the lock was
+	// refused on every replica (here as ErrStillRunning): run it now. Its
+	// claim carries the tick, so it runs at most once (a tick that did run
+	// elsewhere is refused quietly). A jittered tick is claimed at its
+	// delay: one whose claim is still ahead makes it itself, so the tick
+	// before it is the one that may have been refused.
+	now := s.now()
+	tick := j.sched.prev(now)
+	claimedAt := func(t time.Time) time.Time { return t.Add(JitterOf(j.name, t, j.ctl.jitter)) }
+	if !tick.IsZero() && claimedAt(tick).After(now) {
+		tick = j.sched.prev(tick.Add(-time.Nanosecond))
+	}
+	if tick.IsZero() || claimedAt(tick).Before(res.granted.Add(-min(handoffMargin, s.cfg.CallTimeout))) {
 		return
 	}
 	if s.track() != nil {

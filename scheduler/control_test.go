@@ -823,3 +823,53 @@ func TestRunRequestDuringShutdown(t *testing.T) {
 		})
 	}
 }
+
+// A jittered tick whose claim comes while a manual run holds the lock is
+// run after the manual run, like a tick without jitter, even when the
+// tick itself came more than the hand-off margin before the manual run.
+func TestJitterDuringManualRun(t *testing.T) {
+	for _, backend := range []string{"memory", "redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			const period, jitter = 2 * time.Second, 1900 * time.Millisecond
+			tick := time.Now().Add(500 * time.Millisecond).Truncate(period).Add(period)
+			var name string
+			for i := 0; name == ""; i++ {
+				if d := scheduler.JitterOf(fmt.Sprint("job-", i), tick, jitter); d >= 1400*time.Millisecond && d <= 1800*time.Millisecond {
+					name = fmt.Sprint("job-", i)
+				}
+			}
+			claimAt := tick.Add(scheduler.JitterOf(name, tick, jitter))
+			var log runLog
+			var scheds []*scheduler.Scheduler
+			for i, p := range opsProviders(t, backend, 2) {
+				replica := fmt.Sprintf("replica-%d", i)
+				s := newSched(t, p, &scheduler.Config{LockedBy: replica, NoRegistry: true})
+				_, err := s.Every(period).Locked(name, scheduler.AtMostFor(10*time.Second)).Jitter(jitter).Do(func(ctx context.Context, run scheduler.Run) error {
+					if run.Manual {
+						// Hold the lock past the tick's claim.
+						time.Sleep(time.Until(claimAt.Add(300 * time.Millisecond)))
+					}
+					log.add(replica, run, time.Now())
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Start(); err != nil {
+					t.Fatal(err)
+				}
+				scheds = append(scheds, s)
+			}
+			// After the hand-off margin (1s) past the tick, before its claim.
+			time.Sleep(time.Until(tick.Add(1100 * time.Millisecond)))
+			if err := scheds[0].Trigger(t.Context(), name); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 5*time.Second, "the tick whose claim came during the manual run runs", func() bool {
+				_, ok := log.scheduled(t)[tick.UnixMilli()]
+				return ok
+			})
+		})
+	}
+}
