@@ -121,8 +121,10 @@ var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the re
 // empty is checked only from the start of its oldest live instance, so a
 // new job does not count as missed before it existed. Jobs paused
 // cluster-wide (lockprovider.Control) are not checked: their ticks are
-// skipped on purpose; the report lists them. With no live instance it
-// returns the report and ErrNoInstances.
+// skipped on purpose; the report lists them. A resumed job is checked
+// again, ticks of the pause included: until Grace after the resume its
+// latest due tick is a paused one, reported missed. With no live instance
+// it returns the report and ErrNoInstances.
 func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOptions) (CheckReport, error) {
 	reg, ok1 := provider.(lockprovider.Registry)
 	led, ok2 := provider.(lockprovider.Ledger)

@@ -133,8 +133,9 @@ type Hooks struct {
 }
 
 // Event describes one tick of one job for the hooks: the observer's
-// event. The hooks read Job, Tick, Token (once acquired), CatchUp,
-// Duration (Succeeded, Failed: how long the job function ran), Err
+// event. The hooks read Job, Tick, Token (once acquired), CatchUp, Manual
+// (a manual run, whose Tick is zero), Attempt (Started, Succeeded, Failed:
+// which call of the job function, see Builder.Retry), Duration (Succeeded, Failed: how long the job function ran), Err
 // (Skipped: the reason; Failed, LockLost: the error), and LockedBy and
 // Until (Skipped: the holder and its lease end on the provider's clock,
 // when known; see Config.InspectOnSkip).

@@ -346,11 +346,12 @@ func (s *Scheduler) track() error {
 // a tick that comes while the manual run holds the lock is run right after
 // it, by this instance (see docs/semantics.md). When another run of the
 // job holds the lock, or runs on this instance, Trigger waits for it to
-// end, until ctx is done. It returns once the run has started (its
-// outcome goes to the hooks and the ledger), a *ValidationError matching
-// ErrUnknownJob for a name not registered here, ErrClosed once Shutdown
-// or Close began, ctx's error, or the provider's error. Manual runs are
-// not affected by Pause. Trigger works before Start too. For a job that
+// end, until ctx is done; a scheduled run that returned before its
+// AtLeastFor bound holds the lock until that bound. It returns once the
+// run has started (its outcome goes to the hooks and the ledger), a
+// *ValidationError matching ErrUnknownJob for a name not registered here,
+// ErrClosed once Shutdown or Close began, ctx's error, or the provider's
+// error. Manual runs are not affected by Pause. Trigger works before Start too. For a job that
 // only other instances register, store a run request instead
 // (lockprovider.Control.RequestRun, or baton jobs run).
 func (s *Scheduler) Trigger(ctx context.Context, name string) error {
@@ -403,12 +404,19 @@ func (s *Scheduler) runManual(ctx context.Context, j *Job, started func(error)) 
 		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
 		s.emit(res.ctx, observe.JobDone, &ev)
 	}
-	// A tick that came while the manual run held the lock was refused on
-	// every replica (here as ErrStillRunning): run it now. Its claim
-	// carries the tick, so it runs at most once (a tick that did run
-	// elsewhere is refused quietly).
-	tick := j.sched.prev(s.now())
-	if tick.IsZero() || tick.Before(res.granted.Add(-min(handoffMargin, s.cfg.CallTimeout))) {
+	// A tick whose claim came while the manual run held the lock was
+	// refused on every replica (here as ErrStillRunning): run it now. Its
+	// claim carries the tick, so it runs at most once (a tick that did run
+	// elsewhere is refused quietly). A jittered tick is claimed at its
+	// delay: one whose claim is still ahead makes it itself, so the tick
+	// before it is the one that may have been refused.
+	now := s.now()
+	tick := j.sched.prev(now)
+	claimedAt := func(t time.Time) time.Time { return t.Add(JitterOf(j.name, t, j.ctl.jitter)) }
+	if !tick.IsZero() && claimedAt(tick).After(now) {
+		tick = j.sched.prev(tick.Add(-time.Nanosecond))
+	}
+	if tick.IsZero() || claimedAt(tick).Before(res.granted.Add(-min(handoffMargin, s.cfg.CallTimeout))) {
 		return
 	}
 	if s.track() != nil {
@@ -518,6 +526,7 @@ type controller struct {
 	mu   sync.Mutex
 	stop context.CancelFunc // ends the follower and its calls
 	done chan struct{}
+	read chan struct{} // closed after the first read of the control state
 }
 
 // validateControl checks the control fields of c and fills their defaults.
@@ -561,8 +570,26 @@ func (s *Scheduler) startControl() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ctx, cancel := context.WithCancel(s.runCtx)
-	c.stop, c.done = cancel, make(chan struct{})
-	go s.follow(ctx, ctl, c.done)
+	c.stop, c.done, c.read = cancel, make(chan struct{}), make(chan struct{})
+	go s.follow(ctx, ctl, c.done, c.read)
+}
+
+// controlRead waits until the control state was read once since Start (at
+// once when it is not followed), or the scheduler's runs are cancelled.
+// A catch-up waits for it: it is due at Start, before the follower's first
+// read, and a job paused cluster-wide always looks as if it missed a tick.
+func (s *Scheduler) controlRead() {
+	c := &s.control
+	c.mu.Lock()
+	read := c.read
+	c.mu.Unlock()
+	if read == nil {
+		return
+	}
+	select {
+	case <-read:
+	case <-s.runCtx.Done():
+	}
 }
 
 // stopControl stops following and waits for the follower to return.
@@ -581,7 +608,7 @@ func (s *Scheduler) stopControl() {
 
 // follow reads the control state at once, on every announcement and every
 // ControlPoll.
-func (s *Scheduler) follow(ctx context.Context, ctl lockprovider.Control, done chan<- struct{}) {
+func (s *Scheduler) follow(ctx context.Context, ctl lockprovider.Control, done, read chan<- struct{}) {
 	defer close(done)
 	ch := make(chan struct{}, 1)
 	var unwatch func()
@@ -605,6 +632,10 @@ func (s *Scheduler) follow(ctx context.Context, ctl lockprovider.Control, done c
 			cancel()
 		}
 		s.readControl(ctx, ctl)
+		if read != nil {
+			close(read)
+			read = nil
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -644,14 +675,18 @@ func (s *Scheduler) readControl(ctx context.Context, ctl lockprovider.Control) {
 		if j == nil {
 			continue // for another replica's jobs
 		}
+		// Counted before the claim: a scheduler that is stopping leaves
+		// the request to another instance, and Shutdown waits for one it
+		// claimed.
+		if s.track() != nil {
+			return
+		}
 		if _, err := ctl.ClaimRun(ctx, r.ID); err != nil {
+			s.wg.Done()
 			if !errors.Is(err, lockprovider.ErrNoRequest) {
 				s.cfg.Logger.Warn("scheduler: cannot claim a run request", "job", r.Job, "request", r.ID, "err", err)
 			}
 			continue
-		}
-		if s.track() != nil {
-			return
 		}
 		s.cfg.Logger.Info("scheduler: running a requested run", "job", r.Job, "request", r.ID, "requested_by", r.RequestedBy)
 		// Wait for the job's lock at most one lease length: a run in

@@ -730,3 +730,146 @@ func TestCheckSkipsPausedJobs(t *testing.T) {
 		t.Errorf("Check of a paused job: %+v, %v; want OK, not checked, listed as paused", rep, err)
 	}
 }
+
+// A job paused cluster-wide does not catch up when an instance starts:
+// while it is paused no replica runs its ticks, so its latest tick before
+// Start always looks missed, and a restart during an incident must not
+// run it.
+func TestCatchUpPausedCluster(t *testing.T) {
+	for _, backend := range []string{"memory", "redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			p := opsProviders(t, backend, 1)[0]
+			if err := p.(lockprovider.Control).SetPaused(t.Context(), "paused", true); err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{}
+			s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks(), NoRegistry: true})
+			var ran atomic.Int32
+			_, err := s.Every(time.Hour).Locked("paused", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(func(context.Context, scheduler.Run) error {
+				ran.Add(1)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 5*time.Second, "the catch-up is skipped", func() bool { return len(rec.get("skipped")) > 0 })
+			_ = s.Close()
+			if ev := rec.get("skipped")[0]; !ev.CatchUp || !errors.Is(ev.Err, scheduler.ErrPaused) {
+				t.Errorf("skip: %+v, want a catch-up skipped with ErrPaused", ev)
+			}
+			if n := ran.Load(); n != 0 {
+				t.Errorf("the paused job ran %d times at start-up", n)
+			}
+		})
+	}
+}
+
+// holdClaim is a provider whose ClaimRun waits for proceed after telling
+// entered, so that a test can stop the scheduler in between.
+type holdClaim struct {
+	lockprovider.Provider
+	lockprovider.Control
+	entered, proceed chan struct{}
+}
+
+func (h *holdClaim) ClaimRun(_ context.Context, id string) (lockprovider.RunRequest, error) {
+	h.entered <- struct{}{}
+	<-h.proceed
+	return h.Control.ClaimRun(context.Background(), id)
+}
+
+// A run request that an instance claims while Shutdown begins is run
+// (Shutdown waits for it) or left for another instance, never dropped.
+func TestRunRequestDuringShutdown(t *testing.T) {
+	for _, backend := range []string{"memory", "redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			ps := opsProviders(t, backend, 2)
+			p := &holdClaim{Provider: ps[0], Control: ps[0].(lockprovider.Control), entered: make(chan struct{}, 1), proceed: make(chan struct{})}
+			s := newSched(t, p, &scheduler.Config{NoRegistry: true})
+			var ran atomic.Int32
+			if _, err := s.Every(time.Hour).Locked("job", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
+				ran.Add(1)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ctl := ps[1].(lockprovider.Control)
+			if _, err := ctl.RequestRun(t.Context(), lockprovider.RunRequest{Job: "job"}); err != nil {
+				t.Fatal(err)
+			}
+			<-p.entered
+			done := make(chan error, 1)
+			go func() { done <- s.Shutdown(t.Context()) }()
+			waitFor(t, 5*time.Second, "Shutdown begins", func() bool { return errors.Is(s.Remove("nosuch"), scheduler.ErrClosed) })
+			close(p.proceed)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			st, err := ctl.ControlState(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := ran.Load(); n+int32(len(st.Requests)) != 1 {
+				t.Errorf("after Shutdown: %d runs and %d pending requests; want the request run once or still pending", n, len(st.Requests))
+			}
+		})
+	}
+}
+
+// A jittered tick whose claim comes while a manual run holds the lock is
+// run after the manual run, like a tick without jitter, even when the
+// tick itself came more than the hand-off margin before the manual run.
+func TestJitterDuringManualRun(t *testing.T) {
+	for _, backend := range []string{"memory", "redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			const period, jitter = 2 * time.Second, 1900 * time.Millisecond
+			tick := time.Now().Add(500 * time.Millisecond).Truncate(period).Add(period)
+			var name string
+			for i := 0; name == ""; i++ {
+				if d := scheduler.JitterOf(fmt.Sprint("job-", i), tick, jitter); d >= 1400*time.Millisecond && d <= 1800*time.Millisecond {
+					name = fmt.Sprint("job-", i)
+				}
+			}
+			claimAt := tick.Add(scheduler.JitterOf(name, tick, jitter))
+			var log runLog
+			var scheds []*scheduler.Scheduler
+			for i, p := range opsProviders(t, backend, 2) {
+				replica := fmt.Sprintf("replica-%d", i)
+				s := newSched(t, p, &scheduler.Config{LockedBy: replica, NoRegistry: true})
+				_, err := s.Every(period).Locked(name, scheduler.AtMostFor(10*time.Second)).Jitter(jitter).Do(func(ctx context.Context, run scheduler.Run) error {
+					if run.Manual {
+						// Hold the lock past the tick's claim.
+						time.Sleep(time.Until(claimAt.Add(300 * time.Millisecond)))
+					}
+					log.add(replica, run, time.Now())
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Start(); err != nil {
+					t.Fatal(err)
+				}
+				scheds = append(scheds, s)
+			}
+			// After the hand-off margin (1s) past the tick, before its claim.
+			time.Sleep(time.Until(tick.Add(1100 * time.Millisecond)))
+			if err := scheds[0].Trigger(t.Context(), name); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 5*time.Second, "the tick whose claim came during the manual run runs", func() bool {
+				_, ok := log.scheduled(t)[tick.UnixMilli()]
+				return ok
+			})
+		})
+	}
+}

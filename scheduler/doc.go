@@ -143,11 +143,11 @@
 // once every job has returned and released its lease; Close cancels at
 // once and waits. All three may be called more than once. One goroutine
 // and one timer serve all jobs, ordered in a heap: idle jobs cost no CPU.
-// Jobs due at the same tick are claimed concurrently, one goroutine each,
-// so a tick of N locked jobs costs N acquire and N release round trips at
-// once; with many jobs per tick on Redis, a go-redis autopipeliner
-// (goredis.Client.AutoPipeline) as the provider's client batches them into
-// a few pipelines (see BenchmarkClaimAtOneTick).
+// Jobs due at the same tick run concurrently, one goroutine each. Their
+// claims and releases go in batches on a provider with
+// lockprovider.BatchAcquirer and BatchReleaser (see "A tick of a locked
+// job"); on another provider a tick of N locked jobs costs N acquire and N
+// release round trips at once.
 //
 // # Telemetry
 //

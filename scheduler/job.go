@@ -278,9 +278,9 @@ func (j *Job) Next() time.Time {
 
 // Stats counts what happened to the job's ticks on this instance.
 type Stats struct {
-	Runs     int64 // the job function was called
-	Skips    int64 // another replica had the lock or the tick, or a run was still going
-	Failures int64 // runs that returned an error or panicked, and acquires with unknown outcome
+	Runs     int64 // the job function was called (each attempt of Builder.Retry counts)
+	Skips    int64 // another replica had the lock or the tick, a run was still going, or the job was paused
+	Failures int64 // calls that returned an error or panicked, and acquires with unknown outcome
 	LockLost int64 // runs whose lease ended while they ran
 }
 

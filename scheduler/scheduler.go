@@ -146,6 +146,7 @@ func (s *Scheduler) Start() error {
 		return nil
 	}
 	s.state = stateRunning
+	s.startControl() // before the catch-ups, which wait for its first read
 	now := s.now()
 	for _, j := range s.jobs {
 		s.enqueue(j, now)
@@ -156,7 +157,6 @@ func (s *Scheduler) Start() error {
 	}
 	go s.loop()
 	s.startRegistry()
-	s.startControl()
 	return nil
 }
 
@@ -263,6 +263,7 @@ func (s *Scheduler) catchUp(j *Job) {
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: catch-up not needed", "job", j.name, "tick", prev, "last_tick", info.LastTick)
 		return
 	}
+	s.controlRead()
 	s.cfg.Logger.InfoContext(s.runCtx, "scheduler: catching up a missed tick", "job", j.name, "tick", prev, "last_tick", info.LastTick)
 	ev.Outcome = observe.OutcomeOK
 	s.emit(s.runCtx, observe.JobCatchUp, &ev)
