@@ -609,10 +609,27 @@ func TestFaultPostgresClockSkewTicks(t *testing.T) {
 	if first.IsZero() {
 		t.Fatalf("the instance ahead never ran; runs per instance: %v", byInstance)
 	}
-	var missing, twice int
+	// A tick that came while the previous run's lease was still held (its
+	// release late: the process starved) is skipped by its holder as
+	// still running and refused elsewhere as held, by design; it is not
+	// a tick that the skew made every instance pass over.
+	stillRunning := map[time.Time]bool{}
+	for _, rec := range recs {
+		for _, ev := range rec.get("skipped") {
+			if errors.Is(ev.Err, scheduler.ErrStillRunning) {
+				stillRunning[ev.Tick] = true
+			}
+		}
+	}
+	var missing, twice, late int
 	for tick := first; !tick.After(last); tick = tick.Add(period) {
 		switch count[tick] {
 		case 0:
+			if stillRunning[tick] {
+				late++
+				t.Logf("tick %s: not run, its previous run still running (a late release)", tick.Format(time.StampMilli))
+				continue
+			}
 			missing++
 			t.Logf("tick %s: not run", tick.Format(time.StampMilli))
 		case 1:
@@ -625,6 +642,9 @@ func TestFaultPostgresClockSkewTicks(t *testing.T) {
 		int(last.Sub(first)/period)+1, first.Format(time.StampMilli), last.Format(time.StampMilli), byInstance, missing, twice, early.Round(time.Millisecond))
 	if missing != 0 {
 		t.Errorf("%d ticks were run by no instance", missing)
+	}
+	if late > 2 {
+		t.Errorf("%d ticks skipped behind a late release, want at most 2", late)
 	}
 	if twice != 0 {
 		t.Errorf("%d ticks ran twice", twice)
