@@ -117,8 +117,9 @@ var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the re
 // Check is the dead-man's switch: from the job registry's schedules and
 // the run ledger, it finds ticks of locked jobs that no replica ran, that
 // failed, or whose run never finished. provider must implement
-// lockprovider.Registry and lockprovider.Ledger; a job whose ledger is
-// empty is checked only from the start of its oldest live instance, so a
+// lockprovider.Registry and lockprovider.Ledger; a job is checked only
+// from the time it is known to exist (the start of its oldest live
+// instance, or its oldest run in the ledger, whichever is earlier), so a
 // new job does not count as missed before it existed. Jobs paused
 // cluster-wide (lockprovider.Control) are not checked: their ticks are
 // skipped on purpose; the report lists them. With no live instance it
@@ -234,14 +235,26 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 	if err != nil {
 		return nil, err
 	}
-	if len(runs) == 0 {
-		last, _, err := led.LastRuns(ctx, js.Spec.Name)
+	// Only ticks since the job is known to exist count: the start of its
+	// oldest live instance or its oldest run, whichever is earlier, so a
+	// new job (also one just run by hand) is not missed before it existed.
+	evidence := js.Since
+	for _, r := range runs {
+		t := r.Tick
+		if t.IsZero() {
+			t = r.Started
+		}
+		if t.Before(evidence) {
+			evidence = t
+		}
+	}
+	if oldest.Before(evidence) {
+		older, err := led.Runs(ctx, lockprovider.RunQuery{Job: js.Spec.Name, Until: oldest.Add(-time.Minute), Limit: 1})
 		if err != nil {
 			return nil, err
 		}
-		if last.Token == 0 {
-			// A job that never ran: only ticks since its instances started count.
-			ticks = slices.DeleteFunc(ticks, func(t time.Time) bool { return t.Before(js.Since) })
+		if len(older) == 0 {
+			ticks = slices.DeleteFunc(ticks, func(t time.Time) bool { return t.Before(evidence) })
 		}
 	}
 	byTick := make(map[int64]lockprovider.RunRecord, len(runs))
