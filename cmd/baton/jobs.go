@@ -210,6 +210,18 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 			out = append(out, rj)
 		}
 	}
+	if len(out) == 0 {
+		// No runs in range: tell an unknown (say misspelt) job apart
+		// from a known job that did not run.
+		known, code := c.jobKnown(ctx, job)
+		if code != exitOK {
+			return code
+		}
+		if !known {
+			fmt.Fprintf(c.stderr, "baton: job %q not found: no live scheduler instance has it and the ledger holds no run of it\n", job)
+			return exitNotFound
+		}
+	}
 	rows := make([][]string, 0, len(out))
 	for _, r := range out {
 		flags := []string{}
@@ -228,6 +240,34 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 	}
 	c.emit(out, []string{"TICK", "BACKEND", "REPLICA", "TOKEN", "STARTED", "DURATION", "OUTCOME", "FLAGS", "ERROR"}, rows)
 	return exitOK
+}
+
+// jobKnown reports whether a live instance of any backend registers job,
+// or any backend's ledger holds a run of it.
+func (c *cli) jobKnown(ctx context.Context, job string) (bool, int) {
+	for _, b := range c.backends {
+		if reg, ok := b.p.(lockprovider.Registry); ok {
+			insts, err := reg.Instances(ctx)
+			if err != nil {
+				return false, c.fail(b, "registry", err)
+			}
+			for _, rj := range scheduler.Jobs(insts) {
+				if rj.Spec.Name == job {
+					return true, exitOK
+				}
+			}
+		}
+		if led, ok := b.p.(lockprovider.Ledger); ok {
+			last, _, err := led.LastRuns(ctx, job)
+			if err != nil {
+				return false, c.fail(b, "ledger", err)
+			}
+			if last.Token != 0 {
+				return true, exitOK
+			}
+		}
+	}
+	return false, exitOK
 }
 
 func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
@@ -292,5 +332,19 @@ func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
 	if problems > 0 {
 		return exitProblem
 	}
-	return exitOK
+	// A job named on the command line that no live instance runs as a
+	// locked job was not checked: a misspelt name or a job whose replicas
+	// are all gone must not pass as healthy.
+	code := exitOK
+	for _, name := range opts.Jobs {
+		found := false
+		for _, cj := range out {
+			found = found || slices.Contains(cj.Checked, name) || slices.Contains(cj.Paused, name)
+		}
+		if !found {
+			fmt.Fprintf(c.stderr, "baton: job %q not checked: no live scheduler instance has it as a locked job\n", name)
+			code = exitNotFound
+		}
+	}
+	return code
 }

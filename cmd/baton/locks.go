@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,8 @@ func lockCommands() []command {
 					if err != nil {
 						return c.fail(b, "list locks", err)
 					}
+					// By name, as the providers list in no particular order.
+					slices.SortFunc(infos, func(a, b lockprovider.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
 					for _, i := range infos {
 						if i.Held || all {
 							out = append(out, toLockJSON(b.name, i))
