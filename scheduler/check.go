@@ -209,6 +209,24 @@ func Jobs(insts []lockprovider.Instance) []RegisteredJob {
 	return out
 }
 
+// KnownFrom returns the earliest time the job is known to have existed:
+// the start of its oldest live instance, or the tick (the start, for a
+// manual run) of the oldest of runs if that is earlier. Ticks before it
+// are not counted as missed.
+func (r RegisteredJob) KnownFrom(runs []lockprovider.RunRecord) time.Time {
+	known := r.Since
+	for _, run := range runs {
+		t := run.Tick
+		if t.IsZero() {
+			t = run.Started
+		}
+		if t.Before(known) {
+			known = t
+		}
+	}
+	return known
+}
+
 func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Inspector, js RegisteredJob, opts CheckOptions, now time.Time) ([]Problem, error) {
 	sched, err := ParseSchedule(js.Spec.Schedule, js.Spec.TimeZone)
 	if err != nil {
@@ -238,16 +256,7 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 	// Only ticks since the job is known to exist count: the start of its
 	// oldest live instance or its oldest run, whichever is earlier, so a
 	// new job (also one just run by hand) is not missed before it existed.
-	evidence := js.Since
-	for _, r := range runs {
-		t := r.Tick
-		if t.IsZero() {
-			t = r.Started
-		}
-		if t.Before(evidence) {
-			evidence = t
-		}
-	}
+	evidence := js.KnownFrom(runs)
 	if oldest.Before(evidence) {
 		older, err := led.Runs(ctx, lockprovider.RunQuery{Job: js.Spec.Name, Until: oldest.Add(-time.Minute), Limit: 1})
 		if err != nil {
