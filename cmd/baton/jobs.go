@@ -123,6 +123,12 @@ func jobCommands() []command {
 					fmt.Fprintf(c.stderr, "baton: %v\n", err)
 					return exitUsage
 				}
+				for _, name := range fs.Args() {
+					if err := lockprovider.ValidateName(name); err != nil {
+						fmt.Fprintln(c.stderr, err)
+						return exitUsage
+					}
+				}
 				return c.jobsCheck(ctx, scheduler.CheckOptions{Grace: grace, Since: from, Now: c.now, Jobs: fs.Args()})
 			},
 		},

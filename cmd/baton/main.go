@@ -121,7 +121,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return code
 	}
 	rest := top.Args()
-	if len(rest) == 1 && (rest[0] == "help" || isHelp(rest[0])) {
+	if len(rest) > 0 && (rest[0] == "help" || isHelp(rest[0])) { // also baton help locks
 		usage(stdout)
 		return exitOK
 	}

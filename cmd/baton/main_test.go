@@ -237,6 +237,8 @@ func TestCLI(t *testing.T) {
 				t.Errorf("remaining after reset:\n%s", out)
 			}
 			run(exitUsage, "", "limits", "get", "user:42", "--limit", "leaky:2/1h")
+			run(exitUsage, "", "limits", "get", "") // not every key
+			run(exitUsage, "", "jobs", "check", "")
 		})
 	}
 	t.Run("both", func(t *testing.T) {
