@@ -51,7 +51,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.pgSchema, "pg-schema", o.pgSchema, "schema of the PostgreSQL tables (default: search_path)")
 	fs.StringVar(&o.pgTable, "pg-table", o.pgTable, "lease table of the PostgreSQL provider")
 	fs.StringVar(&o.output, "o", o.output, "output format: table or json")
-	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of the command")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of the command (the wait for a confirmation does not count)")
 	// The URLs may carry passwords: usage output must not print them as
 	// defaults.
 	fs.Lookup("redis").DefValue = ""
@@ -101,7 +101,7 @@ Flags (accepted before or after the command):
   --redis URL, --postgres URL   backends (or BATON_REDIS_URL, BATON_POSTGRES_URL); with both, both are shown
   --redis-prefix, --pg-schema, --pg-table   provider settings when not the defaults
   -o table|json                 output format (default table)
-  --timeout D                   time limit (default 10s)
+  --timeout D                   time limit (default 10s; a confirmation prompt does not count)
 
 Exit codes: 0 ok; 1 jobs check found a problem (or jobs run --wait saw no claim); 2 usage; 3 not found or not held;
 4 backend error; 5 not confirmed.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,6 +196,23 @@ func TestCLI(t *testing.T) {
 				t.Error("lock still held after locks release --force")
 			}
 			run(exitNotFound, "", "locks", "release", "--force", "--yes", "report")
+			// An operator who takes longer than --timeout to answer still
+			// releases: the timeout bounds the backend calls.
+			if _, err := s.p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "slow-answer", Owner: lockprovider.NewOwner(), LockedBy: "host-b:2", AtMostFor: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(binary, append([]string{"locks", "release", "--force", "slow-answer", "--timeout", "1s"}, s.args...)...)
+			cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
+			pr, pw := io.Pipe()
+			cmd.Stdin = pr
+			go func() {
+				time.Sleep(1500 * time.Millisecond) // past --timeout
+				_, _ = pw.Write([]byte("y\n"))
+				_ = pw.Close()
+			}()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("release answered after --timeout: %v\n%s", err, out)
+			}
 
 			// Did the nightly job run, where, how long, with what result?
 			golden(t, "jobs_ls", strings.ReplaceAll(run(0, "", "jobs", "ls", "-o", "json"), s.name, "BACKEND"))
