@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
@@ -239,7 +240,11 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		}
 		errText := strings.ReplaceAll(r.Error, "\n", " ")
 		if len(errText) > 60 {
-			errText = errText[:57] + "..."
+			n := 57
+			for n > 0 && !utf8.RuneStart(errText[n]) { // cut between runes
+				n--
+			}
+			errText = errText[:n] + "..."
 		}
 		rows = append(rows, []string{stamp(r.Tick), r.Backend, r.LockedBy, strconv.FormatInt(r.Token, 10),
 			stamp(r.Started), dash(r.Duration), r.Outcome.String(), dash(strings.Join(flags, ",")), dash(errText)})

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
@@ -256,6 +257,12 @@ func TestCLI(t *testing.T) {
 			}
 			run(exitUsage, "", "limits", "get", "user:42", "--limit", "leaky:2/1h")
 			run(exitUsage, "", "limits", "get", "") // not every key
+
+			// A long error text is cut for the table between runes.
+			ran(t, s.p, due.Add(2*time.Second), lockprovider.OutcomeFailed, strings.Repeat("é", 40))
+			if out := run(0, "", "jobs", "runs", "nightly"); !utf8.ValidString(out) || !strings.Contains(out, "é...") {
+				t.Errorf("jobs runs with a long non-ASCII error:\n%s", out)
+			}
 			run(exitUsage, "", "jobs", "check", "")
 		})
 	}
