@@ -112,7 +112,7 @@ func jobCommands() []command {
 			group: "jobs", name: "check", args: "[JOB...]",
 			help: "exit 1 if a due tick was missed, failed or never finished, or no scheduler is alive",
 			flags: func(fs *flag.FlagSet) {
-				fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start")
+				fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start (0: no grace)")
 				fs.StringVar(&since, "since", "", "check every tick since (duration back or RFC 3339), not only the latest")
 			},
 			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
@@ -123,6 +123,9 @@ func jobCommands() []command {
 					}
 					fmt.Fprintf(c.stderr, "baton: %v\n", err)
 					return exitUsage
+				}
+				if grace == 0 {
+					grace = time.Nanosecond // Check reads a zero Grace as its default, one minute
 				}
 				for _, name := range fs.Args() {
 					if err := lockprovider.ValidateName(name); err != nil {
