@@ -212,6 +212,11 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		if err != nil {
 			return c.fail(b, "ledger", err)
 		}
+		if len(runs) == limit {
+			// The runs asked for (--since) may go further back: say so,
+			// or an older run would look as if it never happened.
+			fmt.Fprintf(c.stderr, "baton: %s: showing the newest %d runs only; there may be more (--limit)\n", b.name, limit)
+		}
 		for _, r := range runs {
 			rj := runJSON{Backend: b.name, RunRecord: r}
 			if !r.Finished.IsZero() {

@@ -227,6 +227,9 @@ func TestCLI(t *testing.T) {
 				t.Errorf("jobs runs --since %s lists an older run:\n%s", future, out)
 			}
 			run(exitUsage, "", "jobs", "runs", "nightly", "--since", "yesterday")
+			if _, errs, code := baton(t, "", append([]string{"jobs", "runs", "nightly", "--limit", "1"}, s.args...)...); code != 0 || !strings.Contains(errs, "newest 1 runs only") {
+				t.Errorf("jobs runs --limit 1 with more runs: exit %d, stderr %q; want a note that there may be more", code, errs)
+			}
 			// The dead-man's switch: the due tick was missed.
 			out = run(exitProblem, "", "jobs", "check")
 			if !strings.Contains(out, "nightly") || !strings.Contains(out, "missed") {
