@@ -117,8 +117,9 @@ var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the re
 // Check is the dead-man's switch: from the job registry's schedules and
 // the run ledger, it finds ticks of locked jobs that no replica ran, that
 // failed, or whose run never finished. provider must implement
-// lockprovider.Registry and lockprovider.Ledger; a job whose ledger is
-// empty is checked only from the start of its oldest live instance, so a
+// lockprovider.Registry and lockprovider.Ledger; a job is checked only
+// from the time it is known to exist (the start of its oldest live
+// instance, or its oldest run in the ledger, whichever is earlier), so a
 // new job does not count as missed before it existed. Jobs paused
 // cluster-wide (lockprovider.Control) are not checked: their ticks are
 // skipped on purpose; the report lists them. A resumed job is checked
@@ -210,6 +211,24 @@ func Jobs(insts []lockprovider.Instance) []RegisteredJob {
 	return out
 }
 
+// KnownFrom returns the earliest time the job is known to have existed:
+// the start of its oldest live instance, or the tick (the start, for a
+// manual run) of the oldest of runs if that is earlier. Ticks before it
+// are not counted as missed.
+func (r RegisteredJob) KnownFrom(runs []lockprovider.RunRecord) time.Time {
+	known := r.Since
+	for _, run := range runs {
+		t := run.Tick
+		if t.IsZero() {
+			t = run.Started
+		}
+		if t.Before(known) {
+			known = t
+		}
+	}
+	return known
+}
+
 func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Inspector, js RegisteredJob, opts CheckOptions, now time.Time) ([]Problem, error) {
 	sched, err := ParseSchedule(js.Spec.Schedule, js.Spec.TimeZone)
 	if err != nil {
@@ -236,14 +255,17 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 	if err != nil {
 		return nil, err
 	}
-	if len(runs) == 0 {
-		last, _, err := led.LastRuns(ctx, js.Spec.Name)
+	// Only ticks since the job is known to exist count: the start of its
+	// oldest live instance or its oldest run, whichever is earlier, so a
+	// new job (also one just run by hand) is not missed before it existed.
+	evidence := js.KnownFrom(runs)
+	if oldest.Before(evidence) {
+		older, err := led.Runs(ctx, lockprovider.RunQuery{Job: js.Spec.Name, Until: oldest.Add(-time.Minute), Limit: 1})
 		if err != nil {
 			return nil, err
 		}
-		if last.Token == 0 {
-			// A job that never ran: only ticks since its instances started count.
-			ticks = slices.DeleteFunc(ticks, func(t time.Time) bool { return t.Before(js.Since) })
+		if len(older) == 0 {
+			ticks = slices.DeleteFunc(ticks, func(t time.Time) bool { return t.Before(evidence) })
 		}
 	}
 	byTick := make(map[int64]lockprovider.RunRecord, len(runs))

@@ -286,6 +286,62 @@ func TestCheckNewJob(t *testing.T) {
 	}
 }
 
+// A job counts as existing from its oldest live instance's start or its
+// oldest run, whichever is earlier: a new job run once by hand is not
+// missed at the ticks before it was deployed, while a job with older runs
+// is missed at every tick.
+func TestCheckKnownSince(t *testing.T) {
+	for _, backend := range []string{"memory", "redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			p := opsProviders(t, backend, 1)[0]
+			ctx := t.Context()
+			led := p.(lockprovider.Ledger)
+			manualRun := func(job string) {
+				t.Helper()
+				owner := lockprovider.NewOwner()
+				l, err := led.AcquireRun(ctx, lockprovider.AcquireParams{Name: job, Owner: owner, LockedBy: "app-1", AtMostFor: time.Minute}, lockprovider.RunStart{Manual: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = led.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: job, Owner: owner}, lockprovider.RunEnd{
+					Run: lockprovider.RunRecord{Job: job, Token: l.Token, LockedBy: "app-1", Started: l.GrantedAt, Manual: true}, Outcome: lockprovider.OutcomeSucceeded})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			spec := func(name string) lockprovider.JobSpec {
+				return lockprovider.JobSpec{Name: name, Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute}
+			}
+			// Deployed now and run once by hand: the hourly ticks of the
+			// last three hours came before it existed.
+			now := time.Now()
+			inst := lockprovider.Instance{LockedBy: "app-1", Started: now, Jobs: []lockprovider.JobSpec{spec("fresh")}}
+			if err := p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			manualRun("fresh")
+			opts := scheduler.CheckOptions{Now: time.Now(), Since: now.Add(-3 * time.Hour), Jobs: []string{"fresh"}}
+			if rep, err := scheduler.Check(ctx, p, opts); err != nil || !rep.OK() {
+				t.Errorf("Check of a new job run by hand: %+v, %v; want OK", rep.Problems, err)
+			}
+			// Checked later, over the ticks at hour+3h, +4h and +5h, with
+			// its instance started after the first of them: the run before
+			// the window shows the job existed, so all three ticks count.
+			hour := now.Truncate(time.Hour)
+			inst.Started = hour.Add(3*time.Hour + 30*time.Minute)
+			if err := p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			opts = scheduler.CheckOptions{Now: hour.Add(5*time.Hour + 30*time.Minute), Since: hour.Add(2*time.Hour + 30*time.Minute), Jobs: []string{"fresh"}}
+			rep, err := scheduler.Check(ctx, p, opts)
+			if err != nil || len(rep.Problems) != 3 {
+				t.Errorf("Check of a job with an older run: %+v, %v; want 3 ticks missed", rep.Problems, err)
+			}
+		})
+	}
+}
+
 func TestParseSchedule(t *testing.T) {
 	for _, c := range []struct {
 		spec, tz string

@@ -255,16 +255,7 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 	autoRenew := slices.Contains(s.Options, "auto_renew")
 	// evidence is the earliest time the job is known to have existed: a
 	// tick before it is not counted as missed.
-	evidence := j.rj.Since
-	for _, r := range runs {
-		t := r.Tick
-		if t.IsZero() {
-			t = r.Started
-		}
-		if t.Before(evidence) {
-			evidence = t
-		}
-	}
+	evidence := j.rj.KnownFrom(runs)
 	// Ticks in [from, evidence) count as missed only if the job ran
 	// before the range: ask the ledger, unless no tick falls there.
 	if evidence.After(q.from) && firstTick(s, q.from).Before(evidence) {

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
@@ -43,4 +44,27 @@ func TestCLICheckAllRan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// --grace 0 means no grace, not Check's default of one minute: a tick 30 s
+// ago that no replica ran is missed with --grace 0, and not yet due with
+// the default grace (the tick before it ran).
+func TestCLICheckGraceZero(t *testing.T) {
+	prefix := testenv.Prefix(t)
+	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tick := now.Add(-30 * time.Second).Truncate(time.Second)
+	offset := time.Duration(tick.UnixNano() % int64(time.Hour))
+	inst := lockprovider.Instance{LockedBy: "app-1", Started: now.Add(-3 * time.Hour), Jobs: []lockprovider.JobSpec{
+		{Name: "nightly", Schedule: "@every 1h0m0s offset " + offset.String(), Locked: true, AtMostFor: time.Minute}}}
+	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ran(t, p, tick.Add(-time.Hour), lockprovider.OutcomeSucceeded, "")
+	args := []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix}
+	wantCode(t, exitOK, "", append([]string{"jobs", "check"}, args...)...)
+	wantCode(t, exitProblem, "", append([]string{"jobs", "check", "--grace", "0"}, args...)...)
 }

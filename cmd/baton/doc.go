@@ -28,7 +28,8 @@
 // Exit codes: 0 success; 1 jobs check found a missed, failed or unfinished
 // tick, or no scheduler instance is alive, or jobs run --wait saw no
 // replica claim the request; 2 bad usage or input; 3 the lock or
-// rate-limit key was not found, no lease is in force, or (jobs run) no
-// live scheduler has the job; 4 a backend
-// could not be reached or failed; 5 the operator did not confirm.
+// rate-limit key was not found, no lease is in force, (jobs run, jobs
+// check JOB) no live scheduler has the job, or (jobs runs) neither the
+// registry nor the ledger knows the job; 4 a backend could not be reached
+// or failed; 5 the operator did not confirm.
 package main

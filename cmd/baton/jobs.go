@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
@@ -111,7 +112,7 @@ func jobCommands() []command {
 			group: "jobs", name: "check", args: "[JOB...]",
 			help: "exit 1 if a due tick was missed, failed or never finished, or no scheduler is alive",
 			flags: func(fs *flag.FlagSet) {
-				fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start")
+				fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start (0: no grace)")
 				fs.StringVar(&since, "since", "", "check every tick since (duration back or RFC 3339), not only the latest")
 			},
 			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
@@ -122,6 +123,15 @@ func jobCommands() []command {
 					}
 					fmt.Fprintf(c.stderr, "baton: %v\n", err)
 					return exitUsage
+				}
+				if grace == 0 {
+					grace = time.Nanosecond // Check reads a zero Grace as its default, one minute
+				}
+				for _, name := range fs.Args() {
+					if err := lockprovider.ValidateName(name); err != nil {
+						fmt.Fprintln(c.stderr, err)
+						return exitUsage
+					}
 				}
 				return c.jobsCheck(ctx, scheduler.CheckOptions{Grace: grace, Since: from, Now: c.now, Jobs: fs.Args()})
 			},
@@ -202,12 +212,29 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		if err != nil {
 			return c.fail(b, "ledger", err)
 		}
+		if len(runs) == limit {
+			// The runs asked for (--since) may go further back: say so,
+			// or an older run would look as if it never happened.
+			fmt.Fprintf(c.stderr, "baton: %s: showing the newest %d runs only; there may be more (--limit)\n", b.name, limit)
+		}
 		for _, r := range runs {
 			rj := runJSON{Backend: b.name, RunRecord: r}
 			if !r.Finished.IsZero() {
 				rj.Duration = r.Duration().String()
 			}
 			out = append(out, rj)
+		}
+	}
+	if len(out) == 0 {
+		// No runs in range: tell an unknown (say misspelt) job apart
+		// from a known job that did not run.
+		known, code := c.jobKnown(ctx, job)
+		if code != exitOK {
+			return code
+		}
+		if !known {
+			fmt.Fprintf(c.stderr, "baton: job %q not found: no live scheduler instance has it and the ledger holds no run of it\n", job)
+			return exitNotFound
 		}
 	}
 	rows := make([][]string, 0, len(out))
@@ -221,13 +248,45 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		}
 		errText := strings.ReplaceAll(r.Error, "\n", " ")
 		if len(errText) > 60 {
-			errText = errText[:57] + "..."
+			n := 57
+			for n > 0 && !utf8.RuneStart(errText[n]) { // cut between runes
+				n--
+			}
+			errText = errText[:n] + "..."
 		}
 		rows = append(rows, []string{stamp(r.Tick), r.Backend, r.LockedBy, strconv.FormatInt(r.Token, 10),
 			stamp(r.Started), dash(r.Duration), r.Outcome.String(), dash(strings.Join(flags, ",")), dash(errText)})
 	}
 	c.emit(out, []string{"TICK", "BACKEND", "REPLICA", "TOKEN", "STARTED", "DURATION", "OUTCOME", "FLAGS", "ERROR"}, rows)
 	return exitOK
+}
+
+// jobKnown reports whether a live instance of any backend registers job,
+// or any backend's ledger holds a run of it.
+func (c *cli) jobKnown(ctx context.Context, job string) (bool, int) {
+	for _, b := range c.backends {
+		if reg, ok := b.p.(lockprovider.Registry); ok {
+			insts, err := reg.Instances(ctx)
+			if err != nil {
+				return false, c.fail(b, "registry", err)
+			}
+			for _, rj := range scheduler.Jobs(insts) {
+				if rj.Spec.Name == job {
+					return true, exitOK
+				}
+			}
+		}
+		if led, ok := b.p.(lockprovider.Ledger); ok {
+			last, _, err := led.LastRuns(ctx, job)
+			if err != nil {
+				return false, c.fail(b, "ledger", err)
+			}
+			if last.Token != 0 {
+				return true, exitOK
+			}
+		}
+	}
+	return false, exitOK
 }
 
 func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
@@ -292,5 +351,19 @@ func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
 	if problems > 0 {
 		return exitProblem
 	}
-	return exitOK
+	// A job named on the command line that no live instance runs as a
+	// locked job was not checked: a misspelt name or a job whose replicas
+	// are all gone must not pass as healthy.
+	code := exitOK
+	for _, name := range opts.Jobs {
+		found := false
+		for _, cj := range out {
+			found = found || slices.Contains(cj.Checked, name) || slices.Contains(cj.Paused, name)
+		}
+		if !found {
+			fmt.Fprintf(c.stderr, "baton: job %q not checked: no live scheduler instance has it as a locked job\n", name)
+			code = exitNotFound
+		}
+	}
+	return code
 }

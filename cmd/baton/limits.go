@@ -90,6 +90,10 @@ func limitCommands() []command {
 					return exitUsage
 				}
 				key := fs.Arg(0)
+				if err := lockprovider.ValidateName(key); err != nil { // "" would list every key
+					fmt.Fprintln(c.stderr, err)
+					return exitUsage
+				}
 				if len(limits) > 0 {
 					return c.peekLimits(ctx, key, limits)
 				}

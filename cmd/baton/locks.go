@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,8 @@ func lockCommands() []command {
 					if err != nil {
 						return c.fail(b, "list locks", err)
 					}
+					// By name, as the providers list in no particular order.
+					slices.SortFunc(infos, func(a, b lockprovider.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
 					for _, i := range infos {
 						if i.Held || all {
 							out = append(out, toLockJSON(b.name, i))
@@ -169,7 +172,10 @@ func (c *cli) forceRelease(ctx context.Context, name string, yes bool) int {
 				return exitAborted
 			}
 		}
-		freed, err := t.a.ForceRelease(ctx, name, i.Token)
+		// --timeout bounds the backend calls, not the operator's answer.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.timeout)
+		freed, err := t.a.ForceRelease(rctx, name, i.Token)
+		cancel()
 		if errors.Is(err, lockprovider.ErrNotHeld) {
 			fmt.Fprintf(c.stderr, "baton: %s: lock %q changed hands or ended before the release; nothing freed\n", t.b.name, name)
 			return exitNotFound

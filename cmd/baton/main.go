@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -50,7 +51,11 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.pgSchema, "pg-schema", o.pgSchema, "schema of the PostgreSQL tables (default: search_path)")
 	fs.StringVar(&o.pgTable, "pg-table", o.pgTable, "lease table of the PostgreSQL provider")
 	fs.StringVar(&o.output, "o", o.output, "output format: table or json")
-	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of the command")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of the command (the wait for a confirmation does not count)")
+	// The URLs may carry passwords: usage output must not print them as
+	// defaults.
+	fs.Lookup("redis").DefValue = ""
+	fs.Lookup("postgres").DefValue = ""
 }
 
 // cli is one invocation.
@@ -96,7 +101,7 @@ Flags (accepted before or after the command):
   --redis URL, --postgres URL   backends (or BATON_REDIS_URL, BATON_POSTGRES_URL); with both, both are shown
   --redis-prefix, --pg-schema, --pg-table   provider settings when not the defaults
   -o table|json                 output format (default table)
-  --timeout D                   time limit (default 10s)
+  --timeout D                   time limit (default 10s; a confirmation prompt does not count)
 
 Exit codes: 0 ok; 1 jobs check found a problem (or jobs run --wait saw no claim); 2 usage; 3 not found or not held;
 4 backend error; 5 not confirmed.
@@ -110,17 +115,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		output: "table", timeout: 10 * time.Second,
 	}
 	top := flag.NewFlagSet("baton", flag.ContinueOnError)
-	top.SetOutput(stderr)
-	top.Usage = func() { usage(stderr) }
+	top.Usage = func() { usage(top.Output()) }
 	c.opts.register(top)
-	if err := top.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := parsed(top, stdout, stderr, func() error { return top.Parse(args) }); done {
+		return code
 	}
 	rest := top.Args()
-	if len(rest) == 1 && rest[0] == "help" {
+	if len(rest) > 0 && (rest[0] == "help" || isHelp(rest[0])) { // also baton help locks
 		usage(stdout)
 		return exitOK
 	}
@@ -137,26 +138,31 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			cmd = &k
 		}
 	}
+	if cmd == nil && len(rest) == 2 && isHelp(rest[1]) { // baton locks --help
+		usage(stdout)
+		return exitOK
+	}
 	if cmd == nil {
 		fmt.Fprintf(stderr, "baton: unknown command %q\n", strings.Join(rest[:min(2, len(rest))], " "))
 		usage(stderr)
 		return exitUsage
 	}
+	if !cmd.long {
+		// The command reports a backend that cannot be reached itself;
+		// go-redis would also log every failed dial.
+		goredis.SetLogger(quietLogger{})
+	}
 	fs := flag.NewFlagSet(strings.TrimSpace("baton "+cmd.group+" "+cmd.name), flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	c.opts.register(fs)
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: baton %s [flags] %s\n  %s\n\nFlags:\n", strings.TrimSpace(cmd.group+" "+cmd.name), cmd.args, cmd.help)
+		fmt.Fprintf(fs.Output(), "Usage: baton %s [flags] %s\n  %s\n\nFlags:\n", strings.TrimSpace(cmd.group+" "+cmd.name), cmd.args, cmd.help)
 		fs.PrintDefaults()
 	}
-	if err := parseInterleaved(fs, rest[words:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := parsed(fs, stdout, stderr, func() error { return parseInterleaved(fs, rest[words:]) }); done {
+		return code
 	}
 	if c.opts.output != "table" && c.opts.output != "json" {
 		fmt.Fprintf(stderr, "baton: -o must be table or json, not %q\n", c.opts.output)
@@ -181,6 +187,36 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}()
 	return cmd.run(c, ctx, fs)
 }
+
+// parsed runs parse with fs writing into a buffer: help that was asked
+// for (-h, --help) goes to stdout with exit 0, as kubectl and gh do; a
+// usage error goes to stderr with exitUsage. Afterwards fs writes to
+// stderr. done is false when parsing succeeded.
+func parsed(fs *flag.FlagSet, stdout, stderr io.Writer, parse func() error) (code int, done bool) {
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	err := parse()
+	fs.SetOutput(stderr)
+	switch {
+	case err == nil:
+		return exitOK, false
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = buf.WriteTo(stdout)
+		return exitOK, true
+	default:
+		_, _ = buf.WriteTo(stderr)
+		return exitUsage, true
+	}
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "--h"
+}
+
+// quietLogger discards go-redis's own log lines.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // parseInterleaved parses flags that may follow positional arguments
 // ("locks get NAME -o json"), keeping the positional ones in fs.Args().

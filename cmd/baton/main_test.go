@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
@@ -195,6 +197,23 @@ func TestCLI(t *testing.T) {
 				t.Error("lock still held after locks release --force")
 			}
 			run(exitNotFound, "", "locks", "release", "--force", "--yes", "report")
+			// An operator who takes longer than --timeout to answer still
+			// releases: the timeout bounds the backend calls.
+			if _, err := s.p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "slow-answer", Owner: lockprovider.NewOwner(), LockedBy: "host-b:2", AtMostFor: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(binary, append([]string{"locks", "release", "--force", "slow-answer", "--timeout", "1s"}, s.args...)...)
+			cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
+			pr, pw := io.Pipe()
+			cmd.Stdin = pr
+			go func() {
+				time.Sleep(1500 * time.Millisecond) // past --timeout
+				_, _ = pw.Write([]byte("y\n"))
+				_ = pw.Close()
+			}()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("release answered after --timeout: %v\n%s", err, out)
+			}
 
 			// Did the nightly job run, where, how long, with what result?
 			golden(t, "jobs_ls", strings.ReplaceAll(run(0, "", "jobs", "ls", "-o", "json"), s.name, "BACKEND"))
@@ -208,6 +227,9 @@ func TestCLI(t *testing.T) {
 				t.Errorf("jobs runs --since %s lists an older run:\n%s", future, out)
 			}
 			run(exitUsage, "", "jobs", "runs", "nightly", "--since", "yesterday")
+			if _, errs, code := baton(t, "", append([]string{"jobs", "runs", "nightly", "--limit", "1"}, s.args...)...); code != 0 || !strings.Contains(errs, "newest 1 runs only") {
+				t.Errorf("jobs runs --limit 1 with more runs: exit %d, stderr %q; want a note that there may be more", code, errs)
+			}
 			// The dead-man's switch: the due tick was missed.
 			out = run(exitProblem, "", "jobs", "check")
 			if !strings.Contains(out, "nightly") || !strings.Contains(out, "missed") {
@@ -222,6 +244,10 @@ func TestCLI(t *testing.T) {
 			ran(t, s.p, due.Add(time.Second), lockprovider.OutcomeSucceeded, "") // a retry recorded under a later tick does not hide the failure
 			run(exitProblem, "", "jobs", "check")
 			run(0, "", "jobs", "check", "--grace", "13h") // nothing due yet with that grace
+			// A job that no live instance has (misspelt, or all its
+			// replicas gone) is not healthy, and has no runs to list.
+			run(exitNotFound, "", "jobs", "check", "--grace", "13h", "nightyl")
+			run(exitNotFound, "", "jobs", "runs", "nightyl")
 
 			// Rate limits.
 			golden(t, "limits_ls", strings.ReplaceAll(run(0, "", "limits", "ls", "-o", "json"), s.name, "BACKEND"))
@@ -233,6 +259,14 @@ func TestCLI(t *testing.T) {
 				t.Errorf("remaining after reset:\n%s", out)
 			}
 			run(exitUsage, "", "limits", "get", "user:42", "--limit", "leaky:2/1h")
+			run(exitUsage, "", "limits", "get", "") // not every key
+
+			// A long error text is cut for the table between runes.
+			ran(t, s.p, due.Add(2*time.Second), lockprovider.OutcomeFailed, strings.Repeat("é", 40))
+			if out := run(0, "", "jobs", "runs", "nightly"); !utf8.ValidString(out) || !strings.Contains(out, "é...") {
+				t.Errorf("jobs runs with a long non-ASCII error:\n%s", out)
+			}
+			run(exitUsage, "", "jobs", "check", "")
 		})
 	}
 	t.Run("both", func(t *testing.T) {
@@ -242,10 +276,16 @@ func TestCLI(t *testing.T) {
 		if _, err := pp.Acquire(t.Context(), lockprovider.AcquireParams{Name: "on-postgres", Owner: lockprovider.NewOwner(), LockedBy: "p", AtMostFor: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := rp.Acquire(t.Context(), lockprovider.AcquireParams{Name: "a-on-redis", Owner: lockprovider.NewOwner(), LockedBy: "r", AtMostFor: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
 		out := wantCode(t, 0, "", append(append([]string{"locks", "ls"}, redisArgs...), pgArgs...)...)
 		if !strings.Contains(out, "on-redis") || !strings.Contains(out, "on-postgres") ||
 			!strings.Contains(out, "redis") || !strings.Contains(out, "postgres") {
 			t.Errorf("locks ls with both backends:\n%s", out)
+		}
+		if a, b := strings.Index(out, "a-on-redis"), strings.Index(out, "\non-redis"); a < 0 || b < 0 || a > b {
+			t.Errorf("locks ls not sorted by name:\n%s", out)
 		}
 	})
 	t.Run("usage", func(t *testing.T) {
@@ -254,6 +294,35 @@ func TestCLI(t *testing.T) {
 		wantCode(t, exitUsage, "", append([]string{"locks", "ls", "-o", "yaml"}, redisArgs...)...)
 		wantCode(t, exitOK, "", "help")
 		wantCode(t, exitBackend, "", "locks", "ls", "--redis", "redis://127.0.0.1:1/0", "--timeout", "2s")
+		// Only baton's own message, not go-redis's log of each dial.
+		if _, errs, _ := baton(t, "", "locks", "ls", "--redis", "redis://127.0.0.1:1/0", "--timeout", "2s"); strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("unreachable Redis: stderr has more than baton's one line:\n%s", errs)
+		}
+	})
+	t.Run("help", func(t *testing.T) {
+		// Help asked for goes to stdout with exit 0, for every command
+		// and group; it never prints the URLs of the environment, which
+		// may hold passwords.
+		for _, args := range [][]string{{"--help"}, {"-h"}, {"locks", "--help"}, {"locks", "get", "--help"},
+			{"locks", "release", "-h"}, {"jobs", "check", "--help"}, {"limits", "reset", "--help"}} {
+			cmd := exec.Command(binary, args...)
+			cmd.Env = append(os.Environ(), "BATON_REDIS_URL=redis://:s3cret@127.0.0.1:1/0", "BATON_POSTGRES_URL=postgres://u:s3cret@127.0.0.1:1/db")
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Run(); err != nil {
+				t.Errorf("baton %v: %v\n%s", args, err, errb.String())
+			}
+			if !strings.Contains(out.String(), "Usage: baton") || errb.Len() != 0 {
+				t.Errorf("baton %v: help not on stdout\nstdout: %s\nstderr: %s", args, out.String(), errb.String())
+			}
+			if strings.Contains(out.String()+errb.String(), "s3cret") {
+				t.Errorf("baton %v prints the password of a URL:\n%s", args, out.String())
+			}
+		}
+		// A usage error still goes to stderr.
+		if out, errs, code := baton(t, "", "locks", "get", "--bogus"); code != exitUsage || out != "" || !strings.Contains(errs, "Usage: baton locks get") {
+			t.Errorf("usage error: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+		}
 	})
 }
 
