@@ -105,4 +105,20 @@ type LeaseInfo struct {
 	Until     time.Time // expiry of the current or last lease
 	Token     int64     // fencing token of the current or last lease
 	LastTick  time.Time // newest tick granted, or zero
+	// AtLeastUntil is the end of the current or last lease's minimum hold
+	// (AtLeastFor): a release before it keeps the lease held until then.
+	// Zero for a lease without one, and from providers that do not store
+	// it (the ShedLock-compatible ones; etcd once the bound has passed).
+	// Providers implementing Admin report it.
+	AtLeastUntil time.Time
+}
+
+// MinHold returns atLeast if it lies after granted, else zero: how the
+// providers report a lease's LeaseInfo.AtLeastUntil, whose stored form
+// of "no minimum hold" is the grant time itself.
+func MinHold(granted, atLeast time.Time) time.Time {
+	if atLeast.After(granted) {
+		return atLeast
+	}
+	return time.Time{}
 }

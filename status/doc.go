@@ -29,7 +29,8 @@
 // finish, coloured by outcome; catch-up and manual runs are outlined, and
 // hovering a run shows its token, duration and error. Locks lists held
 // leases (lockprovider.Inspector) with holder, token, time left counting
-// down and, for a job's lock, its AtLeastFor bound. Rate limits lists keys
+// down and its AtLeastFor bound (as the provider reports it, or for a
+// job's lock from the registry). Rate limits lists keys
 // with state (lockprovider.RateLister); with Config.Limits it also shows
 // what remains and marks keys near or over their limit.
 //

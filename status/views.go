@@ -127,10 +127,11 @@ type lockJSON struct {
 	Token     int64     `json:"token"`
 	GrantedAt time.Time `json:"granted_at,omitzero"`
 	Until     time.Time `json:"until,omitzero"`
-	// AtLeastUntil is the end of the job's AtLeastFor bound, for the lock
-	// of a registered job with AtLeastFor: a release before then keeps
-	// the name held until then. The registry knows AtLeastFor; a plain
-	// lock's is not stored where the page can read it.
+	// AtLeastUntil is the end of the lease's minimum hold (AtLeastFor): a
+	// release before then keeps the name held until then. The provider
+	// reports it (LeaseInfo.AtLeastUntil); for a registered job's lock on
+	// a provider that does not (the ShedLock-compatible ones), it is the
+	// grant plus the job's AtLeastFor from the registry.
 	AtLeastUntil time.Time `json:"at_least_until,omitzero"`
 	LastTick     time.Time `json:"last_tick,omitzero"`
 	Job          bool      `json:"job,omitempty"` // the name is a registered job's
@@ -172,10 +173,10 @@ func (h *handler) buildLocks(ctx context.Context, all bool) locksJSON {
 				continue
 			}
 			l := lockJSON{Backend: b.Name, Name: i.Name, Held: i.Held, LockedBy: i.LockedBy, Token: i.Token,
-				GrantedAt: i.GrantedAt, Until: i.Until, LastTick: i.LastTick}
+				GrantedAt: i.GrantedAt, Until: i.Until, AtLeastUntil: i.AtLeastUntil, LastTick: i.LastTick}
 			if s, ok := specs[i.Name]; ok {
 				l.Job = true
-				if s.AtLeastFor > 0 && !i.GrantedAt.IsZero() {
+				if l.AtLeastUntil.IsZero() && s.AtLeastFor > 0 && !i.GrantedAt.IsZero() {
 					l.AtLeastUntil = i.GrantedAt.Add(s.AtLeastFor)
 				}
 			}

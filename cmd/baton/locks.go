@@ -22,28 +22,31 @@ type lockJSON struct {
 	Token     int64     `json:"token"`
 	GrantedAt time.Time `json:"granted_at,omitzero"`
 	Until     time.Time `json:"until,omitzero"`
-	LastTick  time.Time `json:"last_tick,omitzero"`
+	// AtLeastUntil is the lease's minimum hold (AtLeastFor): released
+	// before it, the lease stays held until then.
+	AtLeastUntil time.Time `json:"at_least_until,omitzero"`
+	LastTick     time.Time `json:"last_tick,omitzero"`
 }
 
 func toLockJSON(backend string, i lockprovider.LeaseInfo) lockJSON {
 	return lockJSON{Backend: backend, Name: i.Name, Held: i.Held, LockedBy: i.LockedBy, Token: i.Token,
-		GrantedAt: i.GrantedAt, Until: i.Until, LastTick: i.LastTick}
+		GrantedAt: i.GrantedAt, Until: i.Until, AtLeastUntil: i.AtLeastUntil, LastTick: i.LastTick}
 }
 
 func (c *cli) lockRows(ls []lockJSON) [][]string {
 	rows := make([][]string, 0, len(ls))
 	for _, l := range ls {
-		until := c.when(l.Until)
+		until, atLeast := c.when(l.Until), c.when(l.AtLeastUntil)
 		if !l.Held {
-			until = "released/expired"
+			until, atLeast = "released/expired", "-"
 		}
 		rows = append(rows, []string{l.Name, l.Backend, yesNo(l.Held), dash(l.LockedBy), strconv.FormatInt(l.Token, 10),
-			stamp(l.GrantedAt), until, stamp(l.LastTick)})
+			stamp(l.GrantedAt), until, atLeast, stamp(l.LastTick)})
 	}
 	return rows
 }
 
-var lockHeader = []string{"NAME", "BACKEND", "HELD", "HOLDER", "TOKEN", "GRANTED", "UNTIL", "LAST TICK"}
+var lockHeader = []string{"NAME", "BACKEND", "HELD", "HOLDER", "TOKEN", "GRANTED", "UNTIL", "AT LEAST UNTIL", "LAST TICK"}
 
 func lockCommands() []command {
 	var (
@@ -52,7 +55,7 @@ func lockCommands() []command {
 	)
 	return []command{
 		{
-			group: "locks", name: "ls", help: "list locks: holder, token, granted, until (--all: also free ones)",
+			group: "locks", name: "ls", help: "list locks: holder, token, granted, until, at-least bound (--all: also free ones)",
 			flags: func(fs *flag.FlagSet) { fs.BoolVar(&all, "all", false, "also list names whose lease ended") },
 			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
 				if !c.needArgs(fs, 0) {

@@ -110,7 +110,7 @@ func golden(t *testing.T, name, got string) {
 func seed(t *testing.T, p lockprovider.Provider) time.Time {
 	t.Helper()
 	ctx := t.Context()
-	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "report", Owner: lockprovider.NewOwner(), LockedBy: "host-a:1", AtMostFor: time.Hour}); err != nil {
+	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "report", Owner: lockprovider.NewOwner(), LockedBy: "host-a:1", AtMostFor: time.Hour, AtLeastFor: 30 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
@@ -178,7 +178,7 @@ func TestCLI(t *testing.T) {
 			// Who holds lock X and until when?
 			golden(t, "locks_ls", strings.ReplaceAll(run(0, "", "locks", "ls", "-o", "json"), s.name, "BACKEND"))
 			out := run(0, "", "locks", "get", "report")
-			if !strings.Contains(out, "host-a:1") || !strings.Contains(out, "report") {
+			if !strings.Contains(out, "host-a:1") || !strings.Contains(out, "report") || !strings.Contains(out, "AT LEAST UNTIL") {
 				t.Errorf("locks get (table):\n%s", out)
 			}
 			run(exitNotFound, "", "locks", "get", "nothing")

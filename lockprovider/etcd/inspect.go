@@ -80,9 +80,14 @@ func (p *Provider) info(name string, lock, hold, rec, tk *mvccpb.KeyValue, now i
 			info.Held = !p.clock || until > now
 		}
 	}
-	if hold != nil && !info.Held {
+	if hold != nil {
 		until, err := strconv.ParseInt(string(hold.Value), 10, 64)
-		info.Held = err == nil && (!p.clock || until > now)
+		if err == nil {
+			info.AtLeastUntil = lockprovider.MinHold(info.GrantedAt, time.UnixMilli(until))
+		}
+		if !info.Held {
+			info.Held = err == nil && (!p.clock || until > now)
+		}
 	}
 	if tk != nil {
 		if ns, err := strconv.ParseInt(string(tk.Value), 10, 64); err == nil {

@@ -19,6 +19,7 @@ func RunAdmin(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider
 		{"ForceRelease", testForceRelease},
 		{"ForceReleaseWakesWaiters", testForceReleaseWakes},
 		{"ForceReleaseNothingHeld", testForceReleaseNothing},
+		{"MinHoldReported", testMinHoldReported},
 		{"Ping", testPing},
 		{"ResetRate", testResetRate},
 	})
@@ -97,6 +98,9 @@ func testForceRelease(e *env) {
 	if !nearTime(info.Until, l.Until, inspectTol) {
 		e.t.Errorf("ForceRelease Until %v, want %v", info.Until, l.Until)
 	}
+	if !nearTime(info.AtLeastUntil, l.AtLeastUntil, inspectTol) {
+		e.t.Errorf("ForceRelease AtLeastUntil %v, want %v", info.AtLeastUntil, l.AtLeastUntil)
+	}
 	_, err = e.extend(name, owner, long, 0)
 	e.wantErr(err, lockprovider.ErrNotHeld, "old owner's Extend after ForceRelease")
 	e.wantErr(e.release(name, owner), lockprovider.ErrNotHeld, "old owner's Release after ForceRelease")
@@ -104,6 +108,46 @@ func testForceRelease(e *env) {
 	if next.Token <= l.Token {
 		e.t.Errorf("token after ForceRelease %d, want > %d", next.Token, l.Token)
 	}
+}
+
+// An Admin provider's Inspector reports each lease's minimum hold
+// (LeaseInfo.AtLeastUntil), so that an operator sees how long a lease
+// stays held after its holder releases it: the grant's bound while held,
+// through an extension, and after a release inside it; zero for a lease
+// without one.
+func testMinHoldReported(e *env) {
+	in, ok := e.p.(lockprovider.Inspector)
+	if !ok {
+		e.t.Fatalf("provider %T implements lockprovider.Admin but not lockprovider.Inspector", e.p)
+	}
+	name, owner := e.name(), lockprovider.NewOwner()
+	l, err := e.p.Acquire(e.ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: 2 * long, AtLeastFor: long})
+	if err != nil {
+		e.t.Fatalf("Acquire: %v", err)
+	}
+	if !nearTime(l.AtLeastUntil, l.GrantedAt.Add(long), inspectTol) {
+		e.t.Fatalf("grant's AtLeastUntil %v, want its grant %v + %v", l.AtLeastUntil, l.GrantedAt, long)
+	}
+	check := func(what string, want time.Time) {
+		e.t.Helper()
+		info := e.inspect(in, name)
+		if !nearTime(info.AtLeastUntil, want, inspectTol) {
+			e.t.Errorf("%s: AtLeastUntil %v, want %v", what, info.AtLeastUntil, want)
+		}
+	}
+	check("held", l.AtLeastUntil)
+	x := e.mustExtend(name, owner, 3*long, long) // a new bound from the extension
+	check("extended", x.AtLeastUntil)
+	e.mustRelease(name, owner)
+	e.wantHeld(name, "released inside its minimum hold")
+	check("released inside its minimum hold", x.AtLeastUntil)
+
+	plain, plainOwner := e.name(), lockprovider.NewOwner()
+	e.mustAcquire(plain, plainOwner, long, 0)
+	if info := e.inspect(in, plain); !info.AtLeastUntil.IsZero() {
+		e.t.Errorf("lease without a minimum hold: AtLeastUntil %v, want zero", info.AtLeastUntil)
+	}
+	e.mustRelease(plain, plainOwner)
 }
 
 // Waiters registered for release notifications wake on a forced release.

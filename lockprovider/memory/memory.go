@@ -243,5 +243,7 @@ func (r *record) info(name string, now time.Time) lockprovider.LeaseInfo {
 		Until:     r.lease.Until,
 		Token:     r.fence,
 		LastTick:  r.lastTick,
+
+		AtLeastUntil: lockprovider.MinHold(r.lease.GrantedAt, r.lease.AtLeastUntil),
 	}
 }

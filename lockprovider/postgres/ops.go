@@ -91,10 +91,11 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 	info := lockprovider.LeaseInfo{Name: name, Exists: true, Held: true}
 	var (
 		lastTick pgtype.Timestamptz
+		atLeast  time.Time
 		ignored  bool
 	)
 	err := p.db.QueryRow(ctx, p.ops.forceRelease, name, token).
-		Scan(&info.LockedBy, &info.GrantedAt, &info.Until, &info.Token, &lastTick, &ignored)
+		Scan(&info.LockedBy, &info.GrantedAt, &info.Until, &info.Token, &lastTick, &atLeast, &ignored)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return lockprovider.LeaseInfo{}, lockprovider.ErrNotHeld
@@ -104,6 +105,7 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 	if lastTick.Valid {
 		info.LastTick = lastTick.Time
 	}
+	info.AtLeastUntil = lockprovider.MinHold(info.GrantedAt, atLeast)
 	return info, nil
 }
 

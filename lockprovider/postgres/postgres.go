@@ -480,10 +480,12 @@ func collectInfos(rows pgx.Rows) ([]lockprovider.LeaseInfo, error) {
 			i        = lockprovider.LeaseInfo{Exists: true}
 			lastTick pgtype.Timestamptz
 		)
-		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &i.GrantedAt, &i.Until, &i.Token, &lastTick)
+		var atLeast time.Time
+		err := row.Scan(&i.Name, &i.Held, &i.LockedBy, &i.GrantedAt, &i.Until, &i.Token, &lastTick, &atLeast)
 		if lastTick.Valid {
 			i.LastTick = lastTick.Time
 		}
+		i.AtLeastUntil = lockprovider.MinHold(i.GrantedAt, atLeast)
 		return i, err
 	})
 }

@@ -35,6 +35,7 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 		}
 		info.Exists, info.Held = true, true
 		info.LockedBy, info.GrantedAt, info.Until = lv.lockedBy, lv.granted, time.UnixMilli(until)
+		info.AtLeastUntil = lockprovider.MinHold(lv.granted, lv.atLeastUntil)
 	}
 	if f, ok := intField(v[2]); ok {
 		info.Exists, info.Token = true, f

@@ -78,6 +78,7 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 			return lockprovider.LeaseInfo{
 				Name: name, Exists: true, Held: true, LockedBy: pl.lockedBy,
 				GrantedAt: pl.granted, Until: time.UnixMilli(until), Token: f, LastTick: pl.tick,
+				AtLeastUntil: lockprovider.MinHold(pl.granted, pl.atLeastUntil),
 			}, nil
 		}
 	}

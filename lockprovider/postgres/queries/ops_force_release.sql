@@ -3,7 +3,7 @@
 -- next grant's fence is larger. $2 token: unless 0, only the lease with
 -- that fence is freed.
 WITH cur AS MATERIALIZED (
-    SELECT t.name, t.locked_by, t.locked_at, t.lock_until, t.fence, t.last_tick
+    SELECT t.name, t.locked_by, t.locked_at, t.lock_until, t.fence, t.last_tick, t.at_least_until
     FROM {{.Locks}} t
     WHERE t.name = $1 AND t.lock_until > clock_timestamp() AND ($2::bigint = 0 OR t.fence = $2)
     FOR UPDATE
@@ -13,6 +13,6 @@ UPDATE {{.Locks}} AS t SET
     at_least_until = clock_timestamp()
 FROM cur
 WHERE t.name = cur.name
-RETURNING cur.locked_by, cur.locked_at, cur.lock_until, cur.fence, cur.last_tick,
+RETURNING cur.locked_by, cur.locked_at, cur.lock_until, cur.fence, cur.last_tick, cur.at_least_until,
     CASE WHEN EXISTS (SELECT 1 FROM {{.Waiters}} w WHERE w.name = t.name AND w.until > clock_timestamp())
     THEN pg_notify('baton_release:' || t.tableoid::text, t.name) END IS NULL
