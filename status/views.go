@@ -191,6 +191,19 @@ func (h *handler) buildLocks(ctx context.Context, all bool) locksJSON {
 
 // The Rate limits view.
 
+// LimitState classifies what remains of a limit: "over" when nothing
+// remains, "near" when at most a tenth of its capacity does, else "ok".
+// The Rate limits view and baton limits ls mark keys with it.
+func LimitState(lim lockprovider.RateLimit, remaining int64) string {
+	switch {
+	case remaining <= 0:
+		return "over"
+	case remaining*10 <= lim.Capacity():
+		return "near"
+	}
+	return "ok"
+}
+
 // maxPeeks bounds the keys whose remaining units one refresh asks for.
 const maxPeeks = 500
 
@@ -268,13 +281,7 @@ func (h *handler) buildLimits(ctx context.Context) any {
 					if lim.Algorithm.String() == e.Algorithm && lim.Period.Milliseconds() == e.PeriodMS && k < len(res.Limits) {
 						rem := res.Limits[k].Remaining
 						e.Rate, e.Capacity, e.Remaining = lim.Rate, lim.Capacity(), &rem
-						e.State = "ok"
-						switch {
-						case rem <= 0:
-							e.State = "over"
-						case rem*10 <= lim.Capacity():
-							e.State = "near"
-						}
+						e.State = LimitState(lim, rem)
 					}
 				}
 			}

@@ -18,7 +18,7 @@
 //	baton jobs check [--grace 1m]       dead-man's switch: exit 1 on a missed or failed tick
 //	baton jobs run JOB [--wait]         run a job now, once, on one live replica that has it
 //	baton jobs pause JOB                pause a job on every replica (jobs resume JOB undoes it)
-//	baton limits ls                     rate-limit keys with live state
+//	baton limits ls [--limit gcra:100/1m [--near]]   rate-limit keys with live state; near or over the limit
 //	baton limits get KEY [--limit gcra:100/1m]
 //	baton limits reset KEY
 //	baton serve [--addr 127.0.0.1:8080] [--actions]   the status page (package status)

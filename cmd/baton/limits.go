@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/status"
 )
 
 type limitJSON struct {
@@ -17,10 +18,12 @@ type limitJSON struct {
 	Algorithm string    `json:"algorithm"`
 	Period    string    `json:"period"`
 	ResetAt   time.Time `json:"reset_at,omitzero"`
-	// With --limit: the limit and what it would admit now.
+	// With --limit: the limit, what it would admit now, and the state
+	// (over, near: at most a tenth of the capacity left, ok).
 	Limit      string `json:"limit,omitempty"`
 	Remaining  *int64 `json:"remaining,omitempty"`
 	ResetAfter string `json:"reset_after,omitempty"`
+	State      string `json:"state,omitempty"`
 }
 
 // limitFlags collects repeated --limit flags.
@@ -65,19 +68,36 @@ func (l *limitFlags) Set(s string) error {
 }
 
 func limitCommands() []command {
-	var limits limitFlags
+	var (
+		limits limitFlags
+		near   bool
+	)
 	return []command{
 		{
-			group: "limits", name: "ls", help: "list rate-limit keys with live state and when each is full again",
+			group: "limits", name: "ls", help: "list rate-limit keys with live state and when each is full again; with --limit, what remains and which are near or over",
+			flags: func(fs *flag.FlagSet) {
+				fs.Var(&limits, "limit", "the application's limit, <algorithm>:<limit>/<period>[:<burst>] (repeatable): each key whose state has its algorithm and period is peeked, one round trip per key, without charging")
+				fs.BoolVar(&near, "near", false, "with --limit: list only keys near (at most a tenth of the capacity left) or over their limit")
+			},
 			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
 				if !c.needArgs(fs, 0) {
 					return exitUsage
 				}
-				out, code := c.listLimits(ctx, "")
-				if code == exitOK {
-					c.emitLimits(out)
+				if near && len(limits) == 0 {
+					fmt.Fprintln(c.stderr, "baton: --near needs --limit: the backend stores state, not limits")
+					return exitUsage
 				}
-				return code
+				out, code := c.listLimits(ctx, "")
+				if code != exitOK {
+					return code
+				}
+				if len(limits) > 0 {
+					if out, code = c.peekListed(ctx, out, limits, near); code != exitOK {
+						return code
+					}
+				}
+				c.emitLimits(out)
+				return exitOK
 			},
 		},
 		{
@@ -167,9 +187,71 @@ func (c *cli) emitLimits(out []limitJSON) {
 		if l.ResetAfter != "" {
 			reset = "in " + l.ResetAfter
 		}
-		rows = append(rows, []string{l.Key, l.Backend, l.Algorithm, l.Period, dash(l.Limit), rem, reset})
+		rows = append(rows, []string{l.Key, l.Backend, l.Algorithm, l.Period, dash(l.Limit), rem, reset, dash(l.State)})
 	}
-	c.emit(out, []string{"KEY", "BACKEND", "ALGORITHM", "PERIOD", "LIMIT", "REMAINING", "FULL AGAIN"}, rows)
+	c.emit(out, []string{"KEY", "BACKEND", "ALGORITHM", "PERIOD", "LIMIT", "REMAINING", "FULL AGAIN", "STATE"}, rows)
+}
+
+// peekListed fills in, for each listed key state whose algorithm and
+// period one of limits has, what that limit would admit now (one peek per
+// key and backend, charging nothing); with near it keeps only the keys
+// near or over a limit.
+func (c *cli) peekListed(ctx context.Context, listed []limitJSON, limits []lockprovider.RateLimit, near bool) ([]limitJSON, int) {
+	type peeked struct{ backend, key string }
+	answers := map[peeked][]lockprovider.RateState{}
+	out := listed[:0]
+	for _, l := range listed {
+		k := -1
+		for i, lim := range limits {
+			if lim.Algorithm.String() == l.Algorithm && lim.Period.String() == l.Period {
+				k = i
+			}
+		}
+		if k < 0 {
+			if !near {
+				out = append(out, l)
+			}
+			continue
+		}
+		var b backend
+		for _, cb := range c.backends {
+			if cb.name == l.Backend {
+				b = cb
+			}
+		}
+		rl, ok := b.p.(lockprovider.RateLimiter)
+		if !ok {
+			if !near {
+				out = append(out, l)
+			}
+			continue
+		}
+		res, ok := answers[peeked{l.Backend, l.Key}]
+		if !ok {
+			r, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: l.Key, N: 0, Limits: limits})
+			if err != nil {
+				return nil, c.fail(b, "rate limit of "+l.Key, err)
+			}
+			res = r.Limits
+			answers[peeked{l.Backend, l.Key}] = res
+		}
+		lim, rem := limits[k], res[k].Remaining
+		l.Limit, l.Remaining, l.State = limitSpec(lim), &rem, status.LimitState(lim, rem)
+		l.ResetAfter = res[k].ResetAfter.Round(time.Millisecond).String()
+		if !near || l.State != "ok" {
+			out = append(out, l)
+		}
+	}
+	return out, exitOK
+}
+
+// limitSpec shows a limit as the table and JSON give it.
+func limitSpec(l lockprovider.RateLimit) string {
+	spec := fmt.Sprintf("%d/%v", l.Rate, l.Period)
+	if l.Burst > 0 {
+		spec += fmt.Sprintf(" burst %d", l.Burst)
+	}
+	return spec
 }
 
 // peekLimits asks each backend what the limits would admit now, charging
@@ -188,12 +270,9 @@ func (c *cli) peekLimits(ctx context.Context, key string, limits []lockprovider.
 		for i, l := range limits {
 			st := res.Limits[i]
 			rem := st.Remaining
-			spec := fmt.Sprintf("%d/%v", l.Rate, l.Period)
-			if l.Burst > 0 {
-				spec += fmt.Sprintf(" burst %d", l.Burst)
-			}
 			out = append(out, limitJSON{Backend: b.name, Key: key, Algorithm: l.Algorithm.String(), Period: l.Period.String(),
-				Limit: spec, Remaining: &rem, ResetAfter: st.ResetAfter.Round(time.Millisecond).String()})
+				Limit: limitSpec(l), Remaining: &rem, ResetAfter: st.ResetAfter.Round(time.Millisecond).String(),
+				State: status.LimitState(l, rem)})
 		}
 	}
 	c.emitLimits(out)

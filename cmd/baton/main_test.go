@@ -252,6 +252,16 @@ func TestCLI(t *testing.T) {
 			// Rate limits.
 			golden(t, "limits_ls", strings.ReplaceAll(run(0, "", "limits", "ls", "-o", "json"), s.name, "BACKEND"))
 			golden(t, "limits_get_peek", strings.ReplaceAll(run(0, "", "limits", "get", "user:42", "--limit", "fixed_window:2/1h", "-o", "json"), s.name, "BACKEND"))
+			// Keys near or over the application's limit: the seeded key
+			// used both units, so it is over 2/1h and ok under 100/1h.
+			golden(t, "limits_ls_near", strings.ReplaceAll(run(0, "", "limits", "ls", "--limit", "fixed_window:2/1h", "--near", "-o", "json"), s.name, "BACKEND"))
+			if out := run(0, "", "limits", "ls", "--limit", "fixed_window:100/1h", "--near", "-o", "json"); strings.TrimSpace(out) != "[]" {
+				t.Errorf("limits ls --near with a limit the key is far from:\n%s", out)
+			}
+			if out := run(0, "", "limits", "ls", "--limit", "fixed_window:100/1h"); !strings.Contains(out, "STATE") || !strings.Contains(out, " ok") {
+				t.Errorf("limits ls --limit (table) without the key's state:\n%s", out)
+			}
+			run(exitUsage, "", "limits", "ls", "--near") // the backend stores no limits
 			run(0, "", "limits", "reset", "user:42")
 			run(exitNotFound, "", "limits", "get", "user:42")
 			out = run(0, "", "limits", "get", "user:42", "--limit", "fixed_window:2/1h")
