@@ -169,6 +169,17 @@ func (c *cli) jobPause(ctx context.Context, job string, paused bool) int {
 		fmt.Fprintln(c.stderr, "baton: no backend supports job control")
 		return exitUsage
 	}
+	if paused {
+		// Pausing a job before it is deployed is allowed; a typo would
+		// pause nothing, so say when nothing knows the name.
+		known, code := c.jobKnown(ctx, job)
+		if code != exitOK {
+			return code
+		}
+		if !known {
+			fmt.Fprintf(c.stderr, "baton: warning: no live scheduler instance registers job %q and no ledger has a run of it; paused anyway (a replica that registers it later honours the flag)\n", job)
+		}
+	}
 	var out []pausedJSON
 	for _, b := range bs {
 		if err := b.p.(lockprovider.Control).SetPaused(ctx, job, paused); err != nil {

@@ -159,6 +159,15 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 	wantCode(t, 3, "", append([]string{"jobs", "run", "no-such-job"}, args...)...)
 	wantCode(t, 2, "", append([]string{"jobs", "run", "a\x01b"}, args...)...)
 	wantCode(t, 2, "", append([]string{"jobs", "run"}, args...)...)
+	// A pause of a name nothing knows still sets the flag, with a warning.
+	if _, errs, code := baton(t, "", append([]string{"jobs", "pause", "no-such-job"}, args...)...); code != 0 || !strings.Contains(errs, "warning") {
+		t.Errorf("jobs pause of an unknown job: exit %d, stderr %q; want 0 and a warning", code, errs)
+	}
+	wantCode(t, 0, "", append([]string{"jobs", "resume", "no-such-job"}, args...)...)
+	if _, errs, _ := baton(t, "", append([]string{"jobs", "pause", "job"}, args...)...); strings.Contains(errs, "warning") {
+		t.Errorf("jobs pause of a registered job warned: %q", errs)
+	}
+	wantCode(t, 0, "", append([]string{"jobs", "resume", "job"}, args...)...)
 
 	// jobs pause: no replica runs the job from one tick after the command.
 	wantCode(t, 0, "", append([]string{"jobs", "pause", "job"}, args...)...)
