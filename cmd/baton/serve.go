@@ -31,12 +31,15 @@ func serveCommands() []command {
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address; the page has no authentication of its own: keep it on loopback or behind an authenticating proxy")
 			fs.BoolVar(&actions, "actions", false, "enable force-release and rate-limit reset buttons")
-			fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start before the tick counts as missed")
+			fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start before the tick counts as missed (0: no grace)")
 			fs.DurationVar(&refresh, "refresh", status.DefaultRefresh, "how often the page polls")
 		},
 		run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
 			if !c.needArgs(fs, 0) {
 				return exitUsage
+			}
+			if grace == 0 {
+				grace = time.Nanosecond // status.Config reads a zero Grace as its default, one minute
 			}
 			return c.serve(ctx, addr, status.Config{Actions: actions, Grace: grace, Refresh: refresh})
 		},
