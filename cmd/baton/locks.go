@@ -164,8 +164,12 @@ func (c *cli) forceRelease(ctx context.Context, name string, yes bool) int {
 	for _, t := range targets {
 		i := t.info
 		if !yes {
-			fmt.Fprintf(c.stderr, "Lock %q on %s is held by %s with token %d since %s, until %s.\nRelease it now? The holder keeps running until it notices; fenced writes reject it once the next holder has written. [y/N] ",
-				name, t.b.name, dash(i.LockedBy), i.Token, stamp(i.GrantedAt), c.when(i.Until))
+			minHold := ""
+			if i.AtLeastUntil.After(c.now) {
+				minHold = fmt.Sprintf(" (its minimum hold, which this release cuts short, lasts until %s)", c.when(i.AtLeastUntil))
+			}
+			fmt.Fprintf(c.stderr, "Lock %q on %s is held by %s with token %d since %s, until %s%s.\nRelease it now? The holder keeps running until it notices; fenced writes reject it once the next holder has written. [y/N] ",
+				name, t.b.name, dash(i.LockedBy), i.Token, stamp(i.GrantedAt), c.when(i.Until), minHold)
 			ans := ""
 			if in.Scan() {
 				ans = strings.ToLower(strings.TrimSpace(in.Text()))

@@ -186,6 +186,9 @@ func TestCLI(t *testing.T) {
 			// frees exactly the confirmed lease.
 			run(exitUsage, "", "locks", "release", "report")
 			run(exitAborted, "n\n", "locks", "release", "--force", "report")
+			if _, errs, _ := baton(t, "n\n", append([]string{"locks", "release", "--force", "report"}, s.args...)...); !strings.Contains(errs, "minimum hold") {
+				t.Errorf("the question does not show the lease's minimum hold:\n%s", errs)
+			}
 			if info, _ := s.p.(lockprovider.Inspector).Inspect(t.Context(), "report"); !info.Held {
 				t.Fatal("lock freed although the operator said no")
 			}
