@@ -194,7 +194,7 @@ func checkFailPolicy(t *testing.T, provider lockprovider.RateLimiter, wantErr er
 	}
 }
 
-// Default policy names print the period without zero units.
+// Default policy names print the period without trailing zero units.
 func TestDefaultPolicyNames(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
