@@ -89,8 +89,9 @@ type MiddlewareConfig struct {
 // client that waits exactly that long is not refused again.
 //
 // A key error answers 400 Bad Request, as does a key the provider rejects
-// (empty, longer than 200 bytes, control characters) or a cost it rejects
-// (negative, or above a limit's capacity); a cost of 0 passes uncharged.
+// (empty, longer than 200 bytes, not UTF-8, control characters) or a cost
+// it rejects (negative, or above a limit's capacity); a cost of 0 passes
+// uncharged.
 // A provider failure is logged, passed to OnError, and then let through
 // (FailOpen) or answered with 503 and Retry-After: 1. Neither the 400 nor
 // the failure responses carry the rate-limit fields.
