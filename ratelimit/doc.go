@@ -88,9 +88,10 @@
 //
 // # Bad input
 //
-// Non-positive rates or periods, a burst on a window algorithm, a cost above
-// a limit's capacity (which could never pass), an empty, over-long or
-// control-character key, and duplicate limits are errors matching
+// Non-positive rates or periods, a burst on a window algorithm, a negative
+// cost or one above a limit's capacity (which could never pass), an empty,
+// over-long, non-UTF-8 or control-character key, and duplicate limits are
+// errors matching
 // [ErrInvalid] (a *lockprovider.ValidationError says which field and why).
 // Nothing is clamped. A nil or typed-nil provider, a zero Limiter and a nil
 // context are errors too ([ErrNilProvider], [ErrNilContext]), never a panic.

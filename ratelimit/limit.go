@@ -36,9 +36,10 @@ type Limit struct {
 	// window algorithms.
 	Burst int64
 	// Name names the policy in the RateLimit and RateLimit-Policy header
-	// fields. Empty means "<rate>-per-<period>" with the period's zero
-	// units left out: "100-per-1s", "100-per-1m", "10000-per-1h",
-	// "5-per-1h30m", "20-per-500ms". Printable ASCII only.
+	// fields. Empty means "<rate>-per-<period>", the period as
+	// time.Duration prints it without trailing zero units: "100-per-1s",
+	// "100-per-1m", "10000-per-1h", "5-per-1h30m", "20-per-500ms", but
+	// "5-per-1h0m5s". Printable ASCII only.
 	Name string
 }
 

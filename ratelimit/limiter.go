@@ -124,7 +124,9 @@ func (l *Limiter) Allow(ctx context.Context, key string) (Result, error) {
 
 // AllowN decides whether n units for key may pass now and charges them if
 // so, in one atomic round trip to the provider. A refused request is charged
-// nothing. n = 0 peeks at the state without charging. n above the capacity
+// nothing. n = 0 peeks at the state without charging: Allowed is then true
+// and RetryAfter zero whatever the state, and Remaining and ResetAfter
+// describe it. n above the capacity
 // of a limit is an error matching ErrExceedsCapacity (it could never
 // pass). Any error other than a validation error means the outcome is
 // unknown.

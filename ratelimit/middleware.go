@@ -50,7 +50,10 @@ func HeaderKey(name string) KeyFunc {
 type MiddlewareConfig struct {
 	// Key derives the key; nil means RemoteIP.
 	Key KeyFunc
-	// Cost is the units a request costs; nil means 1.
+	// Cost is the units a request costs; nil means 1. A cost the Limiter
+	// rejects (negative, or above a limit's capacity) answers 400 Bad
+	// Request. A cost of 0 is a peek: the request passes uncharged even
+	// when the limit is exhausted.
 	Cost func(r *http.Request) int64
 	// FailOpen lets requests through when the provider fails (errors or
 	// times out). False (the default) answers 503 Service Unavailable
@@ -86,9 +89,12 @@ type MiddlewareConfig struct {
 // client that waits exactly that long is not refused again.
 //
 // A key error answers 400 Bad Request, as does a key the provider rejects
-// (empty, longer than 200 bytes, control characters). A provider failure is
-// logged, passed to OnError, and then let through (FailOpen) or answered
-// with 503 and Retry-After: 1.
+// (empty, longer than 200 bytes, not UTF-8, control characters) or a cost
+// it rejects (negative, or above a limit's capacity); a cost of 0 passes
+// uncharged.
+// A provider failure is logged, passed to OnError, and then let through
+// (FailOpen) or answered with 503 and Retry-After: 1. Neither the 400 nor
+// the failure responses carry the rate-limit fields.
 //
 // A nil or zero l (one not made by New) cannot decide anything: every
 // request is then handled as a provider failure with ErrNilProvider

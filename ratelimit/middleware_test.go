@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/ratelimit"
@@ -193,7 +194,7 @@ func checkFailPolicy(t *testing.T, provider lockprovider.RateLimiter, wantErr er
 	}
 }
 
-// Default policy names print the period without zero units.
+// Default policy names print the period without trailing zero units.
 func TestDefaultPolicyNames(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -216,5 +217,46 @@ func TestDefaultPolicyNames(t *testing.T) {
 		if got := rec.Header().Get("RateLimit-Policy"); !strings.HasPrefix(got, tc.want+";") {
 			t.Errorf("%v per %v: RateLimit-Policy %s; want the name %s", tc.limit.Rate, tc.limit.Period, got, tc.want)
 		}
+	}
+}
+
+// The documented edges of Cost on every provider: 0 is a peek that lets an
+// exhausted key through uncharged; a cost above capacity or below zero is a
+// 400 without rate-limit fields.
+func TestMiddlewareCostEdges(t *testing.T) {
+	t.Parallel()
+	for _, sc := range providers {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			l := mustNew(t, sc.new(t), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 2, Period: 366 * 24 * time.Hour})
+			key := "cost-" + testenv.Unique()
+			var cost atomic.Int64
+			h := ratelimit.Middleware(l, ratelimit.MiddlewareConfig{
+				Key:  func(*http.Request) (string, error) { return key, nil },
+				Cost: func(*http.Request) int64 { return cost.Load() },
+			})(okHandler)
+			for _, c := range []struct {
+				cost      int64
+				code      int
+				rateLimit string
+			}{
+				{2, 200, `"2-per-8784h";r=0`},
+				{1, 429, `"2-per-8784h";r=0`},
+				{0, 200, `"2-per-8784h";r=0`},
+				{3, 400, ""},
+				{-1, 400, ""},
+			} {
+				cost.Store(c.cost)
+				rec := serve(h, nil)
+				got := rec.Header().Get("RateLimit")
+				if rec.Code != c.code || !strings.HasPrefix(got, c.rateLimit) || (c.rateLimit == "") != (got == "") {
+					t.Errorf("cost %d: %d, RateLimit %q; want %d, %q…", c.cost, rec.Code, got, c.code, c.rateLimit)
+				}
+			}
+			res := allow(t, l, key, 0)
+			if !res.Allowed || res.RetryAfter != 0 || res.Remaining != 0 {
+				t.Errorf("peek at an exhausted key: %+v; want Allowed, RetryAfter 0, Remaining 0", res)
+			}
+		})
 	}
 }
