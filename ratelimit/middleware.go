@@ -34,8 +34,10 @@ func RemoteIP(r *http.Request) (string, error) {
 	return host, nil
 }
 
-// HeaderKey keys by the value of a request header, e.g. an API key header.
-// A request without it gets ErrNoKey.
+// HeaderKey keys by the value of a request header, e.g. a client id header.
+// A request without it gets ErrNoKey. The value is stored and logged as the
+// key: for a secret (an API key), key by a digest of it in a KeyFunc of
+// your own instead.
 func HeaderKey(name string) KeyFunc {
 	return func(r *http.Request) (string, error) {
 		if v := r.Header.Get(name); v != "" {
