@@ -229,3 +229,53 @@ func TestNilsAndZeroValues(t *testing.T) {
 		}
 	}
 }
+
+// lateSecond delays its second Acquire until ctx is done, so that the real
+// provider is asked with a spent context: the Acquire waiting past its
+// deadline, as under load.
+type lateSecond struct {
+	lockprovider.Provider
+	calls atomic.Int64
+}
+
+func (s *lateSecond) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if s.calls.Add(1) == 2 {
+		<-ctx.Done()
+	}
+	return s.Provider.Acquire(ctx, p)
+}
+
+// An attempt that ctx's deadline kept from being sent says nothing about the
+// holder: Acquire still reports the backend's earlier "held by another owner".
+func TestAcquireDeadlineKeepsNotAcquired(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.Postgres(t).Pool
+	holder, err := newLocker(t, postgresProvider(t, pool), nil).TryAcquire(ctx, "held", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = holder.Release(ctx) }()
+	// On a single connection pgx refuses a spent context without sending
+	// ("context already done"), which the provider reports as not sent; a
+	// pool would fail earlier, waiting for a connection.
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	waiter, err := postgres.New(conn.Conn(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &lateSecond{Provider: waiter}
+	actx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	_, err = newLocker(t, p, &baton.Config{DisableNotify: true}).Acquire(actx, "held", nil)
+	if p.calls.Load() != 2 {
+		t.Fatalf("%d provider calls, want 2 (err %v)", p.calls.Load(), err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, baton.ErrNotAcquired) {
+		t.Errorf("Acquire of a held name past its deadline: %v, want DeadlineExceeded and ErrNotAcquired", err)
+	}
+}

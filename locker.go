@@ -331,9 +331,11 @@ func (l *Locker) tryAcquire(ctx context.Context, name string, opts *AcquireOptio
 // one round trip to the provider left, as measured on this Locker), it
 // gives up early with ErrDeadlineTooSoon, which matches
 // context.DeadlineExceeded. Either error also matches the result of the
-// latest attempt: ErrNotAcquired only if the backend answered that another
-// owner holds the lock, ErrUnavailable if it could not be reached. It
-// never matches ErrNotAcquired unless a backend said so.
+// latest attempt (not counting one that ended with ctx without an answer
+// from the backend, unless it was the only one): ErrNotAcquired only if the
+// backend answered that another owner holds the lock, ErrUnavailable if it
+// could not be reached. It never matches ErrNotAcquired unless a backend
+// said so.
 //
 // Unavailability and errors of unknown outcome are retried (with the same
 // owner token, which is idempotent) until ctx is done; if Acquire gives up
@@ -413,8 +415,9 @@ func (l *Locker) acquire(ctx context.Context, name string, opts *AcquireOptions)
 			mayHold = true
 			l.log.DebugContext(ctx, "baton: acquire failed; retrying", "lock_name", name, "err", err)
 		}
-		if ctx.Err() == nil || last == nil || definite(err) {
-			// An attempt cut short by ctx says less than the one before.
+		if ctx.Err() == nil || last == nil || definite(err) && !lockprovider.NotSent(err) {
+			// An attempt that ended with ctx and got no answer from the
+			// backend (sent or not) says less than the one before.
 			last = err
 		}
 		l.mu.Lock()

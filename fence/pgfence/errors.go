@@ -19,5 +19,6 @@ var (
 	invalid    = fencing.Invalid
 	checkToken = fencing.CheckToken
 	checkLease = fencing.CheckLease
+	checkCall  = fencing.CheckCall
 	stale      = fencing.Stale
 )

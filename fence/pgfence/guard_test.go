@@ -82,6 +82,29 @@ func TestGuardBadInput(t *testing.T) {
 	}
 }
 
+// A nil ctx or a zero Guard reaching pgx would panic in the driver; with a
+// real pool they are refused before the round trip.
+func TestGuardNilContextAndZeroGuard(t *testing.T) {
+	t.Parallel()
+	pg := testenv.Postgres(t)
+	ctx := context.Background()
+	g, err := pgfence.NewGuard(pg.Schema+".t", "id", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilCtx context.Context
+	mustInvalid(t, "Update nil ctx", g.Update(nilCtx, pg.Pool, 1, 1, map[string]any{"v": 1}), fence.ErrInvalid)
+	mustInvalid(t, "Exec nil ctx", g.Exec(nilCtx, pg.Pool, 1, 1, "v = 1"), fence.ErrInvalid)
+	mustInvalid(t, "Mark nil ctx", g.Mark(nilCtx, pg.Pool, 1, 1), fence.ErrInvalid)
+	mustInvalid(t, "AddColumn nil ctx", g.AddColumn(nilCtx, pg.Pool), fence.ErrInvalid)
+	mustInvalid(t, "package AddColumn nil ctx", pgfence.AddColumn(nilCtx, pg.Pool, pg.Schema+".t"), fence.ErrInvalid)
+	var zero pgfence.Guard
+	mustInvalid(t, "zero Guard Update", zero.Update(ctx, pg.Pool, 1, 1, map[string]any{"v": 1}), fence.ErrInvalid)
+	mustInvalid(t, "zero Guard AddColumn", zero.AddColumn(ctx, pg.Pool), fence.ErrInvalid)
+	var nilGuard *pgfence.Guard
+	mustInvalid(t, "nil Guard Mark", nilGuard.Mark(ctx, pg.Pool, 1, 1), fence.ErrInvalid)
+}
+
 func TestGuard(t *testing.T) {
 	t.Parallel()
 	pg := testenv.Postgres(t)

@@ -76,6 +76,9 @@ func NewGuard(table, keyColumn string, cfg *GuardConfig) (*Guard, error) {
 // through a guard has NULL, read as 0) to the guard's table if it is not
 // there yet.
 func (g *Guard) AddColumn(ctx context.Context, db DB) error {
+	if err := checkCall(ctx, g != nil && g.table != ""); err != nil {
+		return err
+	}
 	if db == nil {
 		return invalid("db", "<nil>", "must not be nil", fence.ErrInvalid)
 	}
@@ -91,6 +94,9 @@ func (g *Guard) AddColumn(ctx context.Context, db DB) error {
 func AddColumn(ctx context.Context, db DB, table string) error {
 	t, err := quoteTable(table)
 	if err != nil {
+		return err
+	}
+	if err := checkCall(ctx, true); err != nil {
 		return err
 	}
 	if db == nil {
@@ -115,6 +121,9 @@ func AddColumn(ctx context.Context, db DB, table string) error {
 // derived from one) whose trust window has passed, it sends nothing and
 // returns an error matching baton.ErrLockLost. One round trip.
 func (g *Guard) Update(ctx context.Context, db DB, token int64, key any, set map[string]any) error {
+	if err := checkCall(ctx, g != nil && g.table != ""); err != nil {
+		return err
+	}
 	cols := make([]string, 0, len(set))
 	for c := range set {
 		if err := checkIdent("set", c); err != nil {
@@ -173,6 +182,9 @@ func (g *Guard) Exec(ctx context.Context, db DB, token int64, key any, setSQL st
 }
 
 func (g *Guard) exec(ctx context.Context, db DB, token int64, key any, set string, args []any) error {
+	if err := checkCall(ctx, g != nil && g.table != ""); err != nil {
+		return err
+	}
 	if err := checkToken(token); err != nil {
 		return err
 	}

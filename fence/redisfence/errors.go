@@ -7,5 +7,6 @@ var (
 	invalid    = fencing.Invalid
 	checkToken = fencing.CheckToken
 	checkLease = fencing.CheckLease
+	checkCall  = fencing.CheckCall
 	stale      = fencing.Stale
 )

@@ -46,6 +46,9 @@ func NewGuard(c goredis.Scripter) (*Guard, error) {
 // lock's context (or derived from one) whose trust window has passed, it
 // sends nothing and returns an error matching baton.ErrLockLost.
 func (r *Guard) Set(ctx context.Context, key string, token int64, value string) error {
+	if err := checkCall(ctx, r != nil && r.c != nil); err != nil {
+		return err
+	}
 	if key == "" {
 		return invalid("key", key, "must not be empty", fence.ErrInvalid)
 	}
@@ -69,6 +72,9 @@ func (r *Guard) Set(ctx context.Context, key string, token int64, value string) 
 // Get returns the value under key and the fence of the write that stored it,
 // or fence.ErrNotFound.
 func (r *Guard) Get(ctx context.Context, key string) (value string, token int64, err error) {
+	if err := checkCall(ctx, r != nil && r.c != nil); err != nil {
+		return "", 0, err
+	}
 	if key == "" {
 		return "", 0, invalid("key", key, "must not be empty", fence.ErrInvalid)
 	}

@@ -38,6 +38,15 @@ func TestGuard(t *testing.T) {
 	if _, _, err := r.Get(ctx, key); !errors.Is(err, fence.ErrNotFound) {
 		t.Fatalf("Get of a missing key: %v", err)
 	}
+	// A nil ctx or a zero Guard would panic in go-redis: refused first.
+	var nilCtx context.Context
+	mustInvalid(t, "Set nil ctx", r.Set(nilCtx, key, 1, "v"), fence.ErrInvalid)
+	_, _, err = r.Get(nilCtx, key)
+	mustInvalid(t, "Get nil ctx", err, fence.ErrInvalid)
+	var zero redisfence.Guard
+	mustInvalid(t, "zero Guard Set", zero.Set(ctx, key, 1, "v"), fence.ErrInvalid)
+	_, _, err = zero.Get(ctx, key)
+	mustInvalid(t, "zero Guard Get", err, fence.ErrInvalid)
 
 	// Tokens above 2^53 compare exactly (Lua numbers are doubles).
 	const big = int64(1) << 60

@@ -38,8 +38,12 @@
 // Lease.GrantedAt is when the first request that took a master was sent,
 // and Lease.Until is GrantedAt + AtMostFor, on the client's clock; the
 // masters' keys were set after GrantedAt and live at least that long.
-// baton's Locker subtracts its safety margin, by default the same drift
-// allowance, from the trust window.
+// baton's Locker subtracts its own safety margin (baton.Config.SafetyMargin),
+// not this drift allowance, from the trust window. Its default, 1 % of the
+// lease plus 20 ms or a quarter of the lease if less, is at least the default
+// drift allowance for leases of 8 ms or more; with shorter leases, or a
+// larger DriftFactor or DriftMin, set SafetyMargin to at least the drift
+// allowance.
 //
 // Extend and Release are one parallel round to every master. Extend
 // succeeds when a majority still held the lease and answered within the

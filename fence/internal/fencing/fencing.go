@@ -45,6 +45,18 @@ func CheckToken(token int64) error {
 	return nil
 }
 
+// CheckCall refuses what would make a backend guard's call panic in its
+// driver: a nil ctx, or a guard not made by its constructor (zero or nil).
+func CheckCall(ctx context.Context, ready bool) error {
+	if !ready {
+		return Invalid("guard", "<zero>", "must be made by NewGuard", lockprovider.ErrInvalid)
+	}
+	if ctx == nil {
+		return Invalid("ctx", "<nil>", "must not be nil (use context.Background)", lockprovider.ErrInvalid)
+	}
+	return nil
+}
+
 // Stale is the error of a write refused because the resource has seen
 // last, a larger token.
 func Stale(token, last int64) error {
