@@ -571,7 +571,18 @@ func TestFaultDroppedAcquireReply(t *testing.T) {
 	run := func(t *testing.T, proxied, direct lockprovider.Provider, proxy *testenv.Proxy) {
 		l := newLocker(t, proxied, &baton.Config{CallTimeout: time.Second})
 		other := newLocker(t, direct, nil)
-		lk, err := l.TryAcquire(ctx, "warm", nil)
+		// Warm up the connection through the proxy. Its first call opens
+		// it, which under a loaded test run can take longer than the
+		// CallTimeout; each try uses a name of its own, since a timed-out
+		// one may have been granted.
+		var lk *baton.Lock
+		var err error
+		for i := range 5 {
+			if lk, err = l.TryAcquire(ctx, fmt.Sprint("warm-", i), nil); err == nil {
+				break
+			}
+			t.Logf("warm-up %d: %v", i, err)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
