@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -463,40 +464,28 @@ func exactlyOnce(t *testing.T, backend string, interval time.Duration, ticks int
 	if dups != 0 {
 		t.Errorf("%d unique violations in the witness table: ticks ran twice", dups)
 	}
+	// tickSet reads the ticks a query returns.
+	tickSet := func(q string, args ...any) map[int64]bool {
+		rows, err := pg.Pool.Query(ctx, q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ticks, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := make(map[int64]bool, len(ticks))
+		for _, tk := range ticks {
+			set[tk.UnixMilli()] = true
+		}
+		return set
+	}
 	for _, job := range []string{"exact", "grace"} {
-		rows, err := pg.Pool.Query(ctx, `SELECT tick FROM witness WHERE job = $1 AND tick BETWEEN $2 AND $3 ORDER BY tick`, job, first, last)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[int64]bool{}
-		for rows.Next() {
-			var tick time.Time
-			if err := rows.Scan(&tick); err != nil {
-				t.Fatal(err)
-			}
-			seen[tick.UnixMilli()] = true
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		lostTicks := map[int64]bool{}
-		rows, err = pg.Pool.Query(ctx, `SELECT tick FROM lost WHERE job = $1`, job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var tick time.Time
-			if err := rows.Scan(&tick); err != nil {
-				t.Fatal(err)
-			}
-			lostTicks[tick.UnixMilli()] = true
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
+		seen := tickSet(`SELECT tick FROM witness WHERE job = $1 AND tick BETWEEN $2 AND $3`, job, first, last)
+		lostTicks := tickSet(`SELECT tick FROM lost WHERE job = $1`, job)
 		// Why each instance skipped each tick.
 		reasons := map[int64]map[string]bool{}
-		rows, err = pg.Pool.Query(ctx, `SELECT tick, reason FROM skips WHERE job = $1`, job)
+		rows, err := pg.Pool.Query(ctx, `SELECT tick, reason FROM skips WHERE job = $1`, job)
 		if err != nil {
 			t.Fatal(err)
 		}
