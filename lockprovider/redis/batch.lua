@@ -2,18 +2,19 @@
 -- the answer of lock_acquire.lua (no tick) or lock_acquire_tick.lua (a
 -- tick), with fewer commands, since the claims of many jobs at one tick
 -- must cost the server little: each command called from Lua costs about
--- as much again as the command itself. TIME once for the batch; with a
--- tick, SET GET of the newest tick both records the item's tick and
--- tells whether it is newer, then one SET NX GET both tests for a lease
--- in force and grants. The rare item that must not be granted after
--- recording its tick (a lease in force, or an older tick than the one
--- recorded) puts the recorded tick back. The answers are those of
--- lock_acquire_tick.lua in every case: a lease in force, by another owner
--- or the same one, decides before a stale tick, and a stale tick refuses
--- a free name. A winner costs three commands (four when its counter is
--- new), a replica that finds the tick taken two. The ledger's tail
--- (ledger_acquire.lua) is the single script's own text, wrapped as the
--- function ledger (see batch.go).
+-- as much again as the command itself. TIME once for the batch, and one
+-- MGET reads every item's lease and newest tick; nothing else runs while
+-- a script does, and names are distinct, so what it read for an item
+-- holds until the item's own writes. An item
+-- whose lease is in force, or whose tick is not newer than the newest
+-- granted, is answered from that read alone: the replicas that find a
+-- tick taken, most items of most batches with several replicas, cost the
+-- server next to nothing. A lease in force, by another owner or the same
+-- one, decides before a stale tick, as in lock_acquire_tick.lua. A grant
+-- writes the lease, the newest tick and the counter: three commands
+-- (four when its counter is new). The ledger's tail (ledger_acquire.lua)
+-- is the single script's own text, wrapped as the function ledger (see
+-- batch.go).
 --
 -- KEYS  per item: lease, fencing counter, newest tick (the lease key again
 --       for an item without a tick), and with the ledger the run list.
@@ -40,60 +41,54 @@ end
 local out = {}
 local usf = string.format('%d', us)
 local expiry = {} -- formatted grant + atMostFor, by atMostFor
-for i = 0, #KEYS / stride - 1 do
+local n = #KEYS / stride
+-- Every item's newest tick and lease: item i's at 2i + 1 and 2i + 2.
+local names = {}
+for i = 0, n - 1 do
+  names[2 * i + 1], names[2 * i + 2] = KEYS[stride * i + 3], KEYS[stride * i + 1]
+end
+local got = redis.call('MGET', unpack(names))
+for i = 0, n - 1 do
   local k, a = stride * i, 5 + 4 * i
   local lease, fence, tk = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   local value, atMost, tick = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-  local r, last
-  if tick ~= '0' then
-    last = redis.call('SET', tk, tick, 'PX', ttl, 'GET')
-    if last and tonumber(last) >= tonumber(tick) then
-      -- Not newer: put back a newer tick, then answer as for a stale
-      -- tick unless a lease is in force.
-      if last ~= tick then redis.call('SET', tk, last, 'PX', ttl) end
-      local v = redis.call('GET', lease)
-      if v then r = held(v, value, lease, fence) else r = -1 end
-    end
-  end
-  if not r then
+  local last, v = got[2 * i + 1], got[2 * i + 2]
+  local r
+  if v then
+    r = held(v, value, lease, fence)
+  elseif tick ~= '0' and last and tonumber(last) >= tonumber(tick) then
+    r = -1
+  else
     local u = expiry[atMost]
     if not u then
       u = string.format('%d', ms + atMost)
       expiry[atMost] = u
     end
-    local v = redis.call('SET', lease, value, 'NX', 'PXAT', u, 'GET')
-    if v then
-      -- A lease in force: this tick was not granted, so the newest
-      -- granted tick is what it was.
+    redis.call('SET', lease, value, 'PXAT', u)
+    if tick ~= '0' then redis.call('SET', tk, tick, 'PX', ttl) end
+    -- The token as in lock_acquire.lua: the larger of the last + 1 and
+    -- the server time in µs.
+    local t = us
+    local c = redis.call('SET', fence, usf, 'KEEPTTL', 'GET')
+    if not c then
+      redis.call('PEXPIRE', fence, ttl)
+    elseif tonumber(c) >= t then
+      t = tonumber(c) + 1
+      redis.call('SET', fence, string.format('%d', t), 'KEEPTTL')
+    end
+    r = {t, tonumber(u)}
+    if stride == 4 then
+      local keys, argv = {lease, fence}, {value, atMost, ttl}
       if tick ~= '0' then
-        if last then redis.call('SET', tk, last, 'PX', ttl) else redis.call('DEL', tk) end
+        keys[3], argv[4] = tk, tick
       end
-      r = held(v, value, lease, fence)
-    else
-      -- The token as in lock_acquire.lua: the larger of the last + 1 and
-      -- the server time in µs.
-      local n = us
-      local c = redis.call('SET', fence, usf, 'KEEPTTL', 'GET')
-      if not c then
-        redis.call('PEXPIRE', fence, ttl)
-      elseif tonumber(c) >= n then
-        n = tonumber(c) + 1
-        redis.call('SET', fence, string.format('%d', n), 'KEEPTTL')
-      end
-      r = {n, tonumber(u)}
-      if stride == 4 then
-        local keys, argv = {lease, fence}, {value, atMost, ttl}
-        if tick ~= '0' then
-          keys[3], argv[4] = tk, tick
-        end
-        keys[#keys + 1] = KEYS[k + 4]
-        argv[#argv + 1] = ARGV[a + 4]
-        argv[#argv + 1] = ARGV[4]
-        argv[#argv + 1] = ARGV[5]
-        argv[#argv + 1] = ARGV[3]
-        local grant = r
-        r = ledger(keys, argv, function() return grant end)
-      end
+      keys[#keys + 1] = KEYS[k + 4]
+      argv[#argv + 1] = ARGV[a + 4]
+      argv[#argv + 1] = ARGV[4]
+      argv[#argv + 1] = ARGV[5]
+      argv[#argv + 1] = ARGV[3]
+      local grant = r
+      r = ledger(keys, argv, function() return grant end)
     end
   end
   out[i + 1] = r
