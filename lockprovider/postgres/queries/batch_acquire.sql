@@ -8,6 +8,9 @@
 --         session has locked (acquire.sql's NOWAIT would fail the whole
 --         batch on one such row); a skipped row is not granted and its
 --         item reports "held by another", as acquire.sql's 55P03 does.
+--         It looks up only the rows snap found open (the same snapshot,
+--         so no other row could match): the batch of a replica that
+--         finds every tick taken reads each row once, not twice.
 --   up    inserts the fresh names and takes over the locked open rows,
 --         in name order, so two batches of the same names never wait on
 --         each other's inserts in a cycle. Its ON CONFLICT clause is
@@ -25,14 +28,16 @@ WITH c AS MATERIALIZED (
         WITH ORDINALITY AS i(name, owner, locked_by, at_most, at_least, tick, ord)
 ), snap AS MATERIALIZED (
     SELECT t.name, t.owner, t.locked_at, t.lock_until, t.at_least_until, t.fence, t.last_tick,
+        i.tick,
         t.lock_until <= c.now
             AND (i.tick IS NULL OR t.last_tick IS NULL OR t.last_tick < i.tick) AS open
     FROM {{.Locks}} t JOIN i ON t.name = i.name, c
 ), cur AS MATERIALIZED (
     SELECT t.name
-    FROM {{.Locks}} t JOIN i ON t.name = i.name, c
-    WHERE t.lock_until <= c.now
-      AND (i.tick IS NULL OR t.last_tick IS NULL OR t.last_tick < i.tick)
+    FROM snap JOIN {{.Locks}} t ON t.name = snap.name, c
+    WHERE snap.open
+      AND t.lock_until <= c.now
+      AND (snap.tick IS NULL OR t.last_tick IS NULL OR t.last_tick < snap.tick)
     ORDER BY t.name
     FOR UPDATE OF t SKIP LOCKED
 ), up AS (
