@@ -2,6 +2,9 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,9 +14,18 @@ import (
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
 
-// jobs check exits zero when every due tick ran and succeeded: the
-// counterpart of TestCLI's missed and failed ticks, on real servers.
-func TestCLICheckAllRan(t *testing.T) {
+// cliBackend is a provider on a real server and the flags that point
+// the CLI at it.
+type cliBackend struct {
+	name string
+	args []string
+	p    lockprovider.Provider
+}
+
+// cliBackends returns a Redis provider under a prefix of the test's own
+// and a migrated PostgreSQL provider in a schema of its own.
+func cliBackends(t *testing.T) []cliBackend {
+	t.Helper()
 	prefix := testenv.Prefix(t)
 	rp, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: prefix})
 	if err != nil {
@@ -27,14 +39,16 @@ func TestCLICheckAllRan(t *testing.T) {
 	if err := pp.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []struct {
-		name string
-		args []string
-		p    lockprovider.Provider
-	}{
+	return []cliBackend{
 		{"redis", []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix}, rp},
 		{"postgres", []string{"--postgres", pg.URL}, pp},
-	} {
+	}
+}
+
+// jobs check exits zero when every due tick ran and succeeded: the
+// counterpart of TestCLI's missed and failed ticks, on real servers.
+func TestCLICheckAllRan(t *testing.T) {
+	for _, s := range cliBackends(t) {
 		t.Run(s.name, func(t *testing.T) {
 			due := seed(t, s.p)
 			ran(t, s.p, due, lockprovider.OutcomeSucceeded, "")
@@ -67,4 +81,73 @@ func TestCLICheckGraceZero(t *testing.T) {
 	args := []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix}
 	wantCode(t, exitOK, "", append([]string{"jobs", "check"}, args...)...)
 	wantCode(t, exitProblem, "", append([]string{"jobs", "check", "--grace", "0"}, args...)...)
+}
+
+// A run whose process died (no end, its lease gone) reads "unfinished" in
+// jobs runs and jobs ls, as jobs check calls it, not "running" like a run
+// still going; JSON marks it with "unfinished": true.
+func TestCLIUnfinishedRun(t *testing.T) {
+	for _, s := range cliBackends(t) {
+		t.Run(s.name, func(t *testing.T) {
+			due := seed(t, s.p)
+			open := func(tick time.Time) int64 {
+				t.Helper()
+				l, err := s.p.(lockprovider.Ledger).AcquireRun(t.Context(), lockprovider.AcquireParams{Name: "nightly",
+					Owner: lockprovider.NewOwner(), LockedBy: "app-1", AtMostFor: time.Hour, Tick: tick}, lockprovider.RunStart{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l.Token
+			}
+			cmd := func(code int, args ...string) string {
+				t.Helper()
+				return wantCode(t, code, "", append(args, s.args...)...)
+			}
+			// The process holding the due tick's run dies: its lease ends
+			// (freed here by hand) and its run never gets an end.
+			dead := open(due)
+			if _, err := s.p.(lockprovider.Admin).ForceRelease(t.Context(), "nightly", dead); err != nil {
+				t.Fatal(err)
+			}
+			if out := cmd(exitOK, "jobs", "ls"); !strings.Contains(out, "unfinished on app-1") {
+				t.Errorf("jobs ls: the dead last run is not unfinished:\n%s", out)
+			}
+			if out := cmd(exitProblem, "jobs", "check"); !strings.Contains(out, "unfinished") || !strings.Contains(out, "never ended") {
+				t.Errorf("jobs check:\n%s", out)
+			}
+			live := open(due.Add(time.Second)) // a run still going, lease held
+			out := cmd(exitOK, "jobs", "runs", "nightly")
+			for _, line := range strings.Split(out, "\n") {
+				switch {
+				case strings.Contains(line, strconv.FormatInt(dead, 10)) && !strings.Contains(line, " unfinished "):
+					t.Errorf("jobs runs: the dead run is not unfinished: %s", line)
+				case strings.Contains(line, strconv.FormatInt(live, 10)) && !strings.Contains(line, " running "):
+					t.Errorf("jobs runs: the live run is not running: %s", line)
+				}
+			}
+			var runs []struct {
+				Token      int64  `json:"token"`
+				Outcome    string `json:"outcome"`
+				Unfinished bool   `json:"unfinished"`
+			}
+			if err := json.Unmarshal([]byte(cmd(exitOK, "jobs", "runs", "nightly", "-o", "json")), &runs); err != nil {
+				t.Fatal(err)
+			}
+			seen := 0
+			for _, r := range runs {
+				if r.Token == dead || r.Token == live {
+					seen++
+					if r.Outcome != "" || r.Unfinished != (r.Token == dead) {
+						t.Errorf("jobs runs -o json: token %d (dead %d, live %d): outcome %q unfinished %v", r.Token, dead, live, r.Outcome, r.Unfinished)
+					}
+				}
+			}
+			if seen != 2 {
+				t.Errorf("jobs runs -o json lists %d of the 2 open runs: %+v", seen, runs)
+			}
+			if out := cmd(exitOK, "jobs", "ls"); !strings.Contains(out, "running on app-1") {
+				t.Errorf("jobs ls: the live last run is not running:\n%s", out)
+			}
+		})
+	}
 }

@@ -29,12 +29,50 @@ type jobJSON struct {
 	LastSuccess *lockprovider.RunRecord `json:"last_success,omitempty"`
 	Replicas    []string                `json:"replicas"`
 	Paused      bool                    `json:"paused,omitempty"` // cluster-wide (jobs pause)
+
+	// LastRunUnfinished: the last run never ended although its lease did
+	// (its process died), as for runJSON.Unfinished.
+	LastRunUnfinished bool `json:"last_run_unfinished,omitempty"`
 }
 
 type runJSON struct {
 	Backend string `json:"backend"`
 	lockprovider.RunRecord
 	Duration string `json:"duration,omitempty"`
+	// Unfinished: the run has no end (outcome "") and its lease is no
+	// longer held with its token, so it will never get one: its process
+	// died (the same test as the "unfinished" of jobs check).
+	Unfinished bool `json:"unfinished,omitempty"`
+}
+
+// abandoned reports whether run, read from b's ledger, never ended
+// although its lease did: it has no end, and the job's lease is not held
+// with its token. info is the job's lease as Inspect read it after the
+// ledger; without an Inspector (info nil) nothing is reported.
+func abandoned(info *lockprovider.LeaseInfo, run lockprovider.RunRecord) bool {
+	return info != nil && run.Outcome == lockprovider.OutcomeRunning && !(info.Held && info.Token == run.Token)
+}
+
+// jobLease reads the lease of job on b when some run of runs has not
+// ended, for abandoned; nil when none is open or b has no Inspector.
+func jobLease(ctx context.Context, b backend, job string, runs ...lockprovider.RunRecord) (*lockprovider.LeaseInfo, error) {
+	in, ok := b.p.(lockprovider.Inspector)
+	if !ok || !slices.ContainsFunc(runs, func(r lockprovider.RunRecord) bool { return r.Outcome == lockprovider.OutcomeRunning }) {
+		return nil, nil
+	}
+	info, err := in.Inspect(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	return &info, nil
+}
+
+// outcomeText is a run's outcome as the tables show it.
+func outcomeText(r lockprovider.RunRecord, unfinished bool) string {
+	if unfinished {
+		return "unfinished"
+	}
+	return r.Outcome.String()
 }
 
 type checkJSON struct {
@@ -170,6 +208,11 @@ func (c *cli) jobsList(ctx context.Context) int {
 				}
 				if last.Token != 0 {
 					j.LastRun = &last
+					info, err := jobLease(ctx, b, s.Name, last)
+					if err != nil {
+						return c.fail(b, "inspect", err)
+					}
+					j.LastRunUnfinished = abandoned(info, last)
 				}
 				if succ.Token != 0 {
 					j.LastSuccess = &succ
@@ -182,7 +225,7 @@ func (c *cli) jobsList(ctx context.Context) int {
 	for _, j := range out {
 		last, lastOK := "-", "-"
 		if r := j.LastRun; r != nil {
-			last = fmt.Sprintf("%s %s on %s", stamp(r.Started), r.Outcome, r.LockedBy)
+			last = fmt.Sprintf("%s %s on %s", stamp(r.Started), outcomeText(*r, j.LastRunUnfinished), r.LockedBy)
 			if d := r.Duration(); d > 0 {
 				last += " (" + d.Round(time.Millisecond).String() + ")"
 			}
@@ -217,8 +260,12 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 			// or an older run would look as if it never happened.
 			fmt.Fprintf(c.stderr, "baton: %s: showing the newest %d runs only; there may be more (--limit)\n", b.name, limit)
 		}
+		info, err := jobLease(ctx, b, job, runs...)
+		if err != nil {
+			return c.fail(b, "inspect", err)
+		}
 		for _, r := range runs {
-			rj := runJSON{Backend: b.name, RunRecord: r}
+			rj := runJSON{Backend: b.name, RunRecord: r, Unfinished: abandoned(info, r)}
 			if !r.Finished.IsZero() {
 				rj.Duration = r.Duration().String()
 			}
@@ -255,7 +302,7 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 			errText = errText[:n] + "..."
 		}
 		rows = append(rows, []string{stamp(r.Tick), r.Backend, r.LockedBy, strconv.FormatInt(r.Token, 10),
-			stamp(r.Started), dash(r.Duration), r.Outcome.String(), dash(strings.Join(flags, ",")), dash(errText)})
+			stamp(r.Started), dash(r.Duration), outcomeText(r.RunRecord, r.Unfinished), dash(strings.Join(flags, ",")), dash(errText)})
 	}
 	c.emit(out, []string{"TICK", "BACKEND", "REPLICA", "TOKEN", "STARTED", "DURATION", "OUTCOME", "FLAGS", "ERROR"}, rows)
 	return exitOK
@@ -323,7 +370,9 @@ func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
 		for _, cj := range out {
 			for _, p := range cj.Problems {
 				detail := "no replica claimed it"
-				if p.Run != nil {
+				if p.Kind == "unfinished" { // its outcome reads "running", and it is not
+					detail = fmt.Sprintf("started on %s at %s, token %d; never ended", p.Run.LockedBy, stamp(p.Run.Started), p.Run.Token)
+				} else if p.Run != nil {
 					detail = fmt.Sprintf("%s on %s, token %d", p.Run.Outcome, p.Run.LockedBy, p.Run.Token)
 					if p.Run.Error != "" {
 						detail += ": " + strings.ReplaceAll(p.Run.Error, "\n", " ")

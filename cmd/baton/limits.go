@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -135,20 +136,42 @@ func limitCommands() []command {
 				if !c.needArgs(fs, 1) {
 					return exitUsage
 				}
+				key := fs.Arg(0)
+				if err := lockprovider.ValidateName(key); err != nil {
+					fmt.Fprintln(c.stderr, err)
+					return exitUsage
+				}
+				// A key without state is already at full capacity: resetting
+				// it would report success for a misspelt key and leave the
+				// real one limited, so it is "not found", as for limits get.
+				listed, code := c.listLimits(ctx, key)
+				if code != exitOK {
+					return code
+				}
+				reset := 0
 				for _, b := range c.backends {
 					a, ok := b.p.(lockprovider.Admin)
 					if !ok {
 						continue
 					}
-					if err := a.ResetRate(ctx, fs.Arg(0)); err != nil {
+					_, lister := b.p.(lockprovider.RateLister)
+					if lister && !slices.ContainsFunc(listed, func(l limitJSON) bool { return l.Backend == b.name }) {
+						continue
+					}
+					if err := a.ResetRate(ctx, key); err != nil {
 						return c.fail(b, "reset", err)
 					}
+					reset++
 					if c.opts.output == "table" {
-						fmt.Fprintf(c.stdout, "reset %q on %s\n", fs.Arg(0), b.name)
+						fmt.Fprintf(c.stdout, "reset %q on %s\n", key, b.name)
 					}
 				}
+				if reset == 0 {
+					fmt.Fprintf(c.stderr, "baton: rate-limit key %q has no state (it is at full capacity); nothing reset\n", key)
+					return exitNotFound
+				}
 				if c.opts.output == "json" {
-					c.emit(map[string]any{"reset": fs.Arg(0)}, nil, nil)
+					c.emit(map[string]any{"reset": key}, nil, nil)
 				}
 				return exitOK
 			},

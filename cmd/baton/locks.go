@@ -37,6 +37,12 @@ func (c *cli) lockRows(ls []lockJSON) [][]string {
 	rows := make([][]string, 0, len(ls))
 	for _, l := range ls {
 		until, atLeast := c.when(l.Until), c.when(l.AtLeastUntil)
+		// A bound that has passed binds nothing; an extension without
+		// AtLeastFor also stores its own time there, which would read as
+		// a minimum hold the holder never asked for.
+		if !l.AtLeastUntil.After(c.now) {
+			atLeast = "-"
+		}
 		if !l.Held {
 			until, atLeast = "released/expired", "-"
 		}

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"io"
 	"os"
@@ -16,8 +15,6 @@ import (
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
-	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
-	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -148,27 +145,10 @@ func ran(t *testing.T, p lockprovider.Provider, tick time.Time, out lockprovider
 }
 
 func TestCLI(t *testing.T) {
-	type setup struct {
-		name string
-		args []string
-		p    lockprovider.Provider
-	}
-	prefix := testenv.Prefix(t)
-	rp, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pg := testenv.Postgres(t)
-	pp, err := pgprovider.New(pg.Pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pp.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	redisArgs := []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix}
-	pgArgs := []string{"--postgres", pg.URL}
-	for _, s := range []setup{{"redis", redisArgs, rp}, {"postgres", pgArgs, pp}} {
+	backends := cliBackends(t)
+	rp, redisArgs := backends[0].p, backends[0].args
+	pp, pgArgs := backends[1].p, backends[1].args
+	for _, s := range backends {
 		t.Run(s.name, func(t *testing.T) {
 			due := seed(t, s.p)
 			run := func(code int, stdin string, args ...string) string {
@@ -267,6 +247,9 @@ func TestCLI(t *testing.T) {
 			run(exitUsage, "", "limits", "ls", "--near") // the backend stores no limits
 			run(0, "", "limits", "reset", "user:42")
 			run(exitNotFound, "", "limits", "get", "user:42")
+			// A key without state (reset, or misspelt) resets nothing.
+			run(exitNotFound, "", "limits", "reset", "user:42")
+			run(exitNotFound, "", "limits", "reset", "usr:42")
 			out = run(0, "", "limits", "get", "user:42", "--limit", "fixed_window:2/1h")
 			if !strings.Contains(out, " 2 ") {
 				t.Errorf("remaining after reset:\n%s", out)
@@ -286,7 +269,8 @@ func TestCLI(t *testing.T) {
 		if _, err := rp.Acquire(t.Context(), lockprovider.AcquireParams{Name: "on-redis", Owner: lockprovider.NewOwner(), LockedBy: "r", AtMostFor: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := pp.Acquire(t.Context(), lockprovider.AcquireParams{Name: "on-postgres", Owner: lockprovider.NewOwner(), LockedBy: "p", AtMostFor: time.Hour}); err != nil {
+		pgOwner := lockprovider.NewOwner()
+		if _, err := pp.Acquire(t.Context(), lockprovider.AcquireParams{Name: "on-postgres", Owner: pgOwner, LockedBy: "p", AtMostFor: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := rp.Acquire(t.Context(), lockprovider.AcquireParams{Name: "a-on-redis", Owner: lockprovider.NewOwner(), LockedBy: "r", AtMostFor: time.Hour}); err != nil {
@@ -299,6 +283,27 @@ func TestCLI(t *testing.T) {
 		}
 		if a, b := strings.Index(out, "a-on-redis"), strings.Index(out, "\non-redis"); a < 0 || b < 0 || a > b {
 			t.Errorf("locks ls not sorted by name:\n%s", out)
+		}
+		// A lease renewed without AtLeastFor has no minimum hold to show
+		// (its stored bound is the renewal's time, already past).
+		if _, err := pp.Extend(t.Context(), lockprovider.ExtendParams{Name: "on-postgres", Owner: pgOwner, AtMostFor: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		out = wantCode(t, 0, "", append([]string{"locks", "get", "on-postgres"}, pgArgs...)...)
+		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 {
+			t.Errorf("locks get on-postgres:\n%s", out)
+		} else if cols := regexp.MustCompile(`\s{2,}`).Split(lines[1], -1); len(cols) != 9 || cols[7] != "-" {
+			t.Errorf("locks get shows an at-least bound for a lease without one:\n%s", out)
+		}
+		// A rate-limit key lives on one backend: reset says where, and
+		// only there.
+		if _, err := pp.(lockprovider.RateLimiter).RateLimit(t.Context(), lockprovider.RateRequest{Key: "only-on-postgres", N: 1, Limits: []lockprovider.RateLimit{
+			{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour}}}); err != nil {
+			t.Fatal(err)
+		}
+		out = wantCode(t, 0, "", append(append([]string{"limits", "reset", "only-on-postgres"}, redisArgs...), pgArgs...)...)
+		if out != "reset \"only-on-postgres\" on postgres\n" {
+			t.Errorf("limits reset of a key on postgres only:\n%s", out)
 		}
 	})
 	t.Run("usage", func(t *testing.T) {
