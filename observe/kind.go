@@ -85,6 +85,10 @@ const (
 	// too late to be trusted, and the job did not start). Err matches
 	// ErrLockLost; Token is set. Like LockLost, it is reported just after
 	// the run's context is cancelled and may follow the run's JobFinished.
+	// A loss the run did not learn of while it ran (a force-release that
+	// no extension or renewal noticed) is found by the run's release: it
+	// is reported then, after JobFinished, and the run's JobDone has
+	// Outcome OutcomeLockLost.
 	JobLockLost
 	// JobCatchUp: at Start, a job registered with CatchUp found that no
 	// replica ran its latest tick (Outcome OutcomeOK: a run for that

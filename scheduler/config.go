@@ -128,7 +128,10 @@ type Hooks struct {
 	Failed func(Event)
 	// LockLost (observe.JobLockLost): the job's lease ended while it ran (or the acquire's reply
 	// came after the trust window, and the job did not start); its context
-	// was cancelled with cause ErrLockLost, which Event.Err matches.
+	// was cancelled with cause ErrLockLost, which Event.Err matches. A loss
+	// the run did not learn of before it returned (a force-release) is
+	// reported when its release finds the lease gone; Event.Err matches
+	// ErrLockLost then too.
 	LockLost func(Event)
 }
 

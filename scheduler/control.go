@@ -398,10 +398,10 @@ func (s *Scheduler) runManual(ctx context.Context, j *Job, started func(error)) 
 		return
 	}
 	s.attempts(l.Context(), j, Run{Job: j.name, Token: ev.Token, Manual: true, lease: l}, ev, res)
-	_ = l.Release(s.runCtx)
+	held := s.end(j, l, ev, res)
 	j.running.Store(false)
 	if s.obs != nil {
-		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
+		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l, held)
 		s.emit(res.ctx, observe.JobDone, &ev)
 	}
 	// A tick whose claim came while the manual run held the lock was
@@ -441,9 +441,9 @@ func (s *Scheduler) executeHandoff(j *Job, tick time.Time) {
 		return
 	}
 	s.attempts(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, lease: l}, ev, res)
-	_ = l.Release(s.runCtx)
+	held := s.end(j, l, ev, res)
 	if s.obs != nil {
-		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
+		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l, held)
 		s.emit(res.ctx, observe.JobDone, &ev)
 	}
 }

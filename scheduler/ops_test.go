@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -531,5 +532,77 @@ func TestLedgerOffRegistryOff(t *testing.T) {
 	}
 	if runs, _ := p.Runs(t.Context(), lockprovider.RunQuery{Job: "j"}); len(runs) != 0 {
 		t.Errorf("ledger off: %d records", len(runs))
+	}
+}
+
+// A run whose lock is force-released while it runs, and which returns
+// before it learns of it (no renewal, no extension), learns it from its
+// release: it counts as a lost lock (Stats, the LockLost hook) and the
+// ledger records it as lock_lost, not as the success its function
+// returned.
+func TestForceReleasedRunIsLockLost(t *testing.T) {
+	for _, backend := range []string{"memory", "redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			p := opsProviders(t, backend, 1)[0]
+			var lostErr atomic.Value
+			s := newSched(t, p, &scheduler.Config{LockedBy: "app-1", Ledger: true,
+				Hooks: scheduler.Hooks{LockLost: func(ev scheduler.Event) { lostErr.Store(ev.Err) }}})
+			started, finish := make(chan int64, 1), make(chan struct{})
+			var first sync.Once
+			job, err := s.Every(300*time.Millisecond).Locked("nightly", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
+				first.Do(func() {
+					started <- run.Token
+					<-finish
+				})
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var token int64
+			select {
+			case token = <-started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the run did not start")
+			}
+			if _, err := p.(lockprovider.Admin).ForceRelease(t.Context(), "nightly", token); err != nil {
+				t.Fatal(err)
+			}
+			close(finish)
+			led := p.(lockprovider.Ledger)
+			deadline := time.Now().Add(10 * time.Second)
+			var run lockprovider.RunRecord
+			for {
+				runs, err := led.Runs(t.Context(), lockprovider.RunQuery{Job: "nightly"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				i := slices.IndexFunc(runs, func(r lockprovider.RunRecord) bool { return r.Token == token })
+				if i >= 0 && runs[i].Outcome == lockprovider.OutcomeLockLost {
+					run = runs[i]
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("ledger: %+v; want the run of token %d, lock_lost", runs, token)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if run.Token != token || run.Finished.IsZero() || run.Error == "" {
+				t.Errorf("record %+v: want token %d, finished, an error text", run, token)
+			}
+			if err := s.Shutdown(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if st := job.Stats(); st.LockLost != 1 {
+				t.Errorf("Stats %+v; want one lost lock", st)
+			}
+			if err, _ := lostErr.Load().(error); !errors.Is(err, lockprovider.ErrLockLost) {
+				t.Errorf("LockLost hook saw %v; want an error matching ErrLockLost", err)
+			}
+		})
 	}
 }

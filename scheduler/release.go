@@ -2,12 +2,14 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/observe"
 )
 
 // releases sends the releases of runs that end together in batch calls
@@ -241,4 +243,35 @@ func (s *Scheduler) release(l *lease.Lease, res *runResult) func(context.Context
 		}
 	}
 	return nil
+}
+
+// end releases the lease of j's run and reports whether the run held it to
+// the end. A release that finds the lease no longer held, when the run had
+// not learnt of a loss (a force-release, or a lease lost on the backend,
+// that no extension or renewal noticed while the run went on), means the
+// run was not protected to its end: it counts as a lost lock (the
+// LockLost counter, JobLockLost with the release's error), and with the
+// ledger on, the record that the release completed with the outcome the
+// run knew is completed again as lock_lost. That costs one call more, on
+// this path only. ev is the run's event as the claim left it.
+func (s *Scheduler) end(j *Job, l *lease.Lease, ev Event, res *runResult) (held bool) {
+	err := l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
+	if !errors.Is(err, lockprovider.ErrLockLost) || errors.Is(l.Err(), lockprovider.ErrLockLost) {
+		return true
+	}
+	j.lockLost.Add(1)
+	ev.Err = err
+	s.emit(res.ctx, observe.JobLockLost, &ev)
+	if led := s.ledger(); led != nil {
+		rec := s.runEnd(l, res)
+		rec.Outcome, rec.Error = s.outcome(runResult{err: res.err, lost: true})
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.runCtx), s.lease.ReleaseTimeout)
+		defer cancel()
+		// The lease is gone, so the answer is ErrNotHeld; the record is
+		// written whatever the release answers.
+		if rerr := led.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: j.name, Owner: res.lease.Owner}, rec); rerr != nil && !errors.Is(rerr, lockprovider.ErrNotHeld) {
+			s.cfg.Logger.WarnContext(s.runCtx, "scheduler: recording a run whose lease was gone at its release", "job", j.name, "token", ev.Token, "err", rerr)
+		}
+	}
+	return false
 }

@@ -51,9 +51,9 @@ func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *cl
 		return
 	}
 	s.attempts(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev, res)
-	_ = l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
+	held := s.end(j, l, ev, res)
 	if s.obs != nil {
-		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l)
+		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l, held)
 		s.emit(res.ctx, observe.JobDone, &ev)
 	}
 }
@@ -224,7 +224,7 @@ func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) error {
 		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", "job", j.name, "tick", run.Tick, "token", run.Token, "err", err)
 	}
 	if s.obs != nil {
-		ev.Outcome = s.runOutcome(err, run.lease)
+		ev.Outcome = s.runOutcome(err, run.lease, true)
 		s.emit(ctx, observe.JobFinished, &ev)
 	}
 	return err

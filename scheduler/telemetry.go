@@ -66,9 +66,10 @@ func (o *hooks) call(ctx context.Context, f func(Event), e Event) {
 }
 
 // runOutcome classifies a run that returned err, for the observer; l is
-// the run's lease (nil for a job without Locked).
-func (s *Scheduler) runOutcome(err error, l *lease.Lease) string {
-	lost := l != nil && errors.Is(l.Err(), lockprovider.ErrLockLost)
+// the run's lease (nil for a job without Locked), and held is false when
+// its release found it gone (see Scheduler.end).
+func (s *Scheduler) runOutcome(err error, l *lease.Lease, held bool) string {
+	lost := !held || l != nil && errors.Is(l.Err(), lockprovider.ErrLockLost)
 	out, _ := s.outcome(runResult{err: err, lost: lost})
 	return string(out)
 }
