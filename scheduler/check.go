@@ -296,16 +296,35 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 	return out, nil
 }
 
-// stillHeld reports whether an open run may still be going: its lease is
-// in force with its token (read through the Inspector when there is one),
-// or, without an Inspector, it started less than AtMostFor ago.
+// stillHeld reads the job's lease through in (nil: no Inspector) for
+// Unfinished, and reports whether the open run r may still be going.
 func stillHeld(ctx context.Context, in lockprovider.Inspector, spec lockprovider.JobSpec, r lockprovider.RunRecord, now time.Time) (bool, error) {
-	if in == nil {
-		return spec.AtMostFor == 0 || now.Before(r.Started.Add(spec.AtMostFor)), nil
+	var lease *lockprovider.LeaseInfo
+	if in != nil {
+		info, err := in.Inspect(ctx, r.Job)
+		if err != nil {
+			return false, err
+		}
+		lease = &info
 	}
-	info, err := in.Inspect(ctx, r.Job)
-	if err != nil {
-		return false, err
+	return !Unfinished(r, spec, lease, now), nil
+}
+
+// Unfinished reports whether run, which has not ended, never will: its
+// process died, or lost the lease and did not record an end. lease is the
+// job's lease read after the run (lockprovider.Inspector): the run is
+// unfinished when the lease is no longer held with the run's token. With
+// no lease to read (nil), it is when the run started more than the job's
+// AtMostFor ago, unless the job renews its lease (auto_renew) or has no
+// AtMostFor. A run that has ended (Outcome not OutcomeRunning) is not
+// unfinished. Check, the baton CLI and the status page all decide it
+// here.
+func Unfinished(run lockprovider.RunRecord, spec lockprovider.JobSpec, lease *lockprovider.LeaseInfo, now time.Time) bool {
+	switch {
+	case run.Outcome != lockprovider.OutcomeRunning:
+		return false
+	case lease != nil:
+		return !lease.Held || lease.Token != run.Token
 	}
-	return info.Held && info.Token == r.Token, nil
+	return spec.AtMostFor > 0 && !slices.Contains(spec.Options, "auto_renew") && !now.Before(run.Started.Add(spec.AtMostFor))
 }

@@ -252,7 +252,16 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 	if err != nil {
 		return laneJobJSON{}, err
 	}
-	autoRenew := slices.Contains(s.Options, "auto_renew")
+	// The job's lease, read after its runs, tells an open run that is
+	// still going from one whose process died (scheduler.Unfinished).
+	var lease *lockprovider.LeaseInfo
+	if in, ok := j.b.Provider.(lockprovider.Inspector); ok && slices.ContainsFunc(runs, func(r lockprovider.RunRecord) bool { return r.Outcome == lockprovider.OutcomeRunning }) {
+		info, err := in.Inspect(ctx, s.Name)
+		if err != nil {
+			return laneJobJSON{}, err
+		}
+		lease = &info
+	}
 	// evidence is the earliest time the job is known to have existed: a
 	// tick before it is not counted as missed.
 	evidence := j.rj.KnownFrom(runs)
@@ -267,7 +276,7 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 			evidence = q.from
 		}
 	}
-	return layout(s, j.b.Name, j.rj.Replicas, runs, evidence, q, now, h.cfg.Grace, autoRenew), nil
+	return layout(s, j.b.Name, j.rj.Replicas, runs, evidence, q, now, h.cfg.Grace, lease), nil
 }
 
 // firstTick returns the job's first tick at or after t, or the zero time.
@@ -279,9 +288,10 @@ func firstTick(s lockprovider.JobSpec, t time.Time) time.Time {
 	return sched.Next(t.Add(-time.Nanosecond))
 }
 
-// layout places runs in lanes and buckets. It only computes.
+// layout places runs in lanes and buckets. It only computes; lease is the
+// job's lease read after runs, nil when there is none to read.
 func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lockprovider.RunRecord,
-	evidence time.Time, q timelineQuery, now time.Time, grace time.Duration, autoRenew bool) laneJobJSON {
+	evidence time.Time, q timelineQuery, now time.Time, grace time.Duration, lease *lockprovider.LeaseInfo) laneJobJSON {
 	lj := laneJobJSON{Backend: backend, Job: s.Name, Schedule: s.Schedule, Counts: map[string]int{}}
 	span := q.to.Sub(q.from)
 	bucket := func(t time.Time) int {
@@ -321,7 +331,7 @@ func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lo
 	lj.Lanes = lanes
 	lane := func(r lockprovider.RunRecord) int { i, _ := slices.BinarySearch(lanes, r.LockedBy); return i }
 	class := func(r lockprovider.RunRecord) string {
-		if r.Outcome == lockprovider.OutcomeRunning && !autoRenew && s.AtMostFor > 0 && now.After(r.Started.Add(s.AtMostFor)) {
+		if scheduler.Unfinished(r, s, lease, now) {
 			return unfinished
 		}
 		return r.Outcome.String()

@@ -46,11 +46,11 @@ type runJSON struct {
 }
 
 // abandoned reports whether run, read from b's ledger, never ended
-// although its lease did: it has no end, and the job's lease is not held
-// with its token. info is the job's lease as Inspect read it after the
-// ledger; without an Inspector (info nil) nothing is reported.
+// although its lease did (scheduler.Unfinished). info is the job's lease
+// as Inspect read it after the ledger; without an Inspector (info nil)
+// nothing is reported.
 func abandoned(info *lockprovider.LeaseInfo, run lockprovider.RunRecord) bool {
-	return info != nil && run.Outcome == lockprovider.OutcomeRunning && !(info.Held && info.Token == run.Token)
+	return info != nil && scheduler.Unfinished(run, lockprovider.JobSpec{}, info, time.Time{})
 }
 
 // jobLease reads the lease of job on b when some run of runs has not
