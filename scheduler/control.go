@@ -323,7 +323,11 @@ func (s *Scheduler) lookup(name, field string) (*Job, error) {
 	if j := s.jobs[name]; j != nil {
 		return j, nil
 	}
-	return nil, invalid(name, field, name, "is not a registered job", ErrUnknownJob, nil)
+	ve := invalid(name, field, name, "is not a registered job", ErrUnknownJob, nil)
+	if name == "" {
+		ve.Value = `""` // else the message names no job at all
+	}
+	return nil, ve
 }
 
 // track counts a goroutine that Shutdown and Close wait for, unless the
@@ -355,6 +359,9 @@ func (s *Scheduler) track() error {
 // only other instances register, store a run request instead
 // (lockprovider.Control.RequestRun, or baton jobs run).
 func (s *Scheduler) Trigger(ctx context.Context, name string) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	j, err := s.lookup(name, "Trigger")
 	if err != nil {
 		return err
@@ -717,6 +724,9 @@ func (s *Scheduler) ResumeCluster(ctx context.Context, name string) error {
 }
 
 func (s *Scheduler) setPaused(ctx context.Context, name string, paused bool) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	ctl := s.controlProvider()
 	if ctl == nil {
 		field := "PauseCluster"

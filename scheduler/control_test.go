@@ -604,8 +604,27 @@ func TestControlValidation(t *testing.T) {
 	if err := s.Trigger(t.Context(), "nope"); !errors.Is(err, scheduler.ErrUnknownJob) {
 		t.Errorf("Trigger of an unknown job: %v", err)
 	}
+	if err := s.Trigger(t.Context(), ""); !errors.Is(err, scheduler.ErrUnknownJob) || !strings.Contains(err.Error(), `Trigger "":`) {
+		t.Errorf("Trigger of an empty name: %v, want ErrUnknownJob naming \"\"", err)
+	}
 	if err := s.PauseCluster(t.Context(), ""); !errors.Is(err, lockprovider.ErrInvalidName) {
 		t.Errorf("PauseCluster of an empty name: %v", err)
+	}
+	// A nil ctx is bad input: a typed error, not a panic (Trigger used to
+	// panic on a goroutine of its own, which no recover of the caller's
+	// could catch).
+	var nilCtx context.Context
+	for name, err := range map[string]error{
+		"Trigger":       s.Trigger(nilCtx, "a"),
+		"PauseCluster":  s.PauseCluster(nilCtx, "a"),
+		"ResumeCluster": s.ResumeCluster(nilCtx, "a"),
+	} {
+		if !errors.Is(err, scheduler.ErrNilContext) || !errors.Is(err, scheduler.ErrInvalid) {
+			t.Errorf("%s(nil ctx): %v, want ErrNilContext", name, err)
+		}
+	}
+	if _, err := scheduler.Check(nilCtx, memory.New(nil), scheduler.CheckOptions{}); !errors.Is(err, scheduler.ErrNilContext) {
+		t.Errorf("Check(nil ctx): %v, want ErrNilContext", err)
 	}
 	bareS := newSched(t, bare{memory.New(nil)}, nil)
 	if err := bareS.PauseCluster(t.Context(), "a"); !errors.Is(err, scheduler.ErrControlNotSupported) {
@@ -622,6 +641,18 @@ func TestControlValidation(t *testing.T) {
 	}
 	if err := s.Remove("a"); !errors.Is(err, scheduler.ErrClosed) {
 		t.Errorf("Remove after Close: %v", err)
+	}
+	// Shutdown is a clean-up path: a nil ctx waits without bound, as
+	// Lock.Release's does.
+	if err := s.Shutdown(nilCtx); err != nil {
+		t.Errorf("Shutdown(nil ctx) after Close: %v", err)
+	}
+	fresh := newSched(t, memory.New(nil), nil)
+	if err := fresh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Shutdown(nilCtx); err != nil {
+		t.Errorf("Shutdown(nil ctx): %v", err)
 	}
 	if !strings.Contains(scheduler.ErrPaused.Error(), "paused") {
 		t.Error("ErrPaused does not say paused")
