@@ -107,10 +107,11 @@ func (b *Builder) Retry(n int, backoff time.Duration) *Builder {
 // they still contend for the same tick, and different across jobs, so
 // jobs due at the same instant spread their starts. The run's Tick stays
 // the scheduled time. Manual and catch-up runs are not delayed. d must be
-// positive and, for Every schedules, shorter than the period; for cron
-// schedules keep it shorter than the shortest gap between ticks, or a
-// delayed run may still be going at the next tick (which is then skipped
-// with ErrStillRunning on that instance).
+// positive and, for Every schedules, shorter than the period. For cron
+// schedules it is not checked: keep it shorter than the shortest gap
+// between ticks. Otherwise a tick's delayed claim may come after the next
+// tick's claim (whose delay was shorter), and that earlier tick is then
+// skipped with ErrStaleTick on every replica: it does not run.
 func (b *Builder) Jitter(d time.Duration) *Builder {
 	limit := lockprovider.MaxDuration
 	if e, ok := b.sched.(every); ok {

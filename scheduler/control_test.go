@@ -418,6 +418,70 @@ func TestJitter(t *testing.T) {
 	}
 }
 
+// A cron schedule's Jitter is not checked against the gaps between its
+// ticks: when a tick's delay outlasts the gap plus the next tick's delay,
+// the next tick is claimed first and the earlier one is refused as stale
+// on every replica, as docs/semantics.md says (it once said the next tick
+// would be skipped with ErrStillRunning).
+func TestCronJitterLongerThanGap(t *testing.T) {
+	for _, backend := range []string{"redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			const jit = 1900 * time.Millisecond
+			// A name and a tick, at least a second ahead, whose delay ends
+			// well after the next tick's (one second later) delay ends.
+			var job string
+			var late time.Time
+			first := time.Now().Truncate(time.Second).Add(2 * time.Second)
+			for i := 0; job == ""; i++ {
+				name := fmt.Sprintf("%s-%d", t.Name(), i)
+				for tick := first; tick.Before(first.Add(3 * time.Second)); tick = tick.Add(time.Second) {
+					if scheduler.JitterOf(name, tick, jit) > time.Second+scheduler.JitterOf(name, tick.Add(time.Second), jit)+300*time.Millisecond {
+						job, late = name, tick
+						break
+					}
+				}
+			}
+			var rec recorder
+			for i, p := range opsProviders(t, backend, 3) {
+				s := newSched(t, p, &scheduler.Config{LockedBy: fmt.Sprintf("replica-%d", i), Hooks: rec.hooks()})
+				_, err := s.Cron("* * * * * *").Locked(job, scheduler.AtMostFor(5*time.Second)).Jitter(jit).
+					Do(func(context.Context, scheduler.Run) error { return nil })
+				if err != nil {
+					t.Fatalf("Jitter longer than the cron gap: %v, want it accepted", err)
+				}
+				if err := s.Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			next := late.Add(time.Second)
+			waitFor(t, time.Until(next)+jit+5*time.Second, "the next tick's run", func() bool {
+				for _, ev := range rec.get("started") {
+					if ev.Tick.Equal(next) {
+						return true
+					}
+				}
+				return false
+			})
+			// The late tick's claims come after the next tick's grant.
+			waitFor(t, time.Until(late.Add(jit))+5*time.Second, "the late tick's refusals", func() bool {
+				n := 0
+				for _, ev := range rec.get("skipped") {
+					if ev.Tick.Equal(late) && errors.Is(ev.Err, scheduler.ErrStaleTick) {
+						n++
+					}
+				}
+				return n == 3
+			})
+			for _, ev := range rec.get("started") {
+				if ev.Tick.Equal(late) {
+					t.Errorf("tick %v ran, although the next tick was granted before its delayed claim", late)
+				}
+			}
+		})
+	}
+}
+
 // A local pause skips this instance's ticks with ErrPaused while the
 // other replicas keep running the job; Remove stops a job without
 // cancelling its run in progress.
