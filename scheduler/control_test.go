@@ -344,6 +344,11 @@ func TestRetry(t *testing.T) {
 			if lost := rec.get("lost"); len(lost) != 0 {
 				t.Errorf("lease lost during retries: %+v", lost)
 			}
+			// A manual run of a locked job is announced like a tick's claim,
+			// once per run however many attempts it makes.
+			if at := rec.get("attempt"); len(at) != 2 || !at[0].Manual || !at[1].Manual || !at[0].Tick.IsZero() {
+				t.Errorf("Attempt hooks %+v, want one per manual run, with Manual set and no tick", at)
+			}
 			led := p.(lockprovider.Ledger)
 			for name, want := range map[string]struct {
 				out  lockprovider.Outcome
