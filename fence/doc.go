@@ -40,7 +40,8 @@
 // redisfence's Guard.Set, Resource.DoContext and Value.WriteContext first
 // compare the lock's trust window with the clock, and refuse the write
 // without sending it (an error matching baton.ErrLockLost) once the window
-// has passed. This catches a holder resumed after a pause before the lock's
+// has passed, or (matching baton.ErrReleased) once the lock was released,
+// a resigned leader's term included. This catches a holder resumed after a pause before the lock's
 // own timer runs. It is no substitute for the token check: a pause between
 // the check and the write goes unnoticed by the writer, and the token stops
 // that write. A context that carries no lock skips the check.

@@ -127,6 +127,9 @@ var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the re
 // latest due tick is a paused one, reported missed. With no live instance
 // it returns the report and ErrNoInstances.
 func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOptions) (CheckReport, error) {
+	if ctx == nil {
+		return CheckReport{}, ErrNilContext
+	}
 	reg, ok1 := provider.(lockprovider.Registry)
 	led, ok2 := provider.(lockprovider.Ledger)
 	if !ok1 || !ok2 {

@@ -106,7 +106,7 @@ type Config struct {
 // event itself. Config.Observer sees the same events and more.
 type Hooks struct {
 	// Attempt (observe.JobAttempt): a locked job is about to try to
-	// acquire its lock for a tick.
+	// acquire its lock for a tick, or for a manual run (Event.Manual).
 	Attempt func(Event)
 	// Skipped (observe.JobSkipped): this instance does not run the tick. Event.Err says why;
 	// test it with errors.Is: ErrNotAcquired (held elsewhere),

@@ -107,10 +107,11 @@ func (b *Builder) Retry(n int, backoff time.Duration) *Builder {
 // they still contend for the same tick, and different across jobs, so
 // jobs due at the same instant spread their starts. The run's Tick stays
 // the scheduled time. Manual and catch-up runs are not delayed. d must be
-// positive and, for Every schedules, shorter than the period; for cron
-// schedules keep it shorter than the shortest gap between ticks, or a
-// delayed run may still be going at the next tick (which is then skipped
-// with ErrStillRunning on that instance).
+// positive and, for Every schedules, shorter than the period. For cron
+// schedules it is not checked: keep it shorter than the shortest gap
+// between ticks. Otherwise a tick's delayed claim may come after the next
+// tick's claim (whose delay was shorter), and that earlier tick is then
+// skipped with ErrStaleTick on every replica: it does not run.
 func (b *Builder) Jitter(d time.Duration) *Builder {
 	limit := lockprovider.MaxDuration
 	if e, ok := b.sched.(every); ok {
@@ -323,7 +324,11 @@ func (s *Scheduler) lookup(name, field string) (*Job, error) {
 	if j := s.jobs[name]; j != nil {
 		return j, nil
 	}
-	return nil, invalid(name, field, name, "is not a registered job", ErrUnknownJob, nil)
+	ve := invalid(name, field, name, "is not a registered job", ErrUnknownJob, nil)
+	if name == "" {
+		ve.Value = `""` // else the message names no job at all
+	}
+	return nil, ve
 }
 
 // track counts a goroutine that Shutdown and Close wait for, unless the
@@ -355,6 +360,9 @@ func (s *Scheduler) track() error {
 // only other instances register, store a run request instead
 // (lockprovider.Control.RequestRun, or baton jobs run).
 func (s *Scheduler) Trigger(ctx context.Context, name string) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	j, err := s.lookup(name, "Trigger")
 	if err != nil {
 		return err
@@ -717,6 +725,9 @@ func (s *Scheduler) ResumeCluster(ctx context.Context, name string) error {
 }
 
 func (s *Scheduler) setPaused(ctx context.Context, name string, paused bool) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	ctl := s.controlProvider()
 	if ctl == nil {
 		field := "PauseCluster"

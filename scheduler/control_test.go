@@ -344,6 +344,11 @@ func TestRetry(t *testing.T) {
 			if lost := rec.get("lost"); len(lost) != 0 {
 				t.Errorf("lease lost during retries: %+v", lost)
 			}
+			// A manual run of a locked job is announced like a tick's claim,
+			// once per run however many attempts it makes.
+			if at := rec.get("attempt"); len(at) != 2 || !at[0].Manual || !at[1].Manual || !at[0].Tick.IsZero() {
+				t.Errorf("Attempt hooks %+v, want one per manual run, with Manual set and no tick", at)
+			}
 			led := p.(lockprovider.Ledger)
 			for name, want := range map[string]struct {
 				out  lockprovider.Outcome
@@ -413,6 +418,70 @@ func TestJitter(t *testing.T) {
 			}
 			if !differ {
 				t.Error("jobs a and b got the same delay at every tick")
+			}
+		})
+	}
+}
+
+// A cron schedule's Jitter is not checked against the gaps between its
+// ticks: when a tick's delay outlasts the gap plus the next tick's delay,
+// the next tick is claimed first and the earlier one is refused as stale
+// on every replica, as docs/semantics.md says (it once said the next tick
+// would be skipped with ErrStillRunning).
+func TestCronJitterLongerThanGap(t *testing.T) {
+	for _, backend := range []string{"redis", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			const jit = 1900 * time.Millisecond
+			// A name and a tick, at least a second ahead, whose delay ends
+			// well after the next tick's (one second later) delay ends.
+			var job string
+			var late time.Time
+			first := time.Now().Truncate(time.Second).Add(2 * time.Second)
+			for i := 0; job == ""; i++ {
+				name := fmt.Sprintf("%s-%d", t.Name(), i)
+				for tick := first; tick.Before(first.Add(3 * time.Second)); tick = tick.Add(time.Second) {
+					if scheduler.JitterOf(name, tick, jit) > time.Second+scheduler.JitterOf(name, tick.Add(time.Second), jit)+300*time.Millisecond {
+						job, late = name, tick
+						break
+					}
+				}
+			}
+			var rec recorder
+			for i, p := range opsProviders(t, backend, 3) {
+				s := newSched(t, p, &scheduler.Config{LockedBy: fmt.Sprintf("replica-%d", i), Hooks: rec.hooks()})
+				_, err := s.Cron("* * * * * *").Locked(job, scheduler.AtMostFor(5*time.Second)).Jitter(jit).
+					Do(func(context.Context, scheduler.Run) error { return nil })
+				if err != nil {
+					t.Fatalf("Jitter longer than the cron gap: %v, want it accepted", err)
+				}
+				if err := s.Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			next := late.Add(time.Second)
+			waitFor(t, time.Until(next)+jit+5*time.Second, "the next tick's run", func() bool {
+				for _, ev := range rec.get("started") {
+					if ev.Tick.Equal(next) {
+						return true
+					}
+				}
+				return false
+			})
+			// The late tick's claims come after the next tick's grant.
+			waitFor(t, time.Until(late.Add(jit))+5*time.Second, "the late tick's refusals", func() bool {
+				n := 0
+				for _, ev := range rec.get("skipped") {
+					if ev.Tick.Equal(late) && errors.Is(ev.Err, scheduler.ErrStaleTick) {
+						n++
+					}
+				}
+				return n == 3
+			})
+			for _, ev := range rec.get("started") {
+				if ev.Tick.Equal(late) {
+					t.Errorf("tick %v ran, although the next tick was granted before its delayed claim", late)
+				}
 			}
 		})
 	}
@@ -604,8 +673,27 @@ func TestControlValidation(t *testing.T) {
 	if err := s.Trigger(t.Context(), "nope"); !errors.Is(err, scheduler.ErrUnknownJob) {
 		t.Errorf("Trigger of an unknown job: %v", err)
 	}
+	if err := s.Trigger(t.Context(), ""); !errors.Is(err, scheduler.ErrUnknownJob) || !strings.Contains(err.Error(), `Trigger "":`) {
+		t.Errorf("Trigger of an empty name: %v, want ErrUnknownJob naming \"\"", err)
+	}
 	if err := s.PauseCluster(t.Context(), ""); !errors.Is(err, lockprovider.ErrInvalidName) {
 		t.Errorf("PauseCluster of an empty name: %v", err)
+	}
+	// A nil ctx is bad input: a typed error, not a panic (Trigger used to
+	// panic on a goroutine of its own, which no recover of the caller's
+	// could catch).
+	var nilCtx context.Context
+	for name, err := range map[string]error{
+		"Trigger":       s.Trigger(nilCtx, "a"),
+		"PauseCluster":  s.PauseCluster(nilCtx, "a"),
+		"ResumeCluster": s.ResumeCluster(nilCtx, "a"),
+	} {
+		if !errors.Is(err, scheduler.ErrNilContext) || !errors.Is(err, scheduler.ErrInvalid) {
+			t.Errorf("%s(nil ctx): %v, want ErrNilContext", name, err)
+		}
+	}
+	if _, err := scheduler.Check(nilCtx, memory.New(nil), scheduler.CheckOptions{}); !errors.Is(err, scheduler.ErrNilContext) {
+		t.Errorf("Check(nil ctx): %v, want ErrNilContext", err)
 	}
 	bareS := newSched(t, bare{memory.New(nil)}, nil)
 	if err := bareS.PauseCluster(t.Context(), "a"); !errors.Is(err, scheduler.ErrControlNotSupported) {
@@ -622,6 +710,18 @@ func TestControlValidation(t *testing.T) {
 	}
 	if err := s.Remove("a"); !errors.Is(err, scheduler.ErrClosed) {
 		t.Errorf("Remove after Close: %v", err)
+	}
+	// Shutdown is a clean-up path: a nil ctx waits without bound, as
+	// Lock.Release's does.
+	if err := s.Shutdown(nilCtx); err != nil {
+		t.Errorf("Shutdown(nil ctx) after Close: %v", err)
+	}
+	fresh := newSched(t, memory.New(nil), nil)
+	if err := fresh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Shutdown(nilCtx); err != nil {
+		t.Errorf("Shutdown(nil ctx): %v", err)
 	}
 	if !strings.Contains(scheduler.ErrPaused.Error(), "paused") {
 		t.Error("ErrPaused does not say paused")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -18,6 +19,11 @@ var ErrLockLost = lockprovider.ErrLockLost
 // the cause of a running job's context when Shutdown's deadline passed or
 // Close was called.
 var ErrClosed = errors.New("scheduler: closed")
+
+// ErrNilContext is returned by Trigger, PauseCluster, ResumeCluster and
+// Check for a nil context, instead of a panic. It is the same
+// value as baton.ErrNilContext and matches ErrInvalid.
+var ErrNilContext = baton.ErrNilContext
 
 // ErrStillRunning is the reason a tick is skipped when the previous run of
 // the same job on this instance has not returned yet.

@@ -212,8 +212,12 @@ func (s *Scheduler) stopTicking() {
 // Shutdown stops firing new ticks and waits for running jobs to return and
 // release their locks. When ctx is done first, it cancels the jobs'
 // contexts (cause ErrClosed), waits for them to return, and returns
-// ctx.Err(). Later calls return at once after the first completes.
+// ctx.Err(). Later calls return at once after the first completes. A nil
+// ctx counts as context.Background (no bound on the wait).
 func (s *Scheduler) Shutdown(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background() // as Lock.Release: a clean-up path must not panic or be skipped
+	}
 	s.stopTicking()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

@@ -86,7 +86,7 @@ func (c *cli) controls() []backend {
 // instance registered it.
 func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bool) int {
 	if err := lockprovider.ValidateName(job); err != nil {
-		fmt.Fprintf(c.stderr, "baton: %v\n", err)
+		fmt.Fprintln(c.stderr, err) // the error starts with "baton: " already
 		return exitUsage
 	}
 	var out []requestJSON

@@ -157,7 +157,9 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 		t.Errorf("%d scheduled runs in %v at one per %v: the requests disturbed the ticks", n, time.Since(start), iv)
 	}
 	wantCode(t, 3, "", append([]string{"jobs", "run", "no-such-job"}, args...)...)
-	wantCode(t, 2, "", append([]string{"jobs", "run", "a\x01b"}, args...)...)
+	if _, errs, code := baton(t, "", append([]string{"jobs", "run", "a\x01b"}, args...)...); code != 2 || strings.Count(errs, "baton: ") != 1 {
+		t.Errorf("jobs run of an invalid name: exit %d, stderr %q; want 2 and one \"baton: \" prefix", code, errs)
+	}
 	wantCode(t, 2, "", append([]string{"jobs", "run"}, args...)...)
 	// A pause of a name nothing knows still sets the flag, with a warning.
 	if _, errs, code := baton(t, "", append([]string{"jobs", "pause", "no-such-job"}, args...)...); code != 0 || !strings.Contains(errs, "warning") {
