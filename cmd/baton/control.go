@@ -179,6 +179,20 @@ func (c *cli) jobPause(ctx context.Context, job string, paused bool) int {
 		if !known {
 			fmt.Fprintf(c.stderr, "baton: warning: no live scheduler instance registers job %q and no ledger has a run of it; paused anyway (a replica that registers it later honours the flag)\n", job)
 		}
+	} else {
+		// Resuming is idempotent, but a misspelt name would leave the
+		// real job paused: say when no backend has the name paused.
+		found := false
+		for _, b := range bs {
+			names, err := pausedJobs(ctx, b)
+			if err != nil {
+				return c.fail(b, "read control state", err)
+			}
+			found = found || slices.Contains(names, job)
+		}
+		if !found {
+			fmt.Fprintf(c.stderr, "baton: warning: job %q is not paused on any backend; nothing to resume\n", job)
+		}
 	}
 	var out []pausedJSON
 	for _, b := range bs {

@@ -165,7 +165,14 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 	if _, errs, code := baton(t, "", append([]string{"jobs", "pause", "no-such-job"}, args...)...); code != 0 || !strings.Contains(errs, "warning") {
 		t.Errorf("jobs pause of an unknown job: exit %d, stderr %q; want 0 and a warning", code, errs)
 	}
-	wantCode(t, 0, "", append([]string{"jobs", "resume", "no-such-job"}, args...)...)
+	// Resuming it clears the flag, quietly; resuming it again (or a
+	// misspelt name) warns that nothing was paused.
+	if _, errs, code := baton(t, "", append([]string{"jobs", "resume", "no-such-job"}, args...)...); code != 0 || strings.Contains(errs, "warning") {
+		t.Errorf("jobs resume of a paused name: exit %d, stderr %q; want 0 and no warning", code, errs)
+	}
+	if _, errs, code := baton(t, "", append([]string{"jobs", "resume", "no-such-job"}, args...)...); code != 0 || !strings.Contains(errs, "not paused") {
+		t.Errorf("jobs resume of a name not paused: exit %d, stderr %q; want 0 and a warning", code, errs)
+	}
 	if _, errs, _ := baton(t, "", append([]string{"jobs", "pause", "job"}, args...)...); strings.Contains(errs, "warning") {
 		t.Errorf("jobs pause of a registered job warned: %q", errs)
 	}
