@@ -56,8 +56,9 @@ var (
 	// nil or zero Locker. It is a *ValidationError.
 	ErrNilProvider error = &ValidationError{Field: "provider", Value: "nil", Reason: "must not be nil", Err: ErrInvalid}
 	// ErrNilContext is returned by TryAcquire and Acquire for a nil
-	// context. It is a *ValidationError.
-	ErrNilContext error = &ValidationError{Field: "ctx", Value: "nil", Reason: "must not be nil (use context.Background)", Err: ErrInvalid}
+	// context. It is a *ValidationError, the same value as
+	// lockprovider.ErrNilContext, which providers return.
+	ErrNilContext = lockprovider.ErrNilContext
 )
 
 // ValidationError reports which input was rejected and why.

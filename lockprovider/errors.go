@@ -1,6 +1,7 @@
 package lockprovider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,6 +43,22 @@ var (
 	ErrInvalidOwner    = fmt.Errorf("%w: owner token", ErrInvalid)
 	ErrInvalidDuration = fmt.Errorf("%w: duration", ErrInvalid)
 )
+
+// ErrNilContext is what every function and method of the module that takes
+// a context returns for a nil one, before touching a backend: drivers
+// dereference the context and would panic. It is a *ValidationError for
+// the field "ctx" and matches ErrInvalid. Package baton, scheduler and
+// ratelimit re-export this same value.
+var ErrNilContext error = &ValidationError{Field: "ctx", Value: "nil", Reason: "must not be nil (use context.Background)", Err: ErrInvalid}
+
+// CheckContext returns ErrNilContext for a nil ctx and nil otherwise.
+// Providers call it first in every method that takes a context.
+func CheckContext(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
+	return nil
+}
 
 // ValidationError reports which input was rejected and why. It is the one
 // validation error type of the module: package baton, scheduler, ratelimit

@@ -31,8 +31,9 @@ var (
 	// *lockprovider.ValidationError.
 	ErrNilProvider error = &lockprovider.ValidationError{Field: "provider", Value: "nil", Reason: "must not be nil (make a Limiter with New)", Err: lockprovider.ErrInvalid}
 	// ErrNilContext is returned for a nil context. It is a
-	// *lockprovider.ValidationError.
-	ErrNilContext error = &lockprovider.ValidationError{Field: "ctx", Value: "nil", Reason: "must not be nil (use context.Background)", Err: lockprovider.ErrInvalid}
+	// *lockprovider.ValidationError, the same value as
+	// lockprovider.ErrNilContext.
+	ErrNilContext = lockprovider.ErrNilContext
 )
 
 // Limiter limits keys with one or more limits, checked and charged together

@@ -52,10 +52,6 @@ var ErrZero error = &lockprovider.ValidationError{
 	Field: "Lock", Value: `""`, Reason: "is the zero value; obtain a lock from a Locker", Err: lockprovider.ErrInvalid,
 }
 
-var errNilContext error = &lockprovider.ValidationError{
-	Field: "ctx", Value: "nil", Reason: "must not be nil (use context.Background)", Err: lockprovider.ErrInvalid,
-}
-
 // Observer receives the duration of every provider round trip a Lease makes.
 type Observer interface{ Observe(time.Duration) }
 
@@ -364,7 +360,7 @@ func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 		return ErrZero
 	}
 	if ctx == nil {
-		return errNilContext
+		return lockprovider.ErrNilContext
 	}
 	if err := lockprovider.ValidateDurations(d, 0); err != nil {
 		return err
