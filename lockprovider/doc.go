@@ -46,6 +46,11 @@
 // The sentinels' texts carry no package prefix: the caller wraps them once
 // with its operation and the lock name.
 //
+// A nil context is bad input too: every provider method that takes one
+// returns ErrNilContext (a *ValidationError matching ErrInvalid) before it
+// touches the backend, whose driver would panic on it; CheckContext is the
+// check. A method that returns a stop func returns a no-op one with it.
+//
 // # Round trips and concurrency
 //
 // Every operation is one round trip to the backend (one script, one

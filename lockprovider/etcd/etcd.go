@@ -293,6 +293,9 @@ const maxAttempts = 4
 // rounds differently), then decides in one transaction. The token is the
 // revision of that transaction.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := ap.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -439,6 +442,9 @@ func ownerCmps(key, owner string, live bool, now int64) []clientv3.Cmp {
 // lengths, and one transaction that moves the lease onto them if the owner
 // still holds it and its Until has not passed.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := ep.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -490,6 +496,9 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 // yet (its TTL was rounded up) is deleted too, and reported as ErrNotHeld:
 // it was no longer the caller's to rely on.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := rp.Validate(); err != nil {
 		return err
 	}

@@ -16,6 +16,9 @@ import (
 
 // Inspect implements lockprovider.Inspector with one read-only transaction.
 func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -34,6 +37,9 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 // List implements lockprovider.Inspector with one read-only transaction
 // over the provider's prefix.
 func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	opCtx, cancel := p.op(ctx)
 	defer cancel()
 	dirs := []string{lockDir, holdDir, recDir, tickDir}

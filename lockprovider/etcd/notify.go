@@ -52,6 +52,9 @@ func (n *notifier) init(p *Provider) {
 // that lapsed. Waiting for the confirmation is bounded by ctx and
 // Config.Timeout.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
 	}

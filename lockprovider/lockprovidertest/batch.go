@@ -40,6 +40,7 @@ func RunBatch(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider
 		{"TickPerName", testBatchTick},
 		{"Validation", testBatchValidation},
 		{"Context", testBatchContext},
+		{"NilContext", testBatchNilContext},
 		{"Exclusion", testBatchExclusion},
 		{"Ledger", testBatchLedger},
 		{"LedgerRelease", testBatchLedgerRelease},

@@ -14,6 +14,7 @@ func contextCases() []testCase {
 		{"ExpiredDeadlineAcquire", func(e *env) { e.testDoneAcquire(pastDeadline(e), context.DeadlineExceeded) }},
 		{"CancelledExtendRelease", func(e *env) { e.testDoneExtendRelease(cancelled(e.ctx), context.Canceled) }},
 		{"ExpiredDeadlineExtendRelease", func(e *env) { e.testDoneExtendRelease(pastDeadline(e), context.DeadlineExceeded) }},
+		{"NilContext", testNilContext},
 	}
 }
 

@@ -27,6 +27,7 @@ func RunControl(t *testing.T, newProvider func(t *testing.T) lockprovider.Provid
 		{"Watch", testControlWatch},
 		{"Validation", testControlValidation},
 		{"DoneContext", testControlDone},
+		{"NilContext", testControlNilContext},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -30,6 +30,10 @@
 // implemented: every item of ReleaseBatch behaves as Release of that
 // item; and BatchLedger when implemented: AcquireRunBatch opens each
 // run as AcquireRun, ReleaseRunBatch completes it as ReleaseRun.
+// Each of these suites, and RunRate, has a NilContext case: every method
+// of the capability it covers, given a nil context and otherwise valid
+// arguments, returns an error matching lockprovider.ErrNilContext (and
+// ErrInvalid), does not panic, and changes nothing.
 // BenchLedger measures what the ledger adds to a scheduled claim and
 // release.
 //
@@ -74,7 +78,10 @@
 //     shells work.
 //   - Context: a cancelled context and one past its deadline make Acquire,
 //     Extend and Release return an error matching the context's error, and
-//     leave no lease behind (or the lease unchanged).
+//     leave no lease behind (or the lease unchanged). A nil context makes
+//     Acquire, Extend, Release, and NotifyRelease, Inspect and List when
+//     implemented, return an error matching lockprovider.ErrNilContext
+//     (and ErrInvalid) without a panic, and changes nothing.
 //   - Exclusion: 100 goroutines race for one free name and exactly one wins;
 //     workers on two names complete read-sleep-write increments of counters
 //     protected only by the lease, with exact final counts, no overlapping
@@ -106,8 +113,9 @@
 //   - ReserveAndRefund: TokenBucket and GCRA book ahead within MaxDelay,
 //     refuse beyond it without booking, and give units back up to the
 //     capacity.
-//   - Validation, Context: every rule of RateRequest.Validate and a done
-//     context fail with the right error and charge nothing.
+//   - Validation, Context, NilContext: every rule of RateRequest.Validate,
+//     a done context and a nil one fail with the right error and charge
+//     nothing.
 //   - ConcurrentExact: 128 concurrent requests admit exactly the capacity.
 //   - StateExpires: a drained key is full again after ResetAfter.
 //   - Bounds: many times the limit offered for three seconds never breaks

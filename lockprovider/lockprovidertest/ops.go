@@ -22,6 +22,7 @@ func RunAdmin(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider
 		{"MinHoldReported", testMinHoldReported},
 		{"Ping", testPing},
 		{"ResetRate", testResetRate},
+		{"NilContext", testAdminNilContext},
 	})
 }
 
@@ -36,6 +37,7 @@ func RunLedger(t *testing.T, newProvider func(t *testing.T) lockprovider.Provide
 		{"QueryRangeAndOrder", testLedgerQuery},
 		{"Retention", testLedgerRetention},
 		{"Validation", testLedgerValidation},
+		{"NilContext", testLedgerNilContext},
 	})
 }
 
@@ -48,6 +50,7 @@ func RunRegistry(t *testing.T, newProvider func(t *testing.T) lockprovider.Provi
 		{"Expiry", testRegistryExpiry},
 		{"HeartbeatAndDeregister", testRegistryHeartbeat},
 		{"Validation", testRegistryValidation},
+		{"NilContext", testRegistryNilContext},
 	})
 }
 

@@ -51,6 +51,7 @@ func rateCases() []rateCase {
 		{"ReserveAndRefund", (*rateEnv).testReserve},
 		{"Validation", (*rateEnv).testRateValidation},
 		{"Context", (*rateEnv).testRateContext},
+		{"NilContext", (*rateEnv).testRateNilContext},
 		{"ConcurrentExact", (*rateEnv).testConcurrent},
 		{"StateExpires", (*rateEnv).testExpires},
 		{"Bounds", (*rateEnv).testBounds},

@@ -15,12 +15,18 @@ var (
 // AcquireBatch implements lockprovider.BatchAcquirer: Acquire for each
 // item in turn, so every item has exactly Acquire's semantics.
 func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	return p.batch(ps, func(ap lockprovider.AcquireParams) (lockprovider.Lease, error) { return p.Acquire(ctx, ap) })
 }
 
 // AcquireRunBatch implements lockprovider.BatchLedger: AcquireRun for each
 // item in turn.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := run.Validate(); err != nil {
 		return nil, err
 	}
@@ -46,6 +52,9 @@ func (p *Provider) batch(ps []lockprovider.AcquireParams, acquire func(lockprovi
 // ReleaseBatch implements lockprovider.BatchReleaser: Release for each
 // item in turn.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	errs, err := lockprovider.ValidateReleaseBatch(ps)
 	return releaseEach(errs, err, func(i int) error { return p.Release(ctx, ps[i]) })
 }
@@ -53,6 +62,9 @@ func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 // ReleaseRunBatch implements lockprovider.BatchLedger: ReleaseRun for
 // each item in turn.
 func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	errs, err := lockprovider.ValidateReleaseRunBatch(ps, ends)
 	return releaseEach(errs, err, func(i int) error { return p.ReleaseRun(ctx, ps[i], ends[i]) })
 }

@@ -21,6 +21,9 @@ var _ lockprovider.Control = (*Provider)(nil)
 
 // SetPaused implements lockprovider.Control.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateName(job); err != nil {
 		return err
 	}
@@ -44,6 +47,9 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control.
 func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
 	if err := r.Validate(); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
@@ -66,6 +72,9 @@ func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (l
 
 // ClaimRun implements lockprovider.Control.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
 	if err := lockprovider.ValidateRunRequestID(id); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
@@ -87,6 +96,9 @@ func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunReq
 
 // ControlState implements lockprovider.Control.
 func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.ControlState{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return lockprovider.ControlState{}, err
 	}
@@ -108,6 +120,9 @@ func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState,
 
 // WatchControl implements lockprovider.Control.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateWatch(ch); err != nil {
 		return nil, err
 	}

@@ -73,6 +73,9 @@ func (r *record) held(now time.Time) bool {
 
 // Acquire implements lockprovider.Provider.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := ap.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -116,6 +119,9 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 
 // Extend implements lockprovider.Provider.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := ep.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -136,6 +142,9 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 
 // Release implements lockprovider.Provider.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := rp.Validate(); err != nil {
 		return err
 	}
@@ -168,6 +177,9 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 // leaves the lease in force until its AtLeastFor bound is not announced,
 // since the name is not free yet; like expiry, waiters find it by polling.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -198,6 +210,9 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 
 // Inspect implements lockprovider.Inspector.
 func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -216,6 +231,9 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 // List implements lockprovider.Inspector. It reports every name ever
 // granted, sorted by name.
 func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,9 @@ var (
 
 // ForceRelease implements lockprovider.Admin.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -60,6 +63,9 @@ func (p *Provider) wakeLocked(name string) {
 
 // ResetRate implements lockprovider.Admin.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateName(key); err != nil {
 		return err
 	}
@@ -78,10 +84,18 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 }
 
 // Ping implements lockprovider.Admin.
-func (p *Provider) Ping(ctx context.Context) error { return ctx.Err() }
+func (p *Provider) Ping(ctx context.Context) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
 
 // ListRates implements lockprovider.RateLister.
 func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -111,6 +125,9 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 
 // AcquireRun implements lockprovider.Ledger.
 func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := run.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -141,6 +158,9 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 
 // ReleaseRun implements lockprovider.Ledger.
 func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := end.Validate(); err != nil {
 		return err
 	}
@@ -186,6 +206,9 @@ func trimRuns(runs []lockprovider.RunRecord, r lockprovider.Retention, now time.
 
 // Runs implements lockprovider.Ledger.
 func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
@@ -207,6 +230,9 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 
 // LastRuns implements lockprovider.Ledger.
 func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RunRecord{}, lockprovider.RunRecord{}, err
+	}
 	if err := lockprovider.ValidateName(job); err != nil {
 		return last, lastSuccess, err
 	}
@@ -230,6 +256,9 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry.
 func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := inst.Validate(ttl); err != nil {
 		return err
 	}
@@ -247,6 +276,9 @@ func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl
 
 // Heartbeat implements lockprovider.Registry.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
@@ -272,6 +304,9 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
@@ -286,6 +321,9 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 
 // Instances implements lockprovider.Registry.
 func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -45,6 +45,9 @@ var _ lockprovider.RateLimiter = (*Provider)(nil)
 // RateLimit implements lockprovider.RateLimiter. The provider's clock
 // (Config.Now) is the server clock.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RateResult{}, err
+	}
 	if err := r.Validate(); err != nil {
 		return lockprovider.RateResult{}, err
 	}

@@ -107,12 +107,18 @@ const batchFinal = "\nSELECT i.ord,"
 // (batch_acquire.sql). A row another session has locked is not waited
 // for: its item gets ErrNotAcquired, as Acquire's does.
 func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	return p.batch(ctx, ps, nil)
 }
 
 // AcquireRunBatch implements lockprovider.BatchLedger in the same one
 // statement: each grant also inserts its run row as AcquireRun does.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := run.Validate(); err != nil {
 		return nil, err
 	}
@@ -194,6 +200,9 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 // release.sql's UPDATE over arrays of names and owners. An item whose row
 // it did not update was not held, as Release's ErrNotHeld.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	errs, err := lockprovider.ValidateReleaseBatch(ps)
 	return p.releaseBatch(ctx, ps, nil, errs, err)
 }
@@ -202,6 +211,9 @@ func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 // ReleaseBatch's, which also completes each item's run row as ReleaseRun
 // does.
 func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	errs, err := lockprovider.ValidateReleaseRunBatch(ps, ends)
 	return p.releaseBatch(ctx, ps, ends, errs, err)
 }

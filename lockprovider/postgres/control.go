@@ -53,6 +53,9 @@ func (q *controlQueries) render(p *Provider) error {
 // SetPaused implements lockprovider.Control in one statement, which also
 // announces the change to watchers. A flag lasts until it is cleared.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateName(job); err != nil {
 		return err
 	}
@@ -64,6 +67,9 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control in one statement.
 func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
 	if err := r.Validate(); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
@@ -79,6 +85,9 @@ func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (l
 
 // ClaimRun implements lockprovider.Control in one statement.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
 	if err := lockprovider.ValidateRunRequestID(id); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
@@ -98,6 +107,9 @@ func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunReq
 
 // ControlState implements lockprovider.Control in one statement.
 func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.ControlState{}, err
+	}
 	rows, err := p.db.Query(ctx, p.control.state)
 	if err != nil {
 		return lockprovider.ControlState{}, opError("control state", "", err)
@@ -128,6 +140,9 @@ func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState,
 // same reconnect behaviour, and the same ErrNoListener when the provider
 // cannot open one.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateWatch(ch); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/baton-go/baton/lockprovider"
 )
 
 // migrateLock serialises concurrent Migrate calls across processes: it is
@@ -21,6 +23,9 @@ const migrateLock = "SELECT pg_advisory_xact_lock(hashtext('github.com/baton-go/
 // order, as one simple-protocol statement batch (one implicit transaction;
 // inside the caller's transaction when the DB is a pgx.Tx).
 func (p *Provider) Migrate(ctx context.Context) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	var b strings.Builder
 	b.WriteString(migrateLock)
 	b.WriteString(";\n")

@@ -47,6 +47,9 @@ const (
 // connection breaks, the provider reconnects with backoff and wakes every
 // waiter, since releases may have been missed meanwhile.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
 	}

@@ -85,6 +85,9 @@ func (o *opsQueries) render(p *Provider) error {
 
 // ForceRelease implements lockprovider.Admin in one statement.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -111,6 +114,9 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 
 // ResetRate implements lockprovider.Admin in one statement.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateName(key); err != nil {
 		return err
 	}
@@ -122,6 +128,9 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 
 // Ping implements lockprovider.Admin.
 func (p *Provider) Ping(ctx context.Context) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	var one int
 	if err := p.db.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
 		return opError("ping", "", err)
@@ -131,6 +140,9 @@ func (p *Provider) Ping(ctx context.Context) error {
 
 // ListRates implements lockprovider.RateLister in one statement.
 func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := p.db.Query(ctx, p.ops.listRates)
 	if err != nil {
 		return nil, opError("list rates", "", err)
@@ -155,6 +167,9 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 // AcquireRun implements lockprovider.Ledger: acquire.sql with the run row
 // inserted and the retention applied, in one statement.
 func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := a.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -175,6 +190,9 @@ func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams,
 // completed, in one statement. The row is found by job and token; the
 // rest of end.Run is what AcquireRun stored.
 func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := r.Validate(); err != nil {
 		return err
 	}
@@ -215,6 +233,9 @@ func scanRun(row pgx.CollectableRow, extra ...any) (lockprovider.RunRecord, erro
 
 // Runs implements lockprovider.Ledger in one statement.
 func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
@@ -238,6 +259,9 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 
 // LastRuns implements lockprovider.Ledger in one statement.
 func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RunRecord{}, lockprovider.RunRecord{}, err
+	}
 	if err := lockprovider.ValidateName(job); err != nil {
 		return last, lastSuccess, err
 	}
@@ -263,6 +287,9 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry in one statement.
 func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := inst.Validate(ttl); err != nil {
 		return err
 	}
@@ -279,6 +306,9 @@ func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl
 
 // Heartbeat implements lockprovider.Registry in one statement.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
@@ -297,6 +327,9 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry in one statement.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
@@ -308,6 +341,9 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 
 // Instances implements lockprovider.Registry in one statement.
 func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := p.db.Query(ctx, p.ops.instances)
 	if err != nil {
 		return nil, opError("instances", "", err)

@@ -279,6 +279,9 @@ func renderMigrations(n names) ([]migration, error) {
 // ErrNotAcquired at once instead of waiting; so does a serialization
 // failure when db is a REPEATABLE READ or SERIALIZABLE transaction.
 func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := a.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -394,6 +397,9 @@ func opError(op, name string, err error) error {
 // per-grant tick), which is the lease's own tick when it was granted for
 // one.
 func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := e.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -426,6 +432,9 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 // Release implements lockprovider.Provider in one statement, which also
 // notifies waiters (see NotifyRelease) when the lease ends at once.
 func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := r.Validate(); err != nil {
 		return err
 	}
@@ -443,6 +452,9 @@ func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 
 // Inspect implements lockprovider.Inspector.
 func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -463,6 +475,9 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 // List implements lockprovider.Inspector. It reads the whole table, ordered
 // by name.
 func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := p.db.Query(ctx, p.listSQL)
 	if err != nil {
 		return nil, opError("list", "", err)

@@ -523,3 +523,16 @@ func TestOneStatementPerOperation(t *testing.T) {
 		return err
 	}, lockprovider.ErrNotHeld)
 }
+
+// The methods outside the lockprovider interfaces, which the conformance
+// suites do not reach, refuse a nil context too.
+func TestOwnMethodsNilContext(t *testing.T) {
+	p, _ := newProvider(t, nil)
+	var nilCtx context.Context
+	if err := p.Migrate(nilCtx); !errors.Is(err, lockprovider.ErrNilContext) {
+		t.Errorf("Migrate(nil): %v; want ErrNilContext", err)
+	}
+	if _, err := p.SweepRates(nilCtx); !errors.Is(err, lockprovider.ErrNilContext) {
+		t.Errorf("SweepRates(nil): %v; want ErrNilContext", err)
+	}
+}

@@ -29,6 +29,9 @@ var _ lockprovider.RateLimiter = (*Provider)(nil)
 // With a pgx.Tx as the DB, the decision takes part in the caller's
 // transaction and its row locks are held until that transaction ends.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RateResult{}, err
+	}
 	if err := r.Validate(); err != nil {
 		return lockprovider.RateResult{}, err
 	}
@@ -52,6 +55,9 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 // is optional (decisions sweep as they go) and safe to run concurrently
 // with decisions: rows other sessions hold are skipped.
 func (p *Provider) SweepRates(ctx context.Context) (int64, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return 0, err
+	}
 	var total int64
 	for {
 		tag, err := p.db.Exec(ctx, "DELETE FROM "+p.names.Rates+" WHERE ctid = ANY (ARRAY("+

@@ -48,12 +48,18 @@ var (
 // On a Ring, or a Client of another type, each item is its own script
 // call in one pipeline, since shards there need not follow slots.
 func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	return p.batch(ctx, ps, nil)
 }
 
 // AcquireRunBatch implements lockprovider.BatchLedger in the same calls as
 // AcquireBatch: each grant also opens its run record as AcquireRun does.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := run.Validate(); err != nil {
 		return nil, err
 	}
@@ -189,6 +195,9 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 // AcquireBatch would make for the same names: one script call on a single
 // node, one per hash slot in one pipeline on a Cluster.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	errs, err := lockprovider.ValidateReleaseBatch(ps)
 	return p.releaseBatch(ctx, ps, nil, errs, err)
 }
@@ -196,6 +205,9 @@ func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 // ReleaseRunBatch implements lockprovider.BatchLedger in the same calls as
 // ReleaseBatch: each item is ReleaseRun's script.
 func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	errs, err := lockprovider.ValidateReleaseRunBatch(ps, ends)
 	return p.releaseBatch(ctx, ps, ends, errs, err)
 }

@@ -31,6 +31,9 @@ func (p *Provider) controlKeys() (keys []string, channel string) {
 // paused jobs expires RecordTTL after the last pause: a flag older than
 // that lapses, and the job runs again.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateName(job); err != nil {
 		return err
 	}
@@ -47,6 +50,9 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control in one script call.
 func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
 	if err := r.Validate(); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
@@ -65,6 +71,9 @@ func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (l
 
 // ClaimRun implements lockprovider.Control in one script call.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RunRequest{}, err
+	}
 	if err := lockprovider.ValidateRunRequestID(id); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
@@ -86,6 +95,9 @@ func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunReq
 
 // ControlState implements lockprovider.Control in one script call.
 func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.ControlState{}, err
+	}
 	keys, ch := p.controlKeys()
 	v, err := controlScript.Run(ctx, p.client, keys, "state", ch).Slice()
 	if err != nil {
@@ -141,6 +153,9 @@ func parseRequest(id, s string) (lockprovider.RunRequest, bool) {
 // subscription to the control channel, carried by the provider's release
 // subscriptions (see NotifyRelease), with the same reconnect behaviour.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateWatch(ch); err != nil {
 		return nil, err
 	}

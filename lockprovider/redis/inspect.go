@@ -15,6 +15,9 @@ import (
 
 // Inspect implements lockprovider.Inspector in one script call.
 func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -62,6 +65,9 @@ func intField(v any) (int64, bool) {
 // work on the server and one round trip per name. Meant for operators, not
 // for hot paths.
 func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	keys, err := p.scanKeys(ctx, globEscape(p.prefix)+"{*")
 	if err != nil {
 		return nil, opError("list", "", err)

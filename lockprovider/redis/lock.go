@@ -14,6 +14,9 @@ import (
 
 // Acquire implements lockprovider.Provider in one script call.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := ap.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -79,6 +82,9 @@ func decodeAcquire(v any, ap lockprovider.AcquireParams, tick, atMost, atLeast i
 
 // Extend implements lockprovider.Provider in one script call.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := ep.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -103,6 +109,9 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 // resends a command whose reply timed out (Options.MaxRetries); a resent
 // release that had already succeeded reports ErrNotHeld.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := rp.Validate(); err != nil {
 		return err
 	}

@@ -109,6 +109,9 @@ func (n *notifier) init(c Client, log *slog.Logger) {
 // not answer: the subscription is opened, and closed by stop, on goroutines
 // of the provider, never by the caller.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
 	}

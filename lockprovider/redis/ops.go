@@ -59,6 +59,9 @@ var (
 
 // ForceRelease implements lockprovider.Admin in one script call.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -87,6 +90,9 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 
 // Ping implements lockprovider.Admin.
 func (p *Provider) Ping(ctx context.Context) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := adminScript.Run(ctx, p.client, []string{p.prefix + "ping"}, "ping").Err(); err != nil {
 		return opError("ping", "", err)
 	}
@@ -107,6 +113,9 @@ func (p *Provider) rateKeyBase(key string) string {
 // them, then deletes them in one script call; SCAN costs O(keys) on the
 // server, like List.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateName(key); err != nil {
 		return err
 	}
@@ -126,6 +135,9 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 // ListRates implements lockprovider.RateLister: a SCAN and one script call
 // per key. Meant for operators, not for hot paths.
 func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	base := p.prefix + "rl:{"
 	keys, err := p.scanKeys(ctx, globEscape(base)+"*")
 	if err != nil {
@@ -220,6 +232,9 @@ func flags(catchUp, manual bool) string {
 // AcquireRun implements lockprovider.Ledger: Acquire's own script with the
 // run's start record pushed onto the job's run list, in one call.
 func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := ap.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -335,6 +350,9 @@ func releaseRunArgs(owner string, end lockprovider.RunEnd) []any {
 // ReleaseRun implements lockprovider.Ledger: Release's own script with the
 // run's end record pushed, in one call.
 func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := rp.Validate(); err != nil {
 		return err
 	}
@@ -414,6 +432,9 @@ func parseRecord(job, s string) (rec lockprovider.RunRecord, ended, ok bool) {
 // Runs implements lockprovider.Ledger in one script call. The list holds
 // at most the retention's MaxRuns records, which bounds the work.
 func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
@@ -435,6 +456,9 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 
 // LastRuns implements lockprovider.Ledger in one script call.
 func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RunRecord{}, lockprovider.RunRecord{}, err
+	}
 	if err := lockprovider.ValidateName(job); err != nil {
 		return last, lastSuccess, err
 	}
@@ -461,6 +485,9 @@ func (p *Provider) registryKeys() []string {
 
 // Register implements lockprovider.Registry in one script call.
 func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := inst.Validate(ttl); err != nil {
 		return err
 	}
@@ -477,6 +504,9 @@ func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl
 
 // Heartbeat implements lockprovider.Registry in one script call.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
@@ -495,6 +525,9 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry in one script call.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
@@ -506,6 +539,9 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 
 // Instances implements lockprovider.Registry in one script call.
 func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "list").Slice()
 	if err != nil {
 		return nil, opError("instances", "", err)

@@ -62,6 +62,9 @@ var _ lockprovider.RateLimiter = (*Provider)(nil)
 // Valkey). They never call redis.replicate_commands, which some managed
 // services reject.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.RateResult{}, err
+	}
 	if err := r.Validate(); err != nil {
 		return lockprovider.RateResult{}, err
 	}

@@ -51,6 +51,9 @@ func (n *notifier) init(p *Provider) {
 // not happen within ctx and Config.Timeout. A release inside the lease's
 // at-least bound is announced only when the name becomes free.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
 	}

@@ -210,6 +210,9 @@ const migrateLock = "SELECT pg_advisory_xact_lock(hashtext('github.com/baton-go/
 // several processes at once. Adding the columns takes a short ACCESS
 // EXCLUSIVE lock on the table, during which Java lock statements wait.
 func (p *Postgres) Migrate(ctx context.Context) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	s, err := p.SchemaSQL()
 	if err != nil {
 		return err
@@ -244,6 +247,9 @@ func (p *Postgres) SchemaSQL() (string, error) {
 // presence of the extra columns. It also has the server resolve JavaZone.
 // After Check the provider is ready.
 func (p *Postgres) Check(ctx context.Context) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	rows, err := p.db.Query(ctx, mustSQL("columns.sql"), p.table)
 	if err != nil {
 		return fmt.Errorf("shedlock: check %s: %w", p.table, err)
@@ -334,6 +340,9 @@ func holderText(info, owner string) string {
 
 // Acquire implements lockprovider.Provider in one statement.
 func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := a.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -390,6 +399,9 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 
 // Extend implements lockprovider.Provider in one UPDATE.
 func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := e.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -419,6 +431,9 @@ func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 
 // Release implements lockprovider.Provider in one UPDATE.
 func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := r.Validate(); err != nil {
 		return err
 	}
@@ -440,6 +455,9 @@ func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 // the Java host as LockedBy and Token 0 unless a Go replica held the name
 // before.
 func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -455,6 +473,9 @@ func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.Lease
 
 // List implements lockprovider.Inspector: every row, ordered by name.
 func (p *Postgres) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	infos, err := p.read(ctx, nil)
 	if err != nil {
 		return nil, pgError("list", p.table, err)
@@ -494,6 +515,9 @@ func (p *Postgres) read(ctx context.Context, names []string) ([]lockprovider.Lea
 // PostgresConfig.PollInterval): Java replicas send no notifications, so
 // only reading the table sees their releases.
 func (p *Postgres) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -521,6 +545,9 @@ func (p *Postgres) states(ctx context.Context, names []string) (map[string]nameS
 // and before native replicas start; it is one statement and idempotent. It
 // returns the number of names carried over.
 func (p *Postgres) ExportTokens(ctx context.Context, nativeSchema, nativeTable string) (int64, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return 0, err
+	}
 	q, err := p.queries()
 	if err != nil {
 		return 0, err

@@ -345,3 +345,19 @@ func TestPostgresStaleTickDoesNotBlockNewTick(t *testing.T) {
 		t.Errorf("the new tick was refused in %d of 100 rounds; want 0", lost)
 	}
 }
+
+// The methods outside the lockprovider interfaces, which the conformance
+// suites do not reach, refuse a nil context too.
+func TestPostgresOwnMethodsNilContext(t *testing.T) {
+	p, _ := newPG(t, shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
+	var nilCtx context.Context
+	if err := p.Migrate(nilCtx); !errors.Is(err, lockprovider.ErrNilContext) {
+		t.Errorf("Migrate(nil): %v; want ErrNilContext", err)
+	}
+	if err := p.Check(nilCtx); !errors.Is(err, lockprovider.ErrNilContext) {
+		t.Errorf("Check(nil): %v; want ErrNilContext", err)
+	}
+	if _, err := p.ExportTokens(nilCtx, "", ""); !errors.Is(err, lockprovider.ErrNilContext) {
+		t.Errorf("ExportTokens(nil): %v; want ErrNilContext", err)
+	}
+}

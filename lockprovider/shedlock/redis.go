@@ -217,6 +217,9 @@ func ms(t int64) time.Time { return time.UnixMilli(t) }
 
 // Acquire implements lockprovider.Provider in one script call.
 func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := a.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -254,6 +257,9 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 
 // Extend implements lockprovider.Provider in one script call.
 func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.Lease{}, err
+	}
 	if err := e.Validate(); err != nil {
 		return lockprovider.Lease{}, err
 	}
@@ -283,6 +289,9 @@ func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockpr
 
 // Release implements lockprovider.Provider in one script call.
 func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -301,6 +310,9 @@ func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error
 // Java host and the time from its value, and the fencing token of the last
 // Go grant (0 if none).
 func (r *Redis) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return lockprovider.LeaseInfo{}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
@@ -352,6 +364,9 @@ func (r *Redis) read(ctx context.Context, name string) (lockprovider.LeaseInfo, 
 // configured prefix and environment. It SCANs every master (or shard) and
 // reads each name, so it is meant for operators, not hot paths.
 func (r *Redis) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
 	pattern := globEscape(r.base) + "*"
 	var (
 		mu    sync.Mutex
@@ -429,6 +444,9 @@ func globEscape(s string) string {
 // RedisConfig.PollInterval): ShedLock publishes nothing, so only reading
 // the keys sees a Java replica's release.
 func (r *Redis) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return func() {}, err
+	}
 	if err := lockprovider.ValidateName(name); err != nil {
 		return nil, err
 	}
