@@ -5,21 +5,21 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
 )
 
-// Definite outcomes, re-exported from lockprovider so that applications need
+// Definite outcomes, re-exported from batontype so that applications need
 // to import only baton. They are the same values: errors.Is matches either
 // spelling.
 var (
 	// ErrNotAcquired means another owner holds the lock.
-	ErrNotAcquired = lockprovider.ErrNotAcquired
+	ErrNotAcquired = batontype.ErrNotAcquired
 	// ErrNotHeld means the lease is no longer this owner's: it expired,
 	// was released, or passed to another owner.
-	ErrNotHeld = lockprovider.ErrNotHeld
+	ErrNotHeld = batontype.ErrNotHeld
 	// ErrUnavailable means the backend could not be reached or did not answer
 	// in time; it never matches ErrNotAcquired.
-	ErrUnavailable = lockprovider.ErrUnavailable
+	ErrUnavailable = batontype.ErrUnavailable
 )
 
 // Errors of the lock API.
@@ -29,7 +29,7 @@ var (
 	// ErrNotHeld), or the local trust window ended before a renewal
 	// succeeded. Extend on a lost lock returns it too. It is the same value
 	// as scheduler.ErrLockLost.
-	ErrLockLost = lockprovider.ErrLockLost
+	ErrLockLost = batontype.ErrLockLost
 	// ErrReleased is the cause of a Lock's Context after Release, and what
 	// Extend returns on a released lock.
 	ErrReleased = errors.New("baton: lock released")
@@ -48,21 +48,22 @@ var errLateGrant = fmt.Errorf("%w: granted after its trust window ended", ErrLoc
 // Bad input. Every validation error is a *ValidationError naming the field
 // and matches ErrInvalid (and the more specific sentinel) with errors.Is.
 var (
-	ErrInvalid         = lockprovider.ErrInvalid
-	ErrInvalidName     = lockprovider.ErrInvalidName
-	ErrInvalidDuration = lockprovider.ErrInvalidDuration
+	ErrInvalid         = batontype.ErrInvalid
+	ErrInvalidName     = batontype.ErrInvalidName
+	ErrInvalidDuration = batontype.ErrInvalidDuration
 	// ErrNilProvider is returned by NewLocker for a nil provider (also a
 	// typed nil, such as a nil *memory.Provider), and by the methods of a
-	// nil or zero Locker. It is a *ValidationError.
-	ErrNilProvider error = &ValidationError{Field: "provider", Value: "nil", Reason: "must not be nil", Err: ErrInvalid}
+	// nil or zero Locker. It is a *ValidationError, the same value as
+	// ratelimit.ErrNilProvider and batontype.ErrNilProvider.
+	ErrNilProvider = batontype.ErrNilProvider
 	// ErrNilContext is returned by TryAcquire and Acquire for a nil
 	// context. It is a *ValidationError, the same value as
-	// lockprovider.ErrNilContext, which providers return.
-	ErrNilContext = lockprovider.ErrNilContext
+	// batontype.ErrNilContext, which providers return.
+	ErrNilContext = batontype.ErrNilContext
 )
 
 // ValidationError reports which input was rejected and why.
-type ValidationError = lockprovider.ValidationError
+type ValidationError = batontype.ValidationError
 
 // definite reports whether err is an answer rather than an unknown outcome.
-func definite(err error) bool { return lockprovider.Definite(err) }
+func definite(err error) bool { return batontype.Definite(err) }

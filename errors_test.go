@@ -13,6 +13,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
@@ -108,7 +109,7 @@ func TestUnreachableBackendIsNotHeld(t *testing.T) {
 			// release after it. Otherwise the outcome is unknown and the
 			// Locker releases what it may have granted.
 			want := int64(1)
-			if lockprovider.NotSent(err) {
+			if batontype.NotSent(err) {
 				want = 0
 			} else if name == "postgres" {
 				t.Errorf("TryAcquire on a refused PostgreSQL dial: %v; want NotSent", err)

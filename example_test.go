@@ -98,7 +98,7 @@ func ExampleLock_Context() {
 		fmt.Println("finished")
 	}
 	// Output:
-	// true baton: lock lost: trust window ended
+	// true lock lost: trust window ended
 }
 
 // With AutoRenew the lease outlives its TTL for as long as the job runs.

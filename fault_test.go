@@ -12,6 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
@@ -591,7 +592,7 @@ func TestFaultDroppedAcquireReply(t *testing.T) {
 		start := time.Now()
 		_, err = l.TryAcquire(ctx, "dropped", &baton.AcquireOptions{AtMostFor: atMostFor})
 		t.Logf("TryAcquire with its reply dropped: %v after %v", err, time.Since(start).Round(time.Millisecond))
-		if err == nil || errors.Is(err, baton.ErrNotAcquired) || lockprovider.Definite(err) {
+		if err == nil || errors.Is(err, baton.ErrNotAcquired) || batontype.Definite(err) {
 			t.Errorf("TryAcquire with its reply dropped: %v; want an error of unknown outcome", err)
 		}
 		var b *baton.Lock

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
@@ -42,7 +43,7 @@ func TestNewLockerBadInput(t *testing.T) {
 	p := memory.New(nil)
 	for name, cfg := range map[string]baton.Config{
 		"negative TTL":            {AtMostFor: -time.Second},
-		"TTL too long":            {AtMostFor: lockprovider.MaxDuration + 1},
+		"TTL too long":            {AtMostFor: batontype.MaxDuration + 1},
 		"negative margin":         {SafetyMargin: -1},
 		"negative min backoff":    {MinBackoff: -1},
 		"negative max backoff":    {MaxBackoff: -1},
@@ -77,7 +78,7 @@ func TestAcquireBadInput(t *testing.T) {
 		sentinel error
 	}{
 		{"empty name", "", nil, baton.ErrInvalidName},
-		{"long name", strings.Repeat("n", lockprovider.MaxNameLen+1), nil, baton.ErrInvalidName},
+		{"long name", strings.Repeat("n", batontype.MaxNameLen+1), nil, baton.ErrInvalidName},
 		{"control character", "a\x00b", nil, baton.ErrInvalidName},
 		{"invalid UTF-8", "a\xffb", nil, baton.ErrInvalidName},
 		{"negative TTL", "x", &baton.AcquireOptions{AtMostFor: -time.Second}, baton.ErrInvalidDuration},
@@ -112,7 +113,7 @@ func TestAcquireBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Release(ctx)
-	for _, d := range []time.Duration{0, -time.Second, lockprovider.MaxDuration + 1} {
+	for _, d := range []time.Duration{0, -time.Second, batontype.MaxDuration + 1} {
 		mustValidation(t, "Extend "+d.String(), lock.Extend(ctx, d), baton.ErrInvalidDuration)
 	}
 	lockm, err := lm.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
@@ -185,7 +186,7 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 	if l.ttl == 0 {
 		l.ttl = DefaultAtMostFor
 	}
-	if err := lockprovider.ValidateDurations(l.ttl, 0); err != nil {
+	if err := batontype.ValidateDurations(l.ttl, 0); err != nil {
 		return nil, err
 	}
 	if l.minBackoff == 0 {
@@ -396,7 +397,7 @@ func (l *Locker) acquire(ctx context.Context, name string, opts *AcquireOptions)
 		switch {
 		case err == nil:
 			return lock, nil
-		case errors.Is(err, lockprovider.ErrNotAcquired):
+		case errors.Is(err, batontype.ErrNotAcquired):
 			// A repeat of an earlier request with this owner would have
 			// returned its grant: none of them holds the lock.
 			mayHold, anchor = false, time.Time{}
@@ -406,7 +407,7 @@ func (l *Locker) acquire(ctx context.Context, name string, opts *AcquireOptions)
 			// with a trust window anchored too late.
 			r.params.Owner = lockprovider.NewOwner()
 			mayHold, anchor = false, time.Time{}
-		case lockprovider.NotSent(err):
+		case batontype.NotSent(err):
 			// Nothing reached the backend; an outage may be brief.
 			l.log.DebugContext(ctx, "baton: backend unavailable; retrying", "lock_name", name, "err", err)
 		case definite(err):
@@ -415,13 +416,13 @@ func (l *Locker) acquire(ctx context.Context, name string, opts *AcquireOptions)
 			mayHold = true
 			l.log.DebugContext(ctx, "baton: acquire failed; retrying", "lock_name", name, "err", err)
 		}
-		if ctx.Err() == nil || last == nil || definite(err) && !lockprovider.NotSent(err) {
+		if ctx.Err() == nil || last == nil || definite(err) && !batontype.NotSent(err) {
 			// An attempt that ended with ctx and got no answer from the
 			// backend (sent or not) says less than the one before.
 			last = err
 		}
 		l.mu.Lock()
-		g.held = errors.Is(err, lockprovider.ErrNotAcquired)
+		g.held = errors.Is(err, batontype.ErrNotAcquired)
 		l.mu.Unlock()
 		if ctx.Err() != nil {
 			return nil, l.giveUp(ctx, r, mayHold, last, ctxErr(ctx))
@@ -488,11 +489,11 @@ func (l *Locker) try(ctx context.Context, r request, anchor time.Time) (*Lock, e
 	var netErr net.Error
 	switch {
 	case ctx.Err() == nil && cctx.Err() != nil:
-		err = &lockprovider.UnavailableError{Err: fmt.Errorf("no answer within CallTimeout %v: %w", l.callTimeout, err)}
+		err = &batontype.UnavailableError{Err: fmt.Errorf("no answer within CallTimeout %v: %w", l.callTimeout, err)}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		err = &lockprovider.UnavailableError{Err: fmt.Errorf("no answer before the deadline: %w", err)}
+		err = &batontype.UnavailableError{Err: fmt.Errorf("no answer before the deadline: %w", err)}
 	case ctx.Err() == nil && errors.As(err, &netErr):
-		err = &lockprovider.UnavailableError{Err: err}
+		err = &batontype.UnavailableError{Err: err}
 	}
 	if l.obs != nil {
 		l.attempted(ctx, r, start, err)
@@ -671,6 +672,6 @@ func (l *Locker) estimate() time.Duration { return time.Duration(l.rtt.Load()) }
 // answered reports whether err means the backend answered a request, so
 // that its duration is a round trip worth observing.
 func answered(err error) bool {
-	return err == nil || errors.Is(err, lockprovider.ErrNotAcquired) ||
-		errors.Is(err, lockprovider.ErrNotHeld) || errors.Is(err, lockprovider.ErrStaleTick)
+	return err == nil || errors.Is(err, batontype.ErrNotAcquired) ||
+		errors.Is(err, batontype.ErrNotHeld) || errors.Is(err, batontype.ErrStaleTick)
 }

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/observe"
 )
 
@@ -51,7 +52,7 @@ func outcome(err error) string {
 		return observe.OutcomeInvalid
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return observe.OutcomeCanceled
-	case errors.Is(err, ErrNotAcquired), errors.Is(err, lockprovider.ErrStaleTick):
+	case errors.Is(err, ErrNotAcquired), errors.Is(err, batontype.ErrStaleTick):
 		return observe.OutcomeRefused
 	case errors.Is(err, ErrUnavailable):
 		return observe.OutcomeUnavailable

@@ -1,8 +1,8 @@
 package fence
 
 import (
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/fence/internal/fencing"
-	"github.com/baton-go/baton/lockprovider"
 )
 
 // Outcomes of a fenced write, the same values for every target (Resource,
@@ -23,12 +23,12 @@ var (
 // Bad input. Each is wrapped by a *ValidationError naming the field; all
 // match ErrInvalid with errors.Is.
 var (
-	ErrInvalid      = lockprovider.ErrInvalid
+	ErrInvalid      = batontype.ErrInvalid
 	ErrInvalidToken = fencing.ErrInvalidToken
 )
 
 // ValidationError reports which input was rejected and why.
-type ValidationError = lockprovider.ValidationError
+type ValidationError = batontype.ValidationError
 
 // Shared with the backend packages, under the names this package's code
 // has always used.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -79,7 +80,7 @@ func New(p lockprovider.Provider, name string, cfg *Config) (*Election, error) {
 	if cfg != nil {
 		c = *cfg
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := batontype.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if c.AtMostFor < 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/leader"
@@ -306,7 +307,7 @@ func TestBadInput(t *testing.T) {
 		"empty name":         {"", nil},
 		"control character":  {"a\nb", nil},
 		"negative AtMostFor": {"x", &leader.Config{AtMostFor: -time.Second}},
-		"AtMostFor too long": {"x", &leader.Config{AtMostFor: lockprovider.MaxDuration + 1}},
+		"AtMostFor too long": {"x", &leader.Config{AtMostFor: batontype.MaxDuration + 1}},
 		"LockedBy control":   {"x", &leader.Config{LockedBy: "a\x00"}},
 	} {
 		var ve *baton.ValidationError

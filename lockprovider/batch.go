@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
+
+	"github.com/baton-go/baton/batontype"
 )
 
 // MaxBatch bounds the items of one AcquireBatch, AcquireRunBatch or
@@ -22,15 +24,15 @@ type BatchAcquirer interface {
 	// AcquireBatch is Provider.Acquire for each of ps, in as few round
 	// trips as the backend allows. Result i answers ps[i] exactly as
 	// Acquire(ctx, ps[i]) would have at some instant during the call:
-	// a lease, ErrNotAcquired, ErrStaleTick, a *ValidationError for that
+	// a lease, batontype.ErrNotAcquired, batontype.ErrStaleTick, a *batontype.ValidationError for that
 	// item alone (the others still proceed), or an error of unknown or
 	// unavailable outcome, which a failed round trip gives every item it
 	// carried. A name that appears more than once gets, at every
-	// occurrence after the first, a *ValidationError matching ErrInvalid
+	// occurrence after the first, a *batontype.ValidationError matching batontype.ErrInvalid
 	// and is not attempted again. The items are not atomic together:
 	// each name is granted or refused on its own.
 	//
-	// It returns a *ValidationError, and attempts nothing, when ps holds
+	// It returns a *batontype.ValidationError, and attempts nothing, when ps holds
 	// more than MaxBatch items; an empty ps returns no results.
 	AcquireBatch(ctx context.Context, ps []AcquireParams) ([]BatchResult, error)
 }
@@ -42,13 +44,13 @@ type BatchLedger interface {
 	// AcquireRunBatch is BatchAcquirer.AcquireBatch; each new grant
 	// also records a started run as Ledger.AcquireRun does, with run's
 	// flags and retention for every item. An invalid run is a
-	// *ValidationError for the call, and nothing is attempted.
+	// *batontype.ValidationError for the call, and nothing is attempted.
 	AcquireRunBatch(ctx context.Context, ps []AcquireParams, run RunStart) ([]BatchResult, error)
 	// ReleaseRunBatch is BatchReleaser.ReleaseBatch; each item also
 	// records its run's end, ends[i], as Ledger.ReleaseRun does
 	// (whatever the release answered: a lost lease still gets its
-	// outcome). An invalid ends[i] is that item's *ValidationError, and
-	// the item is not attempted. It returns a *ValidationError, and
+	// outcome). An invalid ends[i] is that item's *batontype.ValidationError, and
+	// the item is not attempted. It returns a *batontype.ValidationError, and
 	// attempts nothing, when ends and ps differ in length or ps holds
 	// more than MaxBatch items.
 	ReleaseRunBatch(ctx context.Context, ps []ReleaseParams, ends []RunEnd) ([]error, error)
@@ -62,15 +64,15 @@ type BatchReleaser interface {
 	// ReleaseBatch is Provider.Release for each of ps, in as few round
 	// trips as the backend allows. Error i answers ps[i] exactly as
 	// Release(ctx, ps[i]) would have at some instant during the call:
-	// nil, ErrNotHeld, a *ValidationError for that item alone (the
+	// nil, batontype.ErrNotHeld, a *batontype.ValidationError for that item alone (the
 	// others still proceed), or an error of unknown or unavailable
 	// outcome, which a failed round trip gives every item it carried. A
 	// released lease is announced to waiters as Release announces it. A
 	// name that appears more than once gets, at every occurrence after
-	// the first, a *ValidationError matching ErrInvalid and is not
+	// the first, a *batontype.ValidationError matching batontype.ErrInvalid and is not
 	// attempted again.
 	//
-	// It returns a *ValidationError, and attempts nothing, when ps holds
+	// It returns a *batontype.ValidationError, and attempts nothing, when ps holds
 	// more than MaxBatch items; an empty ps returns no results.
 	ReleaseBatch(ctx context.Context, ps []ReleaseParams) ([]error, error)
 }
@@ -83,7 +85,7 @@ type BatchResult struct {
 
 // ValidateBatch checks the size of a batch and each of its items, and
 // returns the items' errors (nil for a valid item, and a
-// *ValidationError for the repeats of a name), for providers to skip
+// *batontype.ValidationError for the repeats of a name), for providers to skip
 // the invalid ones. err is non-nil when the batch itself is too large.
 func ValidateBatch(ps []AcquireParams) (itemErrs []error, err error) {
 	return validateBatch(ps, func(p AcquireParams) string { return p.Name })
@@ -99,7 +101,7 @@ func ValidateReleaseBatch(ps []ReleaseParams) (itemErrs []error, err error) {
 // item's error.
 func ValidateReleaseRunBatch(ps []ReleaseParams, ends []RunEnd) (itemErrs []error, err error) {
 	if len(ends) != len(ps) {
-		return nil, invalid("ends", strconv.Itoa(len(ends))+" items", "must hold one RunEnd per release ("+strconv.Itoa(len(ps))+")", ErrInvalid)
+		return nil, batontype.Invalid("ends", strconv.Itoa(len(ends))+" items", "must hold one RunEnd per release ("+strconv.Itoa(len(ps))+")", batontype.ErrInvalid)
 	}
 	if itemErrs, err = ValidateReleaseBatch(ps); err != nil {
 		return nil, err
@@ -114,7 +116,7 @@ func ValidateReleaseRunBatch(ps []ReleaseParams, ends []RunEnd) (itemErrs []erro
 
 func validateBatch[P interface{ Validate() error }](ps []P, name func(P) string) (itemErrs []error, err error) {
 	if len(ps) > MaxBatch {
-		return nil, invalid("batch", strconv.Itoa(len(ps))+" items", "holds more than MaxBatch ("+strconv.Itoa(MaxBatch)+") items", ErrInvalid)
+		return nil, batontype.Invalid("batch", strconv.Itoa(len(ps))+" items", "holds more than MaxBatch ("+strconv.Itoa(MaxBatch)+") items", batontype.ErrInvalid)
 	}
 	itemErrs = make([]error, len(ps))
 	seen := make(map[string]struct{}, len(ps))
@@ -125,7 +127,7 @@ func validateBatch[P interface{ Validate() error }](ps []P, name func(P) string)
 		}
 		n := name(p)
 		if _, dup := seen[n]; dup {
-			itemErrs[i] = invalid("Name", n, "appears earlier in the same batch", ErrInvalid)
+			itemErrs[i] = batontype.Invalid("Name", n, "appears earlier in the same batch", batontype.ErrInvalid)
 			continue
 		}
 		seen[n] = struct{}{}

@@ -1,8 +1,8 @@
 // Package lockprovider is the contract between baton and the providers that
 // hold its leases and rate-limit state (Redis, PostgreSQL, memory, or your
 // own): the service provider interface (SPI), in the manner of
-// database/sql/driver. Applications use package baton, scheduler, ratelimit
-// and fence; provider authors implement the interfaces here.
+// database/sql/driver. Applications use package baton, scheduler, ratelimit,
+// fence and batontype; provider authors implement the interfaces here.
 //
 // # Leases
 //
@@ -31,25 +31,32 @@
 //
 // # Errors
 //
-// ErrNotAcquired and ErrStaleTick are definite refusals, returned only when
-// the backend said so; ErrNotHeld says the presented owner no longer holds
-// the lease; validation errors are *ValidationError values wrapping
-// ErrInvalid. A backend that could not be reached or did not answer in time
-// gives an *UnavailableError (matching ErrUnavailable, never
+// Providers answer with the errors of package batontype, the leaf package
+// of the types applications handle: batontype.ErrNotAcquired and
+// ErrStaleTick are definite refusals, returned only when the backend said
+// so; ErrNotHeld says the presented owner no longer holds the lease; bad
+// input is a *batontype.ValidationError matching ErrInvalid. A backend that
+// could not be reached or did not answer in time gives a
+// *batontype.UnavailableError (matching ErrUnavailable, never
 // ErrNotAcquired); with NotSent set the request never left the client and
 // nothing changed. Any other error, and an unavailability without NotSent,
 // means the outcome is unknown: the operation may or may not have taken
-// effect, and a lease it may have granted lapses at its expiry. Definite
-// tells the two apart. Repeating an Acquire with the same owner token is
-// safe: while the owner holds the lease, it returns the same grant.
-//
-// The sentinels' texts carry no package prefix: the caller wraps them once
-// with its operation and the lock name.
+// effect, and a lease it may have granted lapses at its expiry.
+// batontype.Definite tells the two apart. Repeating an Acquire with the
+// same owner token is safe: while the owner holds the lease, it returns
+// the same grant.
 //
 // A nil context is bad input too: every provider method that takes one
-// returns ErrNilContext (a *ValidationError matching ErrInvalid) before it
-// touches the backend, whose driver would panic on it; CheckContext is the
-// check. A method that returns a stop func returns a no-op one with it.
+// returns batontype.ErrNilContext before it touches the backend, whose
+// driver would panic on it; CheckContext is the check. A method that
+// returns a stop func returns a no-op one with it.
+//
+// # Types
+//
+// This package holds only what a provider author implements or calls. The
+// values the capabilities carry that applications and operators also
+// handle (run records, job specs, instances, lease state, run requests,
+// rate-limit specs) are in package batontype.
 //
 // # Round trips and concurrency
 //

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -24,10 +26,10 @@ func Example() {
 	b := a
 	b.Owner = lockprovider.NewOwner()
 	_, err = p.Acquire(ctx, b)
-	fmt.Println("b while a holds:", errors.Is(err, lockprovider.ErrNotAcquired))
+	fmt.Println("b while a holds:", errors.Is(err, batontype.ErrNotAcquired))
 
 	err = p.Release(ctx, lockprovider.ReleaseParams{Name: "report", Owner: b.Owner})
-	fmt.Println("b releases a's lease:", errors.Is(err, lockprovider.ErrNotHeld))
+	fmt.Println("b releases a's lease:", errors.Is(err, batontype.ErrNotHeld))
 
 	_ = p.Release(ctx, lockprovider.ReleaseParams{Name: "report", Owner: a.Owner})
 	second, _ := p.Acquire(ctx, b)
@@ -40,12 +42,12 @@ func Example() {
 	_ = p.Release(ctx, lockprovider.ReleaseParams{Name: "daily", Owner: c.Owner})
 	c.Owner = lockprovider.NewOwner() // a replica that fired late
 	_, err = p.Acquire(ctx, c)
-	fmt.Println("same tick again:", errors.Is(err, lockprovider.ErrStaleTick))
+	fmt.Println("same tick again:", errors.Is(err, batontype.ErrStaleTick))
 
 	// Bad input is a typed error, never a panic or a clamp.
 	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: "x", Owner: "o", AtMostFor: time.Second, AtLeastFor: time.Hour})
-	var verr *lockprovider.ValidationError
-	fmt.Println("atLeastFor > atMostFor:", errors.Is(err, lockprovider.ErrInvalidDuration), errors.As(err, &verr) && verr.Field == "AtLeastFor")
+	var verr *batontype.ValidationError
+	fmt.Println("atLeastFor > atMostFor:", errors.Is(err, batontype.ErrInvalidDuration), errors.As(err, &verr) && verr.Field == "AtLeastFor")
 	// Output:
 	// a acquires: <nil>
 	// b while a holds: true

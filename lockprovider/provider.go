@@ -3,6 +3,8 @@ package lockprovider
 import (
 	"context"
 	"time"
+
+	"github.com/baton-go/baton/batontype"
 )
 
 // Provider grants, extends and releases leases. Implementations must be safe
@@ -10,28 +12,28 @@ import (
 // backend.
 type Provider interface {
 	// Acquire grants the lease on p.Name to p.Owner if the name is free or
-	// its lease has expired, and returns ErrNotAcquired if another owner
+	// its lease has expired, and returns batontype.ErrNotAcquired if another owner
 	// holds it. If p.Owner already holds the lease, Acquire returns that
 	// same grant unchanged. With a non-zero p.Tick, Acquire returns
-	// ErrStaleTick unless p.Tick is newer than the last tick granted for
+	// batontype.ErrStaleTick unless p.Tick is newer than the last tick granted for
 	// the name.
 	Acquire(ctx context.Context, p AcquireParams) (Lease, error)
 
 	// Extend sets the lease to end AtMostFor from now (server time), longer
 	// or shorter than before, and moves the AtLeastFor bound to
-	// now+AtLeastFor. It returns ErrNotHeld if p.Owner does not hold a
+	// now+AtLeastFor. It returns batontype.ErrNotHeld if p.Owner does not hold a
 	// live lease on p.Name.
 	Extend(ctx context.Context, p ExtendParams) (Lease, error)
 
 	// Release ends the lease, or, when its AtLeastFor bound lies in the
-	// future, shortens it to end at that bound. It returns ErrNotHeld if
+	// future, shortens it to end at that bound. It returns batontype.ErrNotHeld if
 	// p.Owner does not hold a live lease on p.Name.
 	Release(ctx context.Context, p ReleaseParams) error
 }
 
 // AcquireParams are the inputs of Provider.Acquire.
 type AcquireParams struct {
-	Name  string // the lock name; see ValidateName
+	Name  string // the lock name; see batontype.ValidateName
 	Owner string // random owner token of this acquisition; see NewOwner
 
 	// LockedBy identifies the holder for operators (host, instance). It is
@@ -88,33 +90,15 @@ type ReleaseNotifier interface {
 // operators and for the scheduler's catch-up.
 type Inspector interface {
 	// Inspect returns the state of one name. A name never acquired (or
-	// whose record was removed) returns a LeaseInfo with Exists false and
+	// whose record was removed) returns a batontype.LeaseInfo with Exists false and
 	// a nil error.
-	Inspect(ctx context.Context, name string) (LeaseInfo, error)
+	Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error)
 	// List returns the state of every name the provider knows.
-	List(ctx context.Context) ([]LeaseInfo, error)
-}
-
-// LeaseInfo is the state of a name as an operator sees it.
-type LeaseInfo struct {
-	Name      string
-	Exists    bool      // the provider has a record of the name
-	Held      bool      // a lease is in force now (server time)
-	LockedBy  string    // informational holder of the current or last lease
-	GrantedAt time.Time // grant time of the current or last lease
-	Until     time.Time // expiry of the current or last lease
-	Token     int64     // fencing token of the current or last lease
-	LastTick  time.Time // newest tick granted, or zero
-	// AtLeastUntil is the end of the current or last lease's minimum hold
-	// (AtLeastFor): a release before it keeps the lease held until then.
-	// Zero for a lease without one, and from providers that do not store
-	// it (the ShedLock-compatible ones; etcd once the bound has passed).
-	// Providers implementing Admin report it.
-	AtLeastUntil time.Time
+	List(ctx context.Context) ([]batontype.LeaseInfo, error)
 }
 
 // MinHold returns atLeast if it lies after granted, else zero: how the
-// providers report a lease's LeaseInfo.AtLeastUntil, whose stored form
+// providers report a lease's batontype.LeaseInfo.AtLeastUntil, whose stored form
 // of "no minimum hold" is the grant time itself.
 func MinHold(granted, atLeast time.Time) time.Time {
 	if atLeast.After(granted) {

@@ -1,23 +1,11 @@
 package lockprovider
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
-	"strconv"
-	"time"
-	"unicode"
-	"unicode/utf8"
-)
 
-// Limits on inputs, shared by every provider so that a name valid on one
-// backend is valid on all.
-const (
-	MaxNameLen     = 200              // bytes
-	MaxOwnerLen    = 64               // bytes
-	MaxLockedByLen = 255              // bytes
-	MinDuration    = time.Millisecond // Redis PX resolution
-	MaxDuration    = 366 * 24 * time.Hour
+	"github.com/baton-go/baton/batontype"
 )
 
 // NewOwner returns a fresh owner token: 128 random bits, hex-encoded.
@@ -29,80 +17,64 @@ func NewOwner() string {
 	return hex.EncodeToString(b[:])
 }
 
-// ValidateName checks a lock name: 1 to MaxNameLen bytes of valid UTF-8
-// without control characters.
-func ValidateName(name string) error {
-	return validateText("Name", name, MaxNameLen, ErrInvalidName, true)
-}
-
-func validateText(field, s string, max int, sentinel error, required bool) error {
-	switch {
-	case s == "" && required:
-		return invalid(field, s, "must not be empty", sentinel)
-	case len(s) > max:
-		return invalid(field, s, fmt.Sprintf("is %d bytes, longer than %d", len(s), max), sentinel)
-	case !utf8.ValidString(s):
-		return invalid(field, s, "is not valid UTF-8", sentinel)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return invalid(field, s, fmt.Sprintf("contains control character %U", r), sentinel)
-		}
+// CheckContext returns batontype.ErrNilContext for a nil ctx and nil
+// otherwise. Providers call it first in every method that takes a
+// context.
+func CheckContext(ctx context.Context) error {
+	if ctx == nil {
+		return batontype.ErrNilContext
 	}
 	return nil
 }
 
-// ValidateDurations checks a lease length and its minimum hold.
-func ValidateDurations(atMostFor, atLeastFor time.Duration) error {
-	switch {
-	case atMostFor < MinDuration:
-		return invalid("AtMostFor", atMostFor.String(), "must be at least "+MinDuration.String(), ErrInvalidDuration)
-	case atMostFor > MaxDuration:
-		return invalid("AtMostFor", atMostFor.String(), "must be at most "+MaxDuration.String(), ErrInvalidDuration)
-	case atLeastFor < 0:
-		return invalid("AtLeastFor", atLeastFor.String(), "must not be negative", ErrInvalidDuration)
-	case atLeastFor > atMostFor:
-		return invalid("AtLeastFor", atLeastFor.String(), "must not exceed AtMostFor "+atMostFor.String(), ErrInvalidDuration)
+// ValidateWatch checks the channel given to NotifyRelease or WatchControl.
+func ValidateWatch(ch chan<- struct{}) error {
+	if ch == nil {
+		return &batontype.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	return nil
 }
 
 // Validate checks every field of p.
 func (p AcquireParams) Validate() error {
-	if err := ValidateName(p.Name); err != nil {
+	if err := batontype.ValidateName(p.Name); err != nil {
 		return err
 	}
-	if err := validateText("Owner", p.Owner, MaxOwnerLen, ErrInvalidOwner, true); err != nil {
+	if err := batontype.ValidateOwner(p.Owner); err != nil {
 		return err
 	}
-	if err := validateText("LockedBy", p.LockedBy, MaxLockedByLen, ErrInvalid, false); err != nil {
+	if err := validateLockedBy(p.LockedBy); err != nil {
 		return err
 	}
 	if !p.Tick.IsZero() && p.Tick.Unix() <= 0 {
-		return invalid("Tick", p.Tick.String(), "must be after the Unix epoch", ErrInvalid)
+		return batontype.Invalid("Tick", p.Tick.String(), "must be after the Unix epoch", batontype.ErrInvalid)
 	}
-	return ValidateDurations(p.AtMostFor, p.AtLeastFor)
+	return batontype.ValidateDurations(p.AtMostFor, p.AtLeastFor)
 }
 
 // Validate checks every field of p.
 func (p ExtendParams) Validate() error {
-	if err := ValidateName(p.Name); err != nil {
+	if err := batontype.ValidateName(p.Name); err != nil {
 		return err
 	}
-	if err := validateText("Owner", p.Owner, MaxOwnerLen, ErrInvalidOwner, true); err != nil {
+	if err := batontype.ValidateOwner(p.Owner); err != nil {
 		return err
 	}
-	return ValidateDurations(p.AtMostFor, p.AtLeastFor)
+	return batontype.ValidateDurations(p.AtMostFor, p.AtLeastFor)
 }
 
 // Validate checks every field of p.
 func (p ReleaseParams) Validate() error {
-	if err := ValidateName(p.Name); err != nil {
+	if err := batontype.ValidateName(p.Name); err != nil {
 		return err
 	}
-	return validateText("Owner", p.Owner, MaxOwnerLen, ErrInvalidOwner, true)
+	return batontype.ValidateOwner(p.Owner)
 }
 
-func invalid(field, value, reason string, sentinel error) error {
-	return &ValidationError{Field: field, Value: strconv.Quote(Shorten(value, 40)), Reason: reason, Err: sentinel}
+// validateLockedBy checks an optional LockedBy.
+func validateLockedBy(lockedBy string) error {
+	if lockedBy == "" {
+		return nil
+	}
+	return batontype.ValidateLockedBy(lockedBy)
 }

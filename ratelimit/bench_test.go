@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
-	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/ratelimit"
 )
 
@@ -17,7 +17,7 @@ import (
 func benchLimit(alg ratelimit.Algorithm) ratelimit.Limit {
 	l := ratelimit.Limit{Algorithm: alg, Rate: 1_000_000, Period: time.Second}
 	if alg == ratelimit.SlidingLog {
-		l.Rate = lockprovider.MaxLogLimit
+		l.Rate = batontype.MaxLogLimit
 	}
 	return l
 }

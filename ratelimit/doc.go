@@ -39,7 +39,7 @@
 //
 // SlidingLog keeps the time of every admitted unit for one Period and is
 // exact, at the cost of memory and work that grow with Rate (at most
-// lockprovider.MaxLogLimit). Prefer SlidingWindow or GCRA for large rates,
+// batontype.MaxLogLimit). Prefer SlidingWindow or GCRA for large rates,
 // and on PostgreSQL in particular.
 //
 // SlidingWindow (the sliding window counter) estimates the count over the
@@ -92,7 +92,7 @@
 // cost or one above a limit's capacity (which could never pass), an empty,
 // over-long, non-UTF-8 or control-character key, and duplicate limits are
 // errors matching
-// [ErrInvalid] (a *lockprovider.ValidationError says which field and why).
+// [ErrInvalid] (a *batontype.ValidationError says which field and why).
 // Nothing is clamped. A nil or typed-nil provider, a zero Limiter and a nil
 // context are errors too ([ErrNilProvider], [ErrNilContext]), never a panic.
 //

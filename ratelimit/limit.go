@@ -5,20 +5,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
 )
 
 // Algorithm selects how a Limit counts; see the package documentation for
 // a comparison.
-type Algorithm = lockprovider.Algorithm
+type Algorithm = batontype.Algorithm
 
 // The algorithms.
 const (
-	FixedWindow   = lockprovider.FixedWindow
-	SlidingLog    = lockprovider.SlidingLog
-	SlidingWindow = lockprovider.SlidingWindow
-	TokenBucket   = lockprovider.TokenBucket
-	GCRA          = lockprovider.GCRA
+	FixedWindow   = batontype.FixedWindow
+	SlidingLog    = batontype.SlidingLog
+	SlidingWindow = batontype.SlidingWindow
+	TokenBucket   = batontype.TokenBucket
+	GCRA          = batontype.GCRA
 )
 
 // Limit is one rate limit: Rate units per Period, counted by Algorithm.
@@ -56,8 +56,8 @@ func PerHour(n int64) Limit { return Limit{Algorithm: GCRA, Rate: n, Period: tim
 // TokenBucket and GCRA (Rate if Burst is zero), Rate otherwise.
 func (l Limit) Capacity() int64 { return l.spi().Capacity() }
 
-func (l Limit) spi() lockprovider.RateLimit {
-	return lockprovider.RateLimit{Algorithm: l.Algorithm, Rate: l.Rate, Period: l.Period, Burst: l.Burst}
+func (l Limit) spi() batontype.RateLimit {
+	return batontype.RateLimit{Algorithm: l.Algorithm, Rate: l.Rate, Period: l.Period, Burst: l.Burst}
 }
 
 // policyName is the name used in header fields.
@@ -87,7 +87,7 @@ func (l Limit) validate() error {
 	}
 	for i := 0; i < len(l.Name); i++ {
 		if c := l.Name[i]; c < 0x20 || c > 0x7e {
-			return &lockprovider.ValidationError{Field: "Name", Value: strconv.Quote(l.Name), Reason: "must be printable ASCII", Err: lockprovider.ErrInvalidLimit}
+			return &batontype.ValidationError{Field: "Name", Value: strconv.Quote(l.Name), Reason: "must be printable ASCII", Err: batontype.ErrInvalidLimit}
 		}
 	}
 	return nil

@@ -7,20 +7,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
 )
 
 // Errors of this package. Validation errors are lockprovider's: they
-// match lockprovider.ErrInvalid (and ErrInvalid here) with errors.Is and
-// *lockprovider.ValidationError with errors.As.
+// match batontype.ErrInvalid (and ErrInvalid here) with errors.Is and
+// *batontype.ValidationError with errors.As.
 var (
 	// ErrInvalid matches every validation error.
-	ErrInvalid = lockprovider.ErrInvalid
+	ErrInvalid = batontype.ErrInvalid
 	// ErrExceedsCapacity means a cost above the capacity of a limit: it
 	// could never be admitted.
-	ErrExceedsCapacity = lockprovider.ErrExceedsCapacity
+	ErrExceedsCapacity = batontype.ErrExceedsCapacity
 	// ErrWouldExceedDeadline means Wait gave up at once, without
 	// consuming anything, because the context's deadline comes before the
 	// request could be admitted.
@@ -28,12 +29,12 @@ var (
 	// ErrNilProvider is returned by New for a nil provider (a typed nil
 	// such as a nil *memory.Provider included), and by the methods of a
 	// nil or zero Limiter (one not made by New). It is a
-	// *lockprovider.ValidationError.
-	ErrNilProvider error = &lockprovider.ValidationError{Field: "provider", Value: "nil", Reason: "must not be nil (make a Limiter with New)", Err: lockprovider.ErrInvalid}
+	// *batontype.ValidationError.
+	ErrNilProvider = batontype.ErrNilProvider
 	// ErrNilContext is returned for a nil context. It is a
-	// *lockprovider.ValidationError, the same value as
-	// lockprovider.ErrNilContext.
-	ErrNilContext = lockprovider.ErrNilContext
+	// *batontype.ValidationError, the same value as
+	// batontype.ErrNilContext.
+	ErrNilContext = batontype.ErrNilContext
 )
 
 // Limiter limits keys with one or more limits, checked and charged together
@@ -44,7 +45,7 @@ var (
 type Limiter struct {
 	provider   lockprovider.RateLimiter
 	limits     []Limit
-	spi        []lockprovider.RateLimit
+	spi        []batontype.RateLimit
 	capacity   int64
 	reservable bool
 	obs        observe.Observer // nil: no events; see WithObserver
@@ -55,7 +56,7 @@ type Limiter struct {
 // New returns a Limiter that charges every request to all of limits at once
 // on provider: a request is admitted only if every limit admits it. Two limits
 // must not share both Algorithm and Period. At most
-// lockprovider.MaxRateLimits limits.
+// batontype.MaxRateLimits limits.
 func New(provider lockprovider.RateLimiter, limits ...Limit) (*Limiter, error) {
 	if isnil.IsNil(provider) {
 		return nil, ErrNilProvider
@@ -225,7 +226,7 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 			return err
 		}
 		start := time.Now()
-		budget := time.Duration(lockprovider.MaxDuration)
+		budget := time.Duration(batontype.MaxDuration)
 		if dl, ok := ctx.Deadline(); ok {
 			budget = dl.Sub(start)
 			if budget <= 0 {
@@ -234,7 +235,7 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 		}
 		req := lockprovider.RateRequest{Key: key, N: n, Limits: l.spi}
 		if l.reservable {
-			req.MaxDelay = min(budget, lockprovider.MaxDuration).Truncate(time.Microsecond)
+			req.MaxDelay = min(budget, batontype.MaxDuration).Truncate(time.Microsecond)
 		}
 		res, err := l.provider.RateLimit(ctx, req)
 		if l.obs != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
@@ -272,24 +273,24 @@ func TestValidation(t *testing.T) {
 		limits []ratelimit.Limit
 		want   error
 	}{
-		{"no limits", nil, lockprovider.ErrInvalidLimit},
-		{"zero rate", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Period: time.Second}}, lockprovider.ErrInvalidLimit},
-		{"negative rate", []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: -1, Period: time.Second}}, lockprovider.ErrInvalidLimit},
-		{"zero period", []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: 1}}, lockprovider.ErrInvalidLimit},
-		{"negative period", []ratelimit.Limit{{Algorithm: ratelimit.SlidingLog, Rate: 1, Period: -time.Second}}, lockprovider.ErrInvalidLimit},
-		{"sub-microsecond period", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Second + 1}}, lockprovider.ErrInvalidLimit},
-		{"unknown algorithm", []ratelimit.Limit{{Rate: 1, Period: time.Second}}, lockprovider.ErrInvalidLimit},
-		{"burst on a window", []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: 1, Period: time.Second, Burst: 5}}, lockprovider.ErrInvalidLimit},
-		{"negative burst", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Second, Burst: -1}}, lockprovider.ErrInvalidLimit},
-		{"over one per µs", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 2000, Period: time.Millisecond}}, lockprovider.ErrInvalidLimit},
-		{"huge log", []ratelimit.Limit{{Algorithm: ratelimit.SlidingLog, Rate: 1_000_000, Period: time.Hour}}, lockprovider.ErrInvalidLimit},
-		{"inexact bucket", []ratelimit.Limit{{Algorithm: ratelimit.TokenBucket, Rate: 1_000_003, Period: 24 * time.Hour}}, lockprovider.ErrInvalidLimit},
-		{"duplicate", []ratelimit.Limit{good, good}, lockprovider.ErrInvalidLimit},
-		{"bad name", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Second, Name: "a\nb"}}, lockprovider.ErrInvalidLimit},
+		{"no limits", nil, batontype.ErrInvalidLimit},
+		{"zero rate", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Period: time.Second}}, batontype.ErrInvalidLimit},
+		{"negative rate", []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: -1, Period: time.Second}}, batontype.ErrInvalidLimit},
+		{"zero period", []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: 1}}, batontype.ErrInvalidLimit},
+		{"negative period", []ratelimit.Limit{{Algorithm: ratelimit.SlidingLog, Rate: 1, Period: -time.Second}}, batontype.ErrInvalidLimit},
+		{"sub-microsecond period", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Second + 1}}, batontype.ErrInvalidLimit},
+		{"unknown algorithm", []ratelimit.Limit{{Rate: 1, Period: time.Second}}, batontype.ErrInvalidLimit},
+		{"burst on a window", []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: 1, Period: time.Second, Burst: 5}}, batontype.ErrInvalidLimit},
+		{"negative burst", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Second, Burst: -1}}, batontype.ErrInvalidLimit},
+		{"over one per µs", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 2000, Period: time.Millisecond}}, batontype.ErrInvalidLimit},
+		{"huge log", []ratelimit.Limit{{Algorithm: ratelimit.SlidingLog, Rate: 1_000_000, Period: time.Hour}}, batontype.ErrInvalidLimit},
+		{"inexact bucket", []ratelimit.Limit{{Algorithm: ratelimit.TokenBucket, Rate: 1_000_003, Period: 24 * time.Hour}}, batontype.ErrInvalidLimit},
+		{"duplicate", []ratelimit.Limit{good, good}, batontype.ErrInvalidLimit},
+		{"bad name", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Second, Name: "a\nb"}}, batontype.ErrInvalidLimit},
 	}
 	for _, tc := range newCases {
 		_, err := ratelimit.New(provider, tc.limits...)
-		var ve *lockprovider.ValidationError
+		var ve *batontype.ValidationError
 		if !errors.Is(err, tc.want) || !errors.Is(err, ratelimit.ErrInvalid) || !errors.As(err, &ve) {
 			t.Errorf("New(%s) = %v; want a *ValidationError matching %v", tc.name, err, tc.want)
 		}
@@ -305,10 +306,10 @@ func TestValidation(t *testing.T) {
 		n    int64
 		want error
 	}{
-		{"empty key", "", 1, lockprovider.ErrInvalidName},
-		{"long key", string(make([]byte, 201)), 1, lockprovider.ErrInvalidName},
-		{"control key", "a\x00b", 1, lockprovider.ErrInvalidName},
-		{"negative cost", "k", -1, lockprovider.ErrInvalidCost},
+		{"empty key", "", 1, batontype.ErrInvalidName},
+		{"long key", string(make([]byte, 201)), 1, batontype.ErrInvalidName},
+		{"control key", "a\x00b", 1, batontype.ErrInvalidName},
+		{"negative cost", "k", -1, batontype.ErrInvalidCost},
 		{"cost above capacity", "k", 11, ratelimit.ErrExceedsCapacity},
 	}
 	for _, tc := range callCases {

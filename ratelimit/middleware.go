@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
 )
 
 // KeyFunc derives the rate-limit key of a request. An error rejects the
@@ -130,7 +130,7 @@ func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handle
 			}
 			res, err := l.AllowN(r.Context(), k, n)
 			if err != nil {
-				if errors.Is(err, lockprovider.ErrInvalid) && err != ErrNilProvider {
+				if errors.Is(err, batontype.ErrInvalid) && err != ErrNilProvider {
 					http.Error(w, "rate limit: invalid key or cost", http.StatusBadRequest)
 					return
 				}

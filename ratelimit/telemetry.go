@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
 )
@@ -43,7 +45,7 @@ func (l *Limiter) decided(ctx context.Context, start time.Time, n int64, allowed
 // failed reports a provider call that began at start and failed with err.
 // Bad input is not the provider's failure and is not reported.
 func (l *Limiter) failed(ctx context.Context, start time.Time, err error) {
-	if errors.Is(err, lockprovider.ErrInvalid) {
+	if errors.Is(err, batontype.ErrInvalid) {
 		return
 	}
 	l.obs.Observe(ctx, observe.Event{Kind: observe.RateError, Policy: l.policy, Outcome: observe.OutcomeError,

@@ -10,9 +10,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/recorder"
 	"github.com/baton-go/baton/internal/testenv"
-	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/observe"
@@ -96,7 +96,7 @@ func TestObserverProviderDown(t *testing.T) {
 	var got []string
 	for _, e := range rec.Events() {
 		got = append(got, e.Kind.String()+":"+e.Outcome)
-		if e.Policy != "10-per-1s" || !errors.Is(e.Err, lockprovider.ErrUnavailable) {
+		if e.Policy != "10-per-1s" || !errors.Is(e.Err, batontype.ErrUnavailable) {
 			t.Errorf("%v: policy %q err %v", e.Kind, e.Policy, e.Err)
 		}
 	}

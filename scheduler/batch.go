@@ -6,6 +6,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
 )
@@ -178,7 +180,7 @@ func (s *Scheduler) claimBatch(acquire batchAcquire, chunk []due, answered func(
 			pre.grant, pre.err = res[i].Lease, res[i].Err
 		}
 		s.wg.Add(1)
-		if errors.Is(pre.err, lockprovider.ErrNotAcquired) || errors.Is(pre.err, lockprovider.ErrStaleTick) {
+		if errors.Is(pre.err, batontype.ErrNotAcquired) || errors.Is(pre.err, batontype.ErrStaleTick) {
 			// A refusal only reports the skip: no goroutine needed.
 			s.executeClaimed(d.j, d.tick, false, pre)
 			continue

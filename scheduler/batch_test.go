@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
@@ -173,8 +175,8 @@ func TestBatchClaims(t *testing.T) {
 					})
 				}
 				if c.ledger {
-					runs, err := mem.Runs(t.Context(), lockprovider.RunQuery{Job: "batch-0042"})
-					if err != nil || len(runs) != 2 || runs[0].Outcome != lockprovider.OutcomeSucceeded {
+					runs, err := mem.Runs(t.Context(), batontype.RunQuery{Job: "batch-0042"})
+					if err != nil || len(runs) != 2 || runs[0].Outcome != batontype.OutcomeSucceeded {
 						t.Errorf("ledger of batch-0042: %+v, %v; want two successful runs", runs, err)
 					}
 				}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -27,7 +29,7 @@ func (e exported) Next(t time.Time) time.Time { return e.s.next(t) }
 func (e exported) Prev(t time.Time) time.Time { return e.s.prev(t) }
 func (e exported) String() string             { return e.s.String() }
 
-// ParseSchedule parses a registered schedule (lockprovider.JobSpec's
+// ParseSchedule parses a registered schedule (batontype.JobSpec's
 // Schedule and TimeZone): a cron spec as Scheduler.Cron takes it, or
 // "@every <d>" optionally followed by " offset <d>" for Every. An empty
 // tz means UTC.
@@ -94,17 +96,17 @@ type Problem struct {
 	// ended with an outcome other than succeeded; Run says which) or
 	// "unfinished" (its run started and never ended although its lease
 	// ran out: the process died).
-	Kind string                  `json:"kind"`
-	Run  *lockprovider.RunRecord `json:"run,omitempty"`
+	Kind string               `json:"kind"`
+	Run  *batontype.RunRecord `json:"run,omitempty"`
 }
 
 // CheckReport is the result of Check.
 type CheckReport struct {
-	Now       time.Time               `json:"now"`
-	Instances []lockprovider.Instance `json:"instances"`        // live scheduler instances
-	Checked   []string                `json:"checked"`          // locked jobs checked
-	Paused    []string                `json:"paused,omitempty"` // locked jobs not checked: paused cluster-wide
-	Problems  []Problem               `json:"problems"`
+	Now       time.Time            `json:"now"`
+	Instances []batontype.Instance `json:"instances"`        // live scheduler instances
+	Checked   []string             `json:"checked"`          // locked jobs checked
+	Paused    []string             `json:"paused,omitempty"` // locked jobs not checked: paused cluster-wide
+	Problems  []Problem            `json:"problems"`
 }
 
 // OK reports whether the check found nothing wrong.
@@ -182,14 +184,14 @@ func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOption
 
 // RegisteredJob is a job as the live instances registered it.
 type RegisteredJob struct {
-	Spec     lockprovider.JobSpec
+	Spec     batontype.JobSpec
 	Replicas []string  // LockedBy of the live instances that run it
 	Since    time.Time // start of the oldest of them
 }
 
 // Jobs merges the jobs of the registry's instances by name, sorted by
 // name. The spec is the one of the first instance (by LockedBy).
-func Jobs(insts []lockprovider.Instance) []RegisteredJob {
+func Jobs(insts []batontype.Instance) []RegisteredJob {
 	by := make(map[string]*RegisteredJob)
 	var names []string
 	for _, inst := range insts {
@@ -218,7 +220,7 @@ func Jobs(insts []lockprovider.Instance) []RegisteredJob {
 // the start of its oldest live instance, or the tick (the start, for a
 // manual run) of the oldest of runs if that is earlier. Ticks before it
 // are not counted as missed.
-func (r RegisteredJob) KnownFrom(runs []lockprovider.RunRecord) time.Time {
+func (r RegisteredJob) KnownFrom(runs []batontype.RunRecord) time.Time {
 	known := r.Since
 	for _, run := range runs {
 		t := run.Tick
@@ -254,7 +256,7 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 	oldest := ticks[len(ticks)-1]
 	// A replica whose clock runs ahead may start a run a little before
 	// its tick (on the backend's clock): look a minute further back.
-	runs, err := led.Runs(ctx, lockprovider.RunQuery{Job: js.Spec.Name, Since: oldest.Add(-time.Minute), Limit: lockprovider.MaxRuns})
+	runs, err := led.Runs(ctx, batontype.RunQuery{Job: js.Spec.Name, Since: oldest.Add(-time.Minute), Limit: batontype.MaxRuns})
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +265,7 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 	// new job (also one just run by hand) is not missed before it existed.
 	evidence := js.KnownFrom(runs)
 	if oldest.Before(evidence) {
-		older, err := led.Runs(ctx, lockprovider.RunQuery{Job: js.Spec.Name, Until: oldest.Add(-time.Minute), Limit: 1})
+		older, err := led.Runs(ctx, batontype.RunQuery{Job: js.Spec.Name, Until: oldest.Add(-time.Minute), Limit: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -271,7 +273,7 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 			ticks = slices.DeleteFunc(ticks, func(t time.Time) bool { return t.Before(evidence) })
 		}
 	}
-	byTick := make(map[int64]lockprovider.RunRecord, len(runs))
+	byTick := make(map[int64]batontype.RunRecord, len(runs))
 	for _, r := range runs {
 		if _, seen := byTick[r.Tick.UnixMilli()]; !seen { // newest first: keep the newest run of a tick
 			byTick[r.Tick.UnixMilli()] = r
@@ -284,7 +286,7 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 		switch {
 		case !ok:
 			out = append(out, Problem{Job: js.Spec.Name, Tick: t, Kind: "missed"})
-		case r.Outcome == lockprovider.OutcomeRunning:
+		case r.Outcome == batontype.OutcomeRunning:
 			alive, err := stillHeld(ctx, in, js.Spec, r, now)
 			if err != nil {
 				return nil, err
@@ -292,7 +294,7 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 			if !alive {
 				out = append(out, Problem{Job: js.Spec.Name, Tick: t, Kind: "unfinished", Run: &r})
 			}
-		case r.Outcome != lockprovider.OutcomeSucceeded:
+		case r.Outcome != batontype.OutcomeSucceeded:
 			out = append(out, Problem{Job: js.Spec.Name, Tick: t, Kind: "failed", Run: &r})
 		}
 	}
@@ -301,8 +303,8 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 
 // stillHeld reads the job's lease through in (nil: no Inspector) for
 // Unfinished, and reports whether the open run r may still be going.
-func stillHeld(ctx context.Context, in lockprovider.Inspector, spec lockprovider.JobSpec, r lockprovider.RunRecord, now time.Time) (bool, error) {
-	var lease *lockprovider.LeaseInfo
+func stillHeld(ctx context.Context, in lockprovider.Inspector, spec batontype.JobSpec, r batontype.RunRecord, now time.Time) (bool, error) {
+	var lease *batontype.LeaseInfo
 	if in != nil {
 		info, err := in.Inspect(ctx, r.Job)
 		if err != nil {
@@ -322,9 +324,9 @@ func stillHeld(ctx context.Context, in lockprovider.Inspector, spec lockprovider
 // AtMostFor. A run that has ended (Outcome not OutcomeRunning) is not
 // unfinished. Check, the baton CLI and the status page all decide it
 // here.
-func Unfinished(run lockprovider.RunRecord, spec lockprovider.JobSpec, lease *lockprovider.LeaseInfo, now time.Time) bool {
+func Unfinished(run batontype.RunRecord, spec batontype.JobSpec, lease *batontype.LeaseInfo, now time.Time) bool {
 	switch {
-	case run.Outcome != lockprovider.OutcomeRunning:
+	case run.Outcome != batontype.OutcomeRunning:
 		return false
 	case lease != nil:
 		return !lease.Held || lease.Token != run.Token

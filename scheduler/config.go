@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
@@ -61,8 +62,8 @@ type Config struct {
 	Ledger bool
 
 	// LedgerRetention bounds the ledger per job. The zero value means
-	// lockprovider.DefaultMaxRuns runs and lockprovider.DefaultMaxRunAge.
-	LedgerRetention lockprovider.Retention
+	// batontype.DefaultMaxRuns runs and batontype.DefaultMaxRunAge.
+	LedgerRetention batontype.Retention
 
 	// NoRegistry stops the scheduler from publishing its jobs and a
 	// heartbeat to the provider's job registry. By default a scheduler
@@ -182,7 +183,7 @@ func (cfg *Config) withDefaults() (Config, error) {
 	case c.DefaultAtMostFor < 0:
 		return c, invalid("", "DefaultAtMostFor", c.DefaultAtMostFor.String(), "must not be negative", ErrInvalidDuration, nil)
 	case c.DefaultAtMostFor > 0:
-		if err := lockprovider.ValidateDurations(c.DefaultAtMostFor, 0); err != nil {
+		if err := batontype.ValidateDurations(c.DefaultAtMostFor, 0); err != nil {
 			return c, invalid("", "DefaultAtMostFor", c.DefaultAtMostFor.String(), "is out of range", ErrInvalidDuration, err)
 		}
 	}

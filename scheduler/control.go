@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
@@ -94,8 +95,8 @@ func (b *Builder) Retry(n int, backoff time.Duration) *Builder {
 	switch {
 	case n < 1 || n > MaxRetries:
 		b.ctl.fail(invalid(b.name, "Retry", strconv.Itoa(n), "must be between 1 and "+strconv.Itoa(MaxRetries), ErrInvalidOption, nil))
-	case backoff < 0 || backoff > lockprovider.MaxDuration || n > 1 && backoff > lockprovider.MaxDuration>>(n-1):
-		b.ctl.fail(invalid(b.name, "Retry", backoff.String(), "backoff must be non-negative and its last doubling at most "+lockprovider.MaxDuration.String(), ErrInvalidDuration, nil))
+	case backoff < 0 || backoff > batontype.MaxDuration || n > 1 && backoff > batontype.MaxDuration>>(n-1):
+		b.ctl.fail(invalid(b.name, "Retry", backoff.String(), "backoff must be non-negative and its last doubling at most "+batontype.MaxDuration.String(), ErrInvalidDuration, nil))
 	default:
 		b.ctl.retries, b.ctl.backoff = n, backoff
 	}
@@ -113,7 +114,7 @@ func (b *Builder) Retry(n int, backoff time.Duration) *Builder {
 // tick's claim (whose delay was shorter), and that earlier tick is then
 // skipped with ErrStaleTick on every replica: it does not run.
 func (b *Builder) Jitter(d time.Duration) *Builder {
-	limit := lockprovider.MaxDuration
+	limit := batontype.MaxDuration
 	if e, ok := b.sched.(every); ok {
 		limit = e.period - 1
 	}
@@ -130,8 +131,8 @@ func (b *Builder) Jitter(d time.Duration) *Builder {
 // end at their AtMostFor instead, so Timeout with Locked is an
 // ErrInvalidOption. d must be at least 1ms.
 func (b *Builder) Timeout(d time.Duration) *Builder {
-	if d < lockprovider.MinDuration || d > lockprovider.MaxDuration {
-		b.ctl.fail(invalid(b.name, "Timeout", d.String(), "must be between "+lockprovider.MinDuration.String()+" and "+lockprovider.MaxDuration.String(), ErrInvalidDuration, nil))
+	if d < batontype.MinDuration || d > batontype.MaxDuration {
+		b.ctl.fail(invalid(b.name, "Timeout", d.String(), "must be between "+batontype.MinDuration.String()+" and "+batontype.MaxDuration.String(), ErrInvalidDuration, nil))
 		return b
 	}
 	b.ctl.timeout = d
@@ -270,7 +271,7 @@ func (s *Scheduler) attempts(ctx context.Context, j *Job, run Run, ev Event, res
 // AtMostFor, then waits; it reports whether to try again.
 func (s *Scheduler) retryWait(ctx context.Context, j *Job, run Run, wait time.Duration) bool {
 	if run.lease != nil {
-		d := min(wait+j.opts.atMostFor, lockprovider.MaxDuration)
+		d := min(wait+j.opts.atMostFor, batontype.MaxDuration)
 		if err := run.lease.Extend(ctx, d); err != nil {
 			s.cfg.Logger.WarnContext(s.runCtx, "scheduler: cannot extend the lease for a retry; giving up", "job", j.name, "tick", run.Tick, "err", err)
 			return false
@@ -514,10 +515,10 @@ func (s *Scheduler) manualAcquire(ctx context.Context, j *Job, ev *Event, res *r
 		claimed.Token, claimed.Outcome = grant.Token, observe.OutcomeClaimed
 		s.emit(res.ctx, observe.JobClaimed, &claimed)
 		return s.hold(j, owner, &grant, sent, ev, res), nil
-	case errors.Is(err, lockprovider.ErrNotAcquired):
+	case errors.Is(err, batontype.ErrNotAcquired):
 		return nil, nil
 	}
-	if !lockprovider.Definite(err) {
+	if !batontype.Definite(err) {
 		if rerr := lease.Abandon(s.runCtx, s.provider, j.name, owner, s.cfg.CallTimeout); rerr != nil {
 			s.cfg.Logger.WarnContext(s.runCtx, "scheduler: release after a failed manual acquire; the lease lapses at its expiry", "job", j.name, "err", rerr)
 		}
@@ -542,8 +543,8 @@ func (c *Config) validateControl() error {
 	switch {
 	case c.ControlPoll == 0:
 		c.ControlPoll = DefaultControlPoll
-	case c.ControlPoll < 10*time.Millisecond || c.ControlPoll > lockprovider.MaxDuration:
-		return invalid("", "ControlPoll", c.ControlPoll.String(), "must be between 10ms and "+lockprovider.MaxDuration.String(), ErrInvalidDuration, nil)
+	case c.ControlPoll < 10*time.Millisecond || c.ControlPoll > batontype.MaxDuration:
+		return invalid("", "ControlPoll", c.ControlPoll.String(), "must be between 10ms and "+batontype.MaxDuration.String(), ErrInvalidDuration, nil)
 	}
 	return nil
 }
@@ -691,7 +692,7 @@ func (s *Scheduler) readControl(ctx context.Context, ctl lockprovider.Control) {
 		}
 		if _, err := ctl.ClaimRun(ctx, r.ID); err != nil {
 			s.wg.Done()
-			if !errors.Is(err, lockprovider.ErrNoRequest) {
+			if !errors.Is(err, batontype.ErrNoRequest) {
 				s.cfg.Logger.Warn("scheduler: cannot claim a run request", "job", r.Job, "request", r.ID, "err", err)
 			}
 			continue

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -102,7 +103,7 @@ func BenchmarkControlPropagation(b *testing.B) {
 			ctl := pb.(lockprovider.Control)
 			b.ResetTimer()
 			for range b.N {
-				if _, err := ctl.RequestRun(b.Context(), lockprovider.RunRequest{Job: "job"}); err != nil {
+				if _, err := ctl.RequestRun(b.Context(), batontype.RunRequest{Job: "job"}); err != nil {
 					b.Fatal(err)
 				}
 				select {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
@@ -201,7 +203,7 @@ func controlThreeInstances(t *testing.T, backend string) {
 	}
 	// The ledger: the three manual runs marked as such, without a tick,
 	// and one record per scheduled tick.
-	runs, err := ps[0].(lockprovider.Ledger).Runs(t.Context(), lockprovider.RunQuery{Job: "job", Limit: 1000})
+	runs, err := ps[0].(lockprovider.Ledger).Runs(t.Context(), batontype.RunQuery{Job: "job", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +251,7 @@ func TestControlRunRequests(t *testing.T) {
 			}
 			ctl := ps[3].(lockprovider.Control)
 			for range 5 {
-				if _, err := ctl.RequestRun(t.Context(), lockprovider.RunRequest{Job: "job", RequestedBy: "test"}); err != nil {
+				if _, err := ctl.RequestRun(t.Context(), batontype.RunRequest{Job: "job", RequestedBy: "test"}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -351,13 +353,13 @@ func TestRetry(t *testing.T) {
 			}
 			led := p.(lockprovider.Ledger)
 			for name, want := range map[string]struct {
-				out  lockprovider.Outcome
+				out  batontype.Outcome
 				text string
 			}{
-				"recovers": {lockprovider.OutcomeSucceeded, "succeeded at attempt 3 of 3; attempt 2 failed: failure 2"},
-				"gives-up": {lockprovider.OutcomeFailed, "attempt 3 of 3: failure 3"},
+				"recovers": {batontype.OutcomeSucceeded, "succeeded at attempt 3 of 3; attempt 2 failed: failure 2"},
+				"gives-up": {batontype.OutcomeFailed, "attempt 3 of 3: failure 3"},
 			} {
-				runs, err := led.Runs(t.Context(), lockprovider.RunQuery{Job: name})
+				runs, err := led.Runs(t.Context(), batontype.RunQuery{Job: name})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -676,7 +678,7 @@ func TestControlValidation(t *testing.T) {
 	if err := s.Trigger(t.Context(), ""); !errors.Is(err, scheduler.ErrUnknownJob) || !strings.Contains(err.Error(), `Trigger "":`) {
 		t.Errorf("Trigger of an empty name: %v, want ErrUnknownJob naming \"\"", err)
 	}
-	if err := s.PauseCluster(t.Context(), ""); !errors.Is(err, lockprovider.ErrInvalidName) {
+	if err := s.PauseCluster(t.Context(), ""); !errors.Is(err, batontype.ErrInvalidName) {
 		t.Errorf("PauseCluster of an empty name: %v", err)
 	}
 	// A nil ctx is bad input: a typed error, not a panic (Trigger used to
@@ -750,7 +752,7 @@ func TestControlWithoutAnnouncements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.RequestRun(t.Context(), lockprovider.RunRequest{Job: "job"}); err != nil {
+	if _, err := p.RequestRun(t.Context(), batontype.RunRequest{Job: "job"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Start(); err != nil {
@@ -776,7 +778,7 @@ type countingControl struct {
 	reads atomic.Int64
 }
 
-func (c *countingControl) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+func (c *countingControl) ControlState(ctx context.Context) (batontype.ControlState, error) {
 	c.reads.Add(1)
 	return c.Provider.ControlState(ctx)
 }
@@ -812,7 +814,7 @@ func TestCheckSkipsPausedJobs(t *testing.T) {
 	t.Parallel()
 	p := memory.New(nil)
 	now := time.Now()
-	inst := lockprovider.Instance{LockedBy: "a", Started: now.Add(-48 * time.Hour), Jobs: []lockprovider.JobSpec{
+	inst := batontype.Instance{LockedBy: "a", Started: now.Add(-48 * time.Hour), Jobs: []batontype.JobSpec{
 		{Name: "hourly", Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute},
 	}}
 	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
@@ -876,7 +878,7 @@ type holdClaim struct {
 	entered, proceed chan struct{}
 }
 
-func (h *holdClaim) ClaimRun(_ context.Context, id string) (lockprovider.RunRequest, error) {
+func (h *holdClaim) ClaimRun(_ context.Context, id string) (batontype.RunRequest, error) {
 	h.entered <- struct{}{}
 	<-h.proceed
 	return h.Control.ClaimRun(context.Background(), id)
@@ -902,7 +904,7 @@ func TestRunRequestDuringShutdown(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctl := ps[1].(lockprovider.Control)
-			if _, err := ctl.RequestRun(t.Context(), lockprovider.RunRequest{Job: "job"}); err != nil {
+			if _, err := ctl.RequestRun(t.Context(), batontype.RunRequest{Job: "job"}); err != nil {
 				t.Fatal(err)
 			}
 			<-p.entered

@@ -6,14 +6,14 @@ import (
 	"strconv"
 
 	"github.com/baton-go/baton"
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
 )
 
 // ErrLockLost is the cause (see context.Cause) of a job's context when the
 // job's lease ended while it ran: its local trust window passed, keep-alive
 // or Run.Extend found the lease gone. It is the same value as
 // baton.ErrLockLost.
-var ErrLockLost = lockprovider.ErrLockLost
+var ErrLockLost = batontype.ErrLockLost
 
 // ErrClosed is returned by methods of a Scheduler that was shut down, and is
 // the cause of a running job's context when Shutdown's deadline passed or
@@ -37,22 +37,22 @@ var ErrNotLocked = errors.New("scheduler: job is not locked")
 // them apart without importing it. They are the same values.
 var (
 	// ErrNotAcquired: another replica holds the job's lock.
-	ErrNotAcquired = lockprovider.ErrNotAcquired
+	ErrNotAcquired = batontype.ErrNotAcquired
 	// ErrStaleTick: the tick was already granted (it ran, or runs,
 	// elsewhere).
-	ErrStaleTick = lockprovider.ErrStaleTick
+	ErrStaleTick = batontype.ErrStaleTick
 	// ErrUnavailable: the backend could not be reached or did not answer in
 	// time.
-	ErrUnavailable = lockprovider.ErrUnavailable
+	ErrUnavailable = batontype.ErrUnavailable
 )
 
 // Registration errors. Each is reported inside a *ValidationError or a
-// *SpecError; all of them match ErrInvalid, which is lockprovider.ErrInvalid
+// *SpecError; all of them match ErrInvalid, which is batontype.ErrInvalid
 // (and baton.ErrInvalid), with errors.Is.
 var (
-	ErrInvalid             = lockprovider.ErrInvalid
-	ErrInvalidName         = lockprovider.ErrInvalidName
-	ErrInvalidDuration     = lockprovider.ErrInvalidDuration
+	ErrInvalid             = batontype.ErrInvalid
+	ErrInvalidName         = batontype.ErrInvalidName
+	ErrInvalidDuration     = batontype.ErrInvalidDuration
 	ErrInvalidSpec         = fmt.Errorf("%w: schedule", ErrInvalid)
 	ErrDuplicateName       = fmt.Errorf("%w: duplicate job name", ErrInvalid)
 	ErrNilJob              = fmt.Errorf("%w: nil job func", ErrInvalid)
@@ -61,9 +61,9 @@ var (
 )
 
 // ValidationError reports a rejected registration or configuration input;
-// its Job field names the job. It is lockprovider.ValidationError, the one
+// its Job field names the job. It is batontype.ValidationError, the one
 // validation error type of the module.
-type ValidationError = lockprovider.ValidationError
+type ValidationError = batontype.ValidationError
 
 // SpecError reports an invalid cron spec: what is wrong and where.
 type SpecError struct {
@@ -76,8 +76,8 @@ type SpecError struct {
 }
 
 func (e *SpecError) Error() string {
-	s := "scheduler: cron spec " + lockprovider.Shorten(strconv.Quote(e.Spec), maxEcho) + ": "
-	value := lockprovider.Shorten(strconv.Quote(e.Value), maxEcho)
+	s := "scheduler: cron spec " + batontype.Shorten(strconv.Quote(e.Spec), maxEcho) + ": "
+	value := batontype.Shorten(strconv.Quote(e.Value), maxEcho)
 	switch {
 	case e.Field != "" && e.Position > 0:
 		s += fmt.Sprintf("field %d (%s) %s ", e.Position, e.Field, value)
@@ -86,7 +86,7 @@ func (e *SpecError) Error() string {
 	}
 	s += e.Reason
 	if e.Err != nil {
-		s += ": " + lockprovider.Shorten(e.Err.Error(), maxReason)
+		s += ": " + batontype.Shorten(e.Err.Error(), maxReason)
 	}
 	return s
 }
@@ -122,7 +122,7 @@ const (
 
 func invalid(job, field, value, reason string, sentinel, cause error) *ValidationError {
 	if value != "" {
-		value = strconv.Quote(lockprovider.Shorten(value, maxEcho))
+		value = strconv.Quote(batontype.Shorten(value, maxEcho))
 	}
 	return &ValidationError{Job: job, Field: field, Value: value, Reason: reason, Err: sentinel, Cause: cause}
 }

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
 )
@@ -16,10 +17,10 @@ func ExampleCheck() {
 	p := memory.New(nil)
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 3, 30, 0, 0, time.UTC)
-	_ = p.Register(ctx, lockprovider.Instance{
+	_ = p.Register(ctx, batontype.Instance{
 		LockedBy: "app-1",
 		Started:  now.Add(-24 * time.Hour),
-		Jobs:     []lockprovider.JobSpec{{Name: "hourly", Schedule: "0 * * * *", Locked: true, AtMostFor: time.Minute}},
+		Jobs:     []batontype.JobSpec{{Name: "hourly", Schedule: "0 * * * *", Locked: true, AtMostFor: time.Minute}},
 	}, time.Minute)
 	rep, err := scheduler.Check(ctx, p, scheduler.CheckOptions{Grace: 5 * time.Minute, Now: now})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -127,7 +128,7 @@ func (fr *faultRun) checkFailedNotRun(t *testing.T) int {
 		}
 		for _, ev := range rec.get("failed") {
 			n++
-			if ev.Err == nil || errors.Is(ev.Err, lockprovider.ErrNotAcquired) || errors.Is(ev.Err, lockprovider.ErrStaleTick) {
+			if ev.Err == nil || errors.Is(ev.Err, batontype.ErrNotAcquired) || errors.Is(ev.Err, batontype.ErrStaleTick) {
 				t.Errorf("instance %d: Failed for tick %s with a definite or no error: %v", i, ev.Tick.Format(time.StampMilli), ev.Err)
 			}
 			if started[ev.Tick] {
@@ -324,7 +325,7 @@ func TestFaultRedisRestartTickIdentity(t *testing.T) {
 
 	var again lockprovider.Lease
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if again, err = acquire(); err == nil || errors.Is(err, lockprovider.ErrStaleTick) || time.Now().After(deadline) {
+		if again, err = acquire(); err == nil || errors.Is(err, batontype.ErrStaleTick) || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -335,7 +336,7 @@ func TestFaultRedisRestartTickIdentity(t *testing.T) {
 		if again.Token <= first.Token {
 			t.Errorf("token after the restart %d is not larger than before %d", again.Token, first.Token)
 		}
-	case errors.Is(err, lockprovider.ErrStaleTick):
+	case errors.Is(err, batontype.ErrStaleTick):
 		t.Logf("after the restart, tick %s was refused as stale", tick.Format(time.StampMilli))
 	default:
 		t.Fatalf("acquire after the restart: %v", err)

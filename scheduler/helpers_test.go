@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
@@ -75,9 +76,9 @@ type faulty struct {
 	inspect error // returned by Inspect when set
 }
 
-func (f *faulty) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (f *faulty) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
 	if f.inspect != nil {
-		return lockprovider.LeaseInfo{}, f.inspect
+		return batontype.LeaseInfo{}, f.inspect
 	}
 	return f.Provider.Inspect(ctx, name)
 }

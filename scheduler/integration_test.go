@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
@@ -114,9 +115,9 @@ func startInstance(ctx context.Context, spec instanceSpec, witness *pgxpool.Pool
 	recordSkip := func(ev scheduler.Event) {
 		reason := "other"
 		switch {
-		case errors.Is(ev.Err, lockprovider.ErrNotAcquired):
+		case errors.Is(ev.Err, batontype.ErrNotAcquired):
 			reason = "not_acquired"
-		case errors.Is(ev.Err, lockprovider.ErrStaleTick):
+		case errors.Is(ev.Err, batontype.ErrStaleTick):
 			reason = "stale_tick"
 		case errors.Is(ev.Err, scheduler.ErrStillRunning):
 			reason = "still_running"

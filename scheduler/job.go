@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -31,7 +32,7 @@ type Run struct {
 // Extend prolongs the lease of a locked job to end d from now (provider
 // clock) and restarts the job context's trust window at this call.
 // If the lease is gone it cancels the job's context with ErrLockLost and
-// returns an error matching ErrLockLost and lockprovider.ErrNotHeld. It
+// returns an error matching ErrLockLost and batontype.ErrNotHeld. It
 // returns ErrNotLocked for a job registered without Locked. The minimum
 // hold (AtLeastFor) keeps counting from the original grant, capped at
 // the new lease end.
@@ -40,7 +41,7 @@ func (r Run) Extend(ctx context.Context, d time.Duration) error {
 		return ErrNotLocked
 	}
 	err := r.lease.Extend(ctx, d)
-	if errors.Is(err, lockprovider.ErrInvalidDuration) {
+	if errors.Is(err, batontype.ErrInvalidDuration) {
 		return invalid(r.Job, "Extend", d.String(), "is not a valid lease length", ErrInvalidDuration, err)
 	}
 	return err
@@ -210,7 +211,7 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 	}
 	j := &Job{s: b.s, sched: b.sched, fn: fn, name: b.name, locked: b.locked}
 	if b.named {
-		if err := lockprovider.ValidateName(b.name); err != nil {
+		if err := batontype.ValidateName(b.name); err != nil {
 			return nil, withJob(b.name, err)
 		}
 	}
@@ -227,7 +228,7 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 		if o.atMostFor == 0 {
 			return nil, invalid(b.name, "AtMostFor", "", "is not set and Config.DefaultAtMostFor is zero", ErrInvalidDuration, nil)
 		}
-		if err := lockprovider.ValidateDurations(o.atMostFor, o.atLeastFor); err != nil {
+		if err := batontype.ValidateDurations(o.atMostFor, o.atLeastFor); err != nil {
 			return nil, withJob(b.name, err)
 		}
 		if o.catchUp {

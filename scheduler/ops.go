@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -23,10 +24,10 @@ func (c *Config) validateOps() error {
 	switch {
 	case c.RegistryTTL == 0:
 		c.RegistryTTL = DefaultRegistryTTL
-	case c.RegistryTTL < lockprovider.MinRegistryTTL || c.RegistryTTL > lockprovider.MaxDuration:
-		return invalid("", "RegistryTTL", c.RegistryTTL.String(), "must be between "+lockprovider.MinRegistryTTL.String()+" and "+lockprovider.MaxDuration.String(), ErrInvalidDuration, nil)
+	case c.RegistryTTL < batontype.MinRegistryTTL || c.RegistryTTL > batontype.MaxDuration:
+		return invalid("", "RegistryTTL", c.RegistryTTL.String(), "must be between "+batontype.MinRegistryTTL.String()+" and "+batontype.MaxDuration.String(), ErrInvalidDuration, nil)
 	}
-	if err := lockprovider.ValidateLockedBy(c.Version + "x"); err != nil {
+	if err := batontype.ValidateLockedBy(c.Version + "x"); err != nil {
 		return invalid("", "Version", c.Version, "is not printable text of at most 254 bytes", ErrInvalid, err)
 	}
 	return nil
@@ -63,7 +64,7 @@ type runResult struct {
 }
 
 // outcome classifies a finished run.
-func (s *Scheduler) outcome(r runResult) (lockprovider.Outcome, string) {
+func (s *Scheduler) outcome(r runResult) (batontype.Outcome, string) {
 	var pe *PanicError
 	switch {
 	case r.lost:
@@ -71,25 +72,25 @@ func (s *Scheduler) outcome(r runResult) (lockprovider.Outcome, string) {
 		if r.err != nil {
 			msg = r.err.Error()
 		}
-		return lockprovider.OutcomeLockLost, msg
+		return batontype.OutcomeLockLost, msg
 	case errors.As(r.err, &pe):
-		return lockprovider.OutcomePanicked, r.err.Error()
+		return batontype.OutcomePanicked, r.err.Error()
 	case r.err != nil && errors.Is(context.Cause(s.runCtx), ErrClosed):
-		return lockprovider.OutcomeShutDown, r.err.Error()
+		return batontype.OutcomeShutDown, r.err.Error()
 	case r.err != nil:
-		return lockprovider.OutcomeFailed, r.err.Error()
+		return batontype.OutcomeFailed, r.err.Error()
 	}
-	return lockprovider.OutcomeSucceeded, r.note
+	return batontype.OutcomeSucceeded, r.note
 }
 
 // runEnd is how a run ended, for the ledger: from res and, for a loss,
 // from the run's lease l. It is read when the lease is released.
 func (s *Scheduler) runEnd(l *lease.Lease, res *runResult) lockprovider.RunEnd {
 	r := *res
-	r.lost = errors.Is(l.Err(), lockprovider.ErrLockLost)
+	r.lost = errors.Is(l.Err(), batontype.ErrLockLost)
 	out, msg := s.outcome(r)
 	return lockprovider.RunEnd{
-		Run: lockprovider.RunRecord{
+		Run: batontype.RunRecord{
 			Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
 			Started: r.lease.GrantedAt, CatchUp: r.catchUp, Manual: r.manual,
 		},
@@ -98,8 +99,8 @@ func (s *Scheduler) runEnd(l *lease.Lease, res *runResult) lockprovider.RunEnd {
 }
 
 // spec describes j for the registry.
-func (s *Scheduler) spec(j *Job) lockprovider.JobSpec {
-	js := lockprovider.JobSpec{Name: j.name, Schedule: registered(j.sched), Locked: j.locked}
+func (s *Scheduler) spec(j *Job) batontype.JobSpec {
+	js := batontype.JobSpec{Name: j.name, Schedule: registered(j.sched), Locked: j.locked}
 	if _, ok := j.sched.(cronSchedule); ok {
 		js.TimeZone = s.cfg.Location.String()
 	}
@@ -194,7 +195,7 @@ func (s *Scheduler) publish(reg lockprovider.Registry, started time.Time, change
 		var err error
 		if !dirty {
 			err = reg.Heartbeat(ctx, s.cfg.LockedBy, ttl)
-			dirty = errors.Is(err, lockprovider.ErrNotRegistered)
+			dirty = errors.Is(err, batontype.ErrNotRegistered)
 		}
 		if dirty {
 			err = reg.Register(ctx, s.instance(started), ttl)
@@ -208,14 +209,14 @@ func (s *Scheduler) publish(reg lockprovider.Registry, started time.Time, change
 }
 
 // instance describes this scheduler for the registry.
-func (s *Scheduler) instance(started time.Time) lockprovider.Instance {
+func (s *Scheduler) instance(started time.Time) batontype.Instance {
 	s.mu.Lock()
-	jobs := make([]lockprovider.JobSpec, 0, len(s.jobs))
+	jobs := make([]batontype.JobSpec, 0, len(s.jobs))
 	for _, j := range s.jobs {
 		jobs = append(jobs, s.spec(j))
 	}
 	s.mu.Unlock()
-	slices.SortFunc(jobs, func(a, b lockprovider.JobSpec) int {
+	slices.SortFunc(jobs, func(a, b batontype.JobSpec) int {
 		switch {
 		case a.Name < b.Name:
 			return -1
@@ -224,5 +225,5 @@ func (s *Scheduler) instance(started time.Time) lockprovider.Instance {
 		}
 		return 0
 	})
-	return lockprovider.Instance{LockedBy: s.cfg.LockedBy, Version: s.cfg.Version, Started: started, Jobs: jobs}
+	return batontype.Instance{LockedBy: s.cfg.LockedBy, Version: s.cfg.Version, Started: started, Jobs: jobs}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
@@ -145,12 +146,12 @@ func ledgerThreeInstances(t *testing.T, backend string) {
 	}
 
 	led := ps[0].(lockprovider.Ledger)
-	want := map[string]lockprovider.Outcome{
-		"ok": lockprovider.OutcomeSucceeded, "fail": lockprovider.OutcomeFailed,
-		"boom": lockprovider.OutcomePanicked, "lost": lockprovider.OutcomeLockLost,
+	want := map[string]batontype.Outcome{
+		"ok": batontype.OutcomeSucceeded, "fail": batontype.OutcomeFailed,
+		"boom": batontype.OutcomePanicked, "lost": batontype.OutcomeLockLost,
 	}
 	for job, outcome := range want {
-		runs, err := led.Runs(t.Context(), lockprovider.RunQuery{Job: job})
+		runs, err := led.Runs(t.Context(), batontype.RunQuery{Job: job})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +183,7 @@ func ledgerThreeInstances(t *testing.T, backend string) {
 			if r.Outcome != outcome || r.Finished.Before(r.Started) || r.Finished.IsZero() {
 				t.Errorf("%s tick %v: outcome %q finished %v, want %q and finished", job, r.Tick, r.Outcome, r.Finished, outcome)
 			}
-			if outcome != lockprovider.OutcomeSucceeded && r.Error == "" {
+			if outcome != batontype.OutcomeSucceeded && r.Error == "" {
 				t.Errorf("%s tick %v: no error text", job, r.Tick)
 			}
 			if job == "boom" && !strings.Contains(r.Error, "nil map") {
@@ -211,7 +212,7 @@ func TestCheckMissedTick(t *testing.T) {
 			ctx := t.Context()
 			every := time.Hour
 			now := time.Now().Add(-2 * every) // the ticks checked lie in the past
-			inst := lockprovider.Instance{LockedBy: "app-1", Started: now.Add(-48 * time.Hour), Jobs: []lockprovider.JobSpec{
+			inst := batontype.Instance{LockedBy: "app-1", Started: now.Add(-48 * time.Hour), Jobs: []batontype.JobSpec{
 				{Name: "hourly", Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute},
 				{Name: "local", Schedule: "@every 1h0m0s"},
 			}}
@@ -223,7 +224,7 @@ func TestCheckMissedTick(t *testing.T) {
 				t.Fatal(err)
 			}
 			due := now.Add(-time.Minute).Truncate(every)
-			runTick := func(tick time.Time, out lockprovider.Outcome) {
+			runTick := func(tick time.Time, out batontype.Outcome) {
 				t.Helper()
 				led := p.(lockprovider.Ledger)
 				owner := lockprovider.NewOwner()
@@ -232,12 +233,12 @@ func TestCheckMissedTick(t *testing.T) {
 					t.Fatal(err)
 				}
 				err = led.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "hourly", Owner: owner}, lockprovider.RunEnd{
-					Run: lockprovider.RunRecord{Job: "hourly", Token: l.Token, Tick: tick, LockedBy: "app-1", Started: l.GrantedAt}, Outcome: out, Error: "x"})
+					Run: batontype.RunRecord{Job: "hourly", Token: l.Token, Tick: tick, LockedBy: "app-1", Started: l.GrantedAt}, Outcome: out, Error: "x"})
 				if err != nil {
 					t.Fatal(err)
 				}
 			}
-			runTick(due.Add(-every), lockprovider.OutcomeSucceeded) // the job ran before
+			runTick(due.Add(-every), batontype.OutcomeSucceeded) // the job ran before
 			rep, err := scheduler.Check(ctx, p, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -254,14 +255,14 @@ func TestCheckMissedTick(t *testing.T) {
 			if rep, _ := scheduler.Check(ctx, p, since); len(rep.Problems) != 2 {
 				t.Errorf("Check since 3h: %+v, want the due tick and the one before the last run", rep.Problems)
 			}
-			runTick(due, lockprovider.OutcomeFailed)
+			runTick(due, batontype.OutcomeFailed)
 			rep, _ = scheduler.Check(ctx, p, opts)
 			if len(rep.Problems) != 1 || rep.Problems[0].Kind != "failed" || rep.Problems[0].Run == nil {
 				t.Errorf("Check after a failed run: %+v, want failed", rep.Problems)
 			}
 			next := due.Add(every)
 			opts.Now = next.Add(2 * time.Minute)
-			runTick(next, lockprovider.OutcomeSucceeded)
+			runTick(next, batontype.OutcomeSucceeded)
 			rep, _ = scheduler.Check(ctx, p, opts)
 			if !rep.OK() {
 				t.Errorf("Check after the tick ran: %+v, want OK", rep.Problems)
@@ -275,7 +276,7 @@ func TestCheckMissedTick(t *testing.T) {
 func TestCheckNewJob(t *testing.T) {
 	p := memory.New(nil)
 	now := time.Now()
-	inst := lockprovider.Instance{LockedBy: "a", Started: now.Add(-10 * time.Minute), Jobs: []lockprovider.JobSpec{
+	inst := batontype.Instance{LockedBy: "a", Started: now.Add(-10 * time.Minute), Jobs: []batontype.JobSpec{
 		{Name: "daily", Schedule: "0 2 * * *", TimeZone: "UTC", Locked: true, AtMostFor: time.Minute},
 	}}
 	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
@@ -306,18 +307,18 @@ func TestCheckKnownSince(t *testing.T) {
 					t.Fatal(err)
 				}
 				err = led.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: job, Owner: owner}, lockprovider.RunEnd{
-					Run: lockprovider.RunRecord{Job: job, Token: l.Token, LockedBy: "app-1", Started: l.GrantedAt, Manual: true}, Outcome: lockprovider.OutcomeSucceeded})
+					Run: batontype.RunRecord{Job: job, Token: l.Token, LockedBy: "app-1", Started: l.GrantedAt, Manual: true}, Outcome: batontype.OutcomeSucceeded})
 				if err != nil {
 					t.Fatal(err)
 				}
 			}
-			spec := func(name string) lockprovider.JobSpec {
-				return lockprovider.JobSpec{Name: name, Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute}
+			spec := func(name string) batontype.JobSpec {
+				return batontype.JobSpec{Name: name, Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute}
 			}
 			// Deployed now and run once by hand: the hourly ticks of the
 			// last three hours came before it existed.
 			now := time.Now()
-			inst := lockprovider.Instance{LockedBy: "app-1", Started: now, Jobs: []lockprovider.JobSpec{spec("fresh")}}
+			inst := batontype.Instance{LockedBy: "app-1", Started: now, Jobs: []batontype.JobSpec{spec("fresh")}}
 			if err := p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
 				t.Fatal(err)
 			}
@@ -455,7 +456,7 @@ func TestLedgerKilledReplica(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 			led := p.(lockprovider.Ledger)
-			var run lockprovider.RunRecord
+			var run batontype.RunRecord
 			for deadline := time.Now().Add(30 * time.Second); run.Token == 0; time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("the child recorded no run within 30s")
@@ -472,7 +473,7 @@ func TestLedgerKilledReplica(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if last.Token != run.Token || last.LockedBy != "doomed" || last.Outcome != lockprovider.OutcomeRunning || !last.Finished.IsZero() {
+			if last.Token != run.Token || last.LockedBy != "doomed" || last.Outcome != batontype.OutcomeRunning || !last.Finished.IsZero() {
 				t.Fatalf("killed run reads %+v, want started by doomed, not finished", last)
 			}
 			time.Sleep(time.Until(last.Started.Add(600 * time.Millisecond))) // the lease ran out
@@ -498,8 +499,8 @@ func TestOpsConfigValidation(t *testing.T) {
 	for _, cfg := range []scheduler.Config{
 		{RegistryTTL: time.Millisecond},
 		{RegistryTTL: -time.Second},
-		{LedgerRetention: lockprovider.Retention{MaxRuns: -1}},
-		{LedgerRetention: lockprovider.Retention{MaxAge: time.Millisecond}},
+		{LedgerRetention: batontype.Retention{MaxRuns: -1}},
+		{LedgerRetention: batontype.Retention{MaxAge: time.Millisecond}},
 		{Version: "v1\n"},
 	} {
 		if _, err := scheduler.New(p, &cfg); !errors.Is(err, scheduler.ErrInvalid) {
@@ -530,7 +531,7 @@ func TestLedgerOffRegistryOff(t *testing.T) {
 	if insts, _ := p.Instances(t.Context()); len(insts) != 0 {
 		t.Errorf("NoRegistry: registry holds %+v", insts)
 	}
-	if runs, _ := p.Runs(t.Context(), lockprovider.RunQuery{Job: "j"}); len(runs) != 0 {
+	if runs, _ := p.Runs(t.Context(), batontype.RunQuery{Job: "j"}); len(runs) != 0 {
 		t.Errorf("ledger off: %d records", len(runs))
 	}
 }
@@ -575,14 +576,14 @@ func TestForceReleasedRunIsLockLost(t *testing.T) {
 			close(finish)
 			led := p.(lockprovider.Ledger)
 			deadline := time.Now().Add(10 * time.Second)
-			var run lockprovider.RunRecord
+			var run batontype.RunRecord
 			for {
-				runs, err := led.Runs(t.Context(), lockprovider.RunQuery{Job: "nightly"})
+				runs, err := led.Runs(t.Context(), batontype.RunQuery{Job: "nightly"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				i := slices.IndexFunc(runs, func(r lockprovider.RunRecord) bool { return r.Token == token })
-				if i >= 0 && runs[i].Outcome == lockprovider.OutcomeLockLost {
+				i := slices.IndexFunc(runs, func(r batontype.RunRecord) bool { return r.Token == token })
+				if i >= 0 && runs[i].Outcome == batontype.OutcomeLockLost {
 					run = runs[i]
 					break
 				}
@@ -600,7 +601,7 @@ func TestForceReleasedRunIsLockLost(t *testing.T) {
 			if st := job.Stats(); st.LockLost != 1 {
 				t.Errorf("Stats %+v; want one lost lock", st)
 			}
-			if err, _ := lostErr.Load().(error); !errors.Is(err, lockprovider.ErrLockLost) {
+			if err, _ := lostErr.Load().(error); !errors.Is(err, batontype.ErrLockLost) {
 				t.Errorf("LockLost hook saw %v; want an error matching ErrLockLost", err)
 			}
 		})

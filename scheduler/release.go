@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
@@ -256,7 +257,7 @@ func (s *Scheduler) release(l *lease.Lease, res *runResult) func(context.Context
 // this path only. ev is the run's event as the claim left it.
 func (s *Scheduler) end(j *Job, l *lease.Lease, ev Event, res *runResult) (held bool) {
 	err := l.Release(s.runCtx) // logged by the lease; it lapses at expiry otherwise
-	if !errors.Is(err, lockprovider.ErrLockLost) || errors.Is(l.Err(), lockprovider.ErrLockLost) {
+	if !errors.Is(err, batontype.ErrLockLost) || errors.Is(l.Err(), batontype.ErrLockLost) {
 		return true
 	}
 	j.lockLost.Add(1)
@@ -269,7 +270,7 @@ func (s *Scheduler) end(j *Job, l *lease.Lease, ev Event, res *runResult) (held 
 		defer cancel()
 		// The lease is gone, so the answer is ErrNotHeld; the record is
 		// written whatever the release answers.
-		if rerr := led.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: j.name, Owner: res.lease.Owner}, rec); rerr != nil && !errors.Is(rerr, lockprovider.ErrNotHeld) {
+		if rerr := led.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: j.name, Owner: res.lease.Owner}, rec); rerr != nil && !errors.Is(rerr, batontype.ErrNotHeld) {
 			s.cfg.Logger.WarnContext(s.runCtx, "scheduler: recording a run whose lease was gone at its release", "job", j.name, "token", ev.Token, "err", rerr)
 		}
 	}

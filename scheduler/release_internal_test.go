@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -47,7 +49,7 @@ func TestReleasesAnswerEach(t *testing.T) {
 		}
 		wg.Go(func() {
 			if i%5 == 0 { // not the holder
-				if err := r.release(ctx, lockprovider.ReleaseParams{Name: name, Owner: lockprovider.NewOwner()}, nil); !errors.Is(err, lockprovider.ErrNotHeld) {
+				if err := r.release(ctx, lockprovider.ReleaseParams{Name: name, Owner: lockprovider.NewOwner()}, nil); !errors.Is(err, batontype.ErrNotHeld) {
 					t.Errorf("%s: release by a non-holder: %v, want ErrNotHeld", name, err)
 				}
 				return

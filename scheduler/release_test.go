@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -142,11 +143,11 @@ func releasedTogether(t *testing.T, bp batchProvider, ledger bool) {
 		return
 	}
 	for _, n := range names {
-		runs, err := bp.Runs(t.Context(), lockprovider.RunQuery{Job: n})
+		runs, err := bp.Runs(t.Context(), batontype.RunQuery{Job: n})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) != 1 || runs[0].Outcome != lockprovider.OutcomeSucceeded || runs[0].Finished.IsZero() {
+		if len(runs) != 1 || runs[0].Outcome != batontype.OutcomeSucceeded || runs[0].Finished.IsZero() {
 			t.Errorf("ledger of %s: %+v, want one finished, succeeded run", n, runs)
 		}
 	}

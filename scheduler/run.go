@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
@@ -139,11 +140,11 @@ func (s *Scheduler) notClaimed(j *Job, tick time.Time, a *claimAnswer, ev *Event
 	claimed := *ev // for the claim's own event, timed
 	claimed.Start, claimed.Duration = a.sent, a.took
 	switch {
-	case res.handoff && errors.Is(err, lockprovider.ErrStaleTick):
+	case res.handoff && errors.Is(err, batontype.ErrStaleTick):
 		ev.Outcome = observe.OutcomeSkipped // a tick this instance already reported (see runManual)
-	case errors.Is(err, lockprovider.ErrNotAcquired), errors.Is(err, lockprovider.ErrStaleTick):
+	case errors.Is(err, batontype.ErrNotAcquired), errors.Is(err, batontype.ErrStaleTick):
 		ev.Err, ev.Outcome = err, observe.OutcomeHeld
-		if errors.Is(err, lockprovider.ErrStaleTick) {
+		if errors.Is(err, batontype.ErrStaleTick) {
 			ev.Outcome = observe.OutcomeStaleTick
 		}
 		j.skips.Add(1)
@@ -155,7 +156,7 @@ func (s *Scheduler) notClaimed(j *Job, tick time.Time, a *claimAnswer, ev *Event
 		s.emit(res.ctx, observe.JobSkipped, &claimed)
 		ev.Outcome = observe.OutcomeSkipped
 	default:
-		if !lockprovider.Definite(err) {
+		if !batontype.Definite(err) {
 			// A lease may have been granted: running would risk a second
 			// run of the tick, keeping it would block the job until the
 			// lease expires.
@@ -171,7 +172,7 @@ func (s *Scheduler) notClaimed(j *Job, tick time.Time, a *claimAnswer, ev *Event
 		ev.Err = fmt.Errorf("scheduler: acquire %q for tick %s: %w", j.name, tick.Format(time.RFC3339Nano), err)
 		j.failures.Add(1)
 		msg := "scheduler: acquire failed; not running"
-		if errors.Is(err, lockprovider.ErrInvalid) {
+		if errors.Is(err, batontype.ErrInvalid) {
 			s.cfg.Logger.ErrorContext(s.runCtx, msg, "job", j.name, "tick", tick, "err", err)
 		} else {
 			s.cfg.Logger.WarnContext(s.runCtx, msg, "job", j.name, "tick", tick, "err", err)

@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
@@ -249,7 +251,7 @@ func TestAutoRenewFailureCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &faulty{Provider: memory.New(nil)}
 		p.extend = func(context.Context, lockprovider.ExtendParams) (lockprovider.Lease, error, bool) {
-			return lockprovider.Lease{}, lockprovider.ErrNotHeld, true
+			return lockprovider.Lease{}, batontype.ErrNotHeld, true
 		}
 		rec := &recorder{}
 		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
@@ -269,7 +271,7 @@ func TestAutoRenewFailureCancels(t *testing.T) {
 			t.Errorf("cancelled after %v with %v, want 3s (first extension) and ErrLockLost", ranFor, cause)
 		}
 		lost := rec.get("lost")
-		if len(lost) != 1 || !errors.Is(lost[0].Err, lockprovider.ErrNotHeld) {
+		if len(lost) != 1 || !errors.Is(lost[0].Err, batontype.ErrNotHeld) {
 			t.Errorf("LockLost hooks = %+v", lost)
 		}
 	})

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
-	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
 )
 
@@ -69,7 +69,7 @@ func (o *hooks) call(ctx context.Context, f func(Event), e Event) {
 // the run's lease (nil for a job without Locked), and held is false when
 // its release found it gone (see Scheduler.end).
 func (s *Scheduler) runOutcome(err error, l *lease.Lease, held bool) string {
-	lost := !held || l != nil && errors.Is(l.Err(), lockprovider.ErrLockLost)
+	lost := !held || l != nil && errors.Is(l.Err(), batontype.ErrLockLost)
 	out, _ := s.outcome(runResult{err: err, lost: lost})
 	return string(out)
 }

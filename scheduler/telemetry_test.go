@@ -10,7 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/observe"
 	"github.com/baton-go/baton/scheduler"
@@ -172,7 +173,7 @@ func TestObserverEvents(t *testing.T) {
 				t.Errorf("%s: other replica's events = %+v, want attempt, skip, done", job, loser)
 			} else if r := loser[1].Outcome; r != observe.OutcomeHeld && r != observe.OutcomeStaleTick {
 				t.Errorf("%s: skip reason %q", job, r)
-			} else if !errors.Is(loser[1].Err, lockprovider.ErrNotAcquired) && !errors.Is(loser[1].Err, lockprovider.ErrStaleTick) {
+			} else if !errors.Is(loser[1].Err, batontype.ErrNotAcquired) && !errors.Is(loser[1].Err, batontype.ErrStaleTick) {
 				t.Errorf("%s: skip error %v", job, loser[1].Err)
 			}
 		}

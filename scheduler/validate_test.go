@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
 )
@@ -25,7 +26,7 @@ func TestBadInput(t *testing.T) {
 		{"empty name", func() (*scheduler.Job, error) { return s.Every(time.Minute).Locked("", mostly).Do(noop) }, scheduler.ErrInvalidName, "Name"},
 		{"control char", func() (*scheduler.Job, error) { return s.Every(time.Minute).Locked("a\nb", mostly).Do(noop) }, scheduler.ErrInvalidName, "Name"},
 		{"long name", func() (*scheduler.Job, error) {
-			return s.Every(time.Minute).Locked(strings.Repeat("x", lockprovider.MaxNameLen+1), mostly).Do(noop)
+			return s.Every(time.Minute).Locked(strings.Repeat("x", batontype.MaxNameLen+1), mostly).Do(noop)
 		}, scheduler.ErrInvalidName, "Name"},
 		{"empty unlocked name", func() (*scheduler.Job, error) { return s.Every(time.Minute).Name("").Do(noop) }, scheduler.ErrInvalidName, "Name"},
 		{"conflicting names", func() (*scheduler.Job, error) { return s.Every(time.Minute).Name("a").Locked("b", mostly).Do(noop) }, scheduler.ErrInvalidName, "Name"},

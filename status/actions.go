@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -78,11 +80,11 @@ func runAction[Req any](h *handler, w http.ResponseWriter, r *http.Request, name
 		return
 	case errors.As(err, &he):
 		code = he.code
-	case errors.Is(err, lockprovider.ErrInvalid):
+	case errors.Is(err, batontype.ErrInvalid):
 		code = http.StatusBadRequest
-	case errors.Is(err, lockprovider.ErrNotHeld):
+	case errors.Is(err, batontype.ErrNotHeld):
 		code = http.StatusConflict
-	case errors.Is(err, lockprovider.ErrUnavailable):
+	case errors.Is(err, batontype.ErrUnavailable):
 		code = http.StatusServiceUnavailable
 	}
 	h.fail(w, code, name+": "+err.Error())

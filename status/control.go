@@ -3,6 +3,8 @@ package status
 import (
 	"context"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -21,7 +23,7 @@ type providerControl struct {
 }
 
 func (c providerControl) RunNow(ctx context.Context, job string) error {
-	_, err := c.p.RequestRun(ctx, lockprovider.RunRequest{Job: job, RequestedBy: c.by})
+	_, err := c.p.RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: c.by})
 	return err
 }
 

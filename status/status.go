@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -68,7 +70,7 @@ type Config struct {
 	// Rate limits view can show what remains and mark keys near or over
 	// their limit. Nil shows only when each key is full again (the
 	// backend stores state, not limits).
-	Limits func(key string) []lockprovider.RateLimit
+	Limits func(key string) []batontype.RateLimit
 
 	// Grace is how long after its tick a run may start before the tick
 	// counts as missed. Zero means one minute.
@@ -95,7 +97,7 @@ const (
 )
 
 func invalid(field, value, reason string) error {
-	return &lockprovider.ValidationError{Field: field, Value: value, Reason: reason, Err: lockprovider.ErrInvalid}
+	return &batontype.ValidationError{Field: field, Value: value, Reason: reason, Err: batontype.ErrInvalid}
 }
 
 // handler serves the page and its JSON endpoints.
@@ -136,11 +138,11 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	switch {
 	case cfg.Grace < 0:
-		return nil, &lockprovider.ValidationError{Field: "Grace", Value: cfg.Grace.String(), Reason: "must not be negative", Err: lockprovider.ErrInvalidDuration}
+		return nil, &batontype.ValidationError{Field: "Grace", Value: cfg.Grace.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
 	case cfg.Timeout < 0:
-		return nil, &lockprovider.ValidationError{Field: "Timeout", Value: cfg.Timeout.String(), Reason: "must not be negative", Err: lockprovider.ErrInvalidDuration}
+		return nil, &batontype.ValidationError{Field: "Timeout", Value: cfg.Timeout.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
 	case cfg.Refresh < 0:
-		return nil, &lockprovider.ValidationError{Field: "Refresh", Value: cfg.Refresh.String(), Reason: "must not be negative", Err: lockprovider.ErrInvalidDuration}
+		return nil, &batontype.ValidationError{Field: "Refresh", Value: cfg.Refresh.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
 	}
 	if cfg.Grace == 0 {
 		cfg.Grace = DefaultGrace

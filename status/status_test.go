@@ -16,6 +16,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -31,7 +32,7 @@ type mixed struct {
 	redis    *redisprovider.Provider
 	postgres *pgprovider.Provider
 	backends []status.Backend
-	limit    lockprovider.RateLimit
+	limit    batontype.RateLimit
 	started  time.Time // when the last scheduler instance started
 }
 
@@ -43,7 +44,7 @@ const replicas = 3
 func startMixed(t *testing.T, iv time.Duration) *mixed {
 	t.Helper()
 	ctx := t.Context()
-	m := &mixed{limit: lockprovider.RateLimit{Algorithm: lockprovider.TokenBucket, Rate: 5, Period: time.Minute}}
+	m := &mixed{limit: batontype.RateLimit{Algorithm: batontype.TokenBucket, Rate: 5, Period: time.Minute}}
 	var err error
 	if m.redis, err = redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)}); err != nil {
 		t.Fatal(err)
@@ -85,13 +86,13 @@ func startMixed(t *testing.T, iv time.Duration) *mixed {
 	deadline := time.Now().Add(20 * time.Second)
 	for _, job := range []string{"ok", "fail", "boom"} {
 		for {
-			runs, err := m.redis.Runs(ctx, lockprovider.RunQuery{Job: job})
+			runs, err := m.redis.Runs(ctx, batontype.RunQuery{Job: job})
 			if err != nil {
 				t.Fatal(err)
 			}
 			done := 0
 			for _, r := range runs {
-				if r.Outcome != lockprovider.OutcomeRunning {
+				if r.Outcome != batontype.OutcomeRunning {
 					done++
 				}
 			}
@@ -115,9 +116,9 @@ func (m *mixed) page(t *testing.T, actions bool) *httptest.Server {
 		Actions:  actions,
 		Grace:    time.Second,
 		Refresh:  time.Nanosecond, // every request reads the backends
-		Limits: func(key string) []lockprovider.RateLimit {
+		Limits: func(key string) []batontype.RateLimit {
 			if strings.HasPrefix(key, "api:") {
-				return []lockprovider.RateLimit{m.limit}
+				return []batontype.RateLimit{m.limit}
 			}
 			return nil
 		},
@@ -176,12 +177,12 @@ func post(t *testing.T, url, contentType string, header http.Header, body any) p
 
 type jobsResp struct {
 	Jobs []struct {
-		Backend  string                  `json:"backend"`
-		Name     string                  `json:"name"`
-		Replicas []string                `json:"replicas"`
-		LastRun  *lockprovider.RunRecord `json:"last_run"`
-		Problem  string                  `json:"problem"`
-		NextTick time.Time               `json:"next_tick"`
+		Backend  string               `json:"backend"`
+		Name     string               `json:"name"`
+		Replicas []string             `json:"replicas"`
+		LastRun  *batontype.RunRecord `json:"last_run"`
+		Problem  string               `json:"problem"`
+		NextTick time.Time            `json:"next_tick"`
 	} `json:"jobs"`
 	Instances []struct {
 		LockedBy string `json:"locked_by"`
@@ -228,7 +229,7 @@ func TestViews(t *testing.T) {
 	if len(jobs.Errors) > 0 || len(jobs.Instances) != replicas {
 		t.Fatalf("jobs: errors %v, %d instances, want none and %d", jobs.Errors, len(jobs.Instances), replicas)
 	}
-	want := map[string]lockprovider.Outcome{"boom": lockprovider.OutcomePanicked, "fail": lockprovider.OutcomeFailed, "ok": lockprovider.OutcomeSucceeded}
+	want := map[string]batontype.Outcome{"boom": batontype.OutcomePanicked, "fail": batontype.OutcomeFailed, "ok": batontype.OutcomeSucceeded}
 	for _, j := range jobs.Jobs {
 		o, ok := want[j.Name]
 		if !ok || j.Backend != "redis" || len(j.Replicas) != replicas || j.NextTick.IsZero() || j.LastRun == nil {
@@ -237,7 +238,7 @@ func TestViews(t *testing.T) {
 		}
 		delete(want, j.Name)
 		// The newest run may still be open; a finished one has the job's outcome.
-		if j.LastRun.Outcome != lockprovider.OutcomeRunning && j.LastRun.Outcome != o {
+		if j.LastRun.Outcome != batontype.OutcomeRunning && j.LastRun.Outcome != o {
 			t.Errorf("job %s: last run %s, want %s", j.Name, j.LastRun.Outcome, o)
 		}
 		if j.Name != "ok" && j.Problem != "failed" {
@@ -260,7 +261,7 @@ func TestViews(t *testing.T) {
 		if j.Mode != "runs" || len(j.Lanes) != replicas {
 			t.Fatalf("timeline job %s: mode %s lanes %v", j.Job, j.Mode, j.Lanes)
 		}
-		recs, err := m.redis.Runs(ctx, lockprovider.RunQuery{Job: j.Job, Until: time.UnixMilli(tl.Now)})
+		recs, err := m.redis.Runs(ctx, batontype.RunQuery{Job: j.Job, Until: time.UnixMilli(tl.Now)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,10 +279,10 @@ func TestViews(t *testing.T) {
 			if j.Lanes[r.Lane] != rec.LockedBy || r.Start != rec.Started.UnixMilli() || r.Tick != rec.Tick.UnixMilli() {
 				t.Errorf("%s token %d: lane %s start %d tick %d, want %s %d %d", j.Job, rec.Token, j.Lanes[r.Lane], r.Start, r.Tick, rec.LockedBy, rec.Started.UnixMilli(), rec.Tick.UnixMilli())
 			}
-			if rec.Outcome != lockprovider.OutcomeRunning && r.Outcome != rec.Outcome.String() {
+			if rec.Outcome != batontype.OutcomeRunning && r.Outcome != rec.Outcome.String() {
 				t.Errorf("%s token %d: outcome %s, want %s", j.Job, rec.Token, r.Outcome, rec.Outcome)
 			}
-			if rec.Outcome == lockprovider.OutcomeFailed && r.Error != "upstream said 503" {
+			if rec.Outcome == batontype.OutcomeFailed && r.Error != "upstream said 503" {
 				t.Errorf("%s token %d: error %q", j.Job, rec.Token, r.Error)
 			}
 		}
@@ -292,10 +293,10 @@ func TestViews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.postgres.RateLimit(ctx, lockprovider.RateRequest{Key: "api:alice", N: 5, Limits: []lockprovider.RateLimit{m.limit}}); err != nil {
+	if _, err := m.postgres.RateLimit(ctx, lockprovider.RateRequest{Key: "api:alice", N: 5, Limits: []batontype.RateLimit{m.limit}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.postgres.RateLimit(ctx, lockprovider.RateRequest{Key: "api:bob", N: 1, Limits: []lockprovider.RateLimit{m.limit}}); err != nil {
+	if _, err := m.postgres.RateLimit(ctx, lockprovider.RateRequest{Key: "api:bob", N: 1, Limits: []batontype.RateLimit{m.limit}}); err != nil {
 		t.Fatal(err)
 	}
 	var locks struct {
@@ -352,7 +353,7 @@ func TestActions(t *testing.T) {
 		}
 		return l
 	}
-	held := func() lockprovider.LeaseInfo {
+	held := func() batontype.LeaseInfo {
 		i, err := m.postgres.Inspect(ctx, "payments")
 		if err != nil {
 			t.Fatal(err)
@@ -415,13 +416,13 @@ func TestActions(t *testing.T) {
 		t.Fatalf("after force-release the backend still holds the lock: %+v", i)
 	}
 
-	if _, err := m.postgres.RateLimit(ctx, lockprovider.RateRequest{Key: "api:alice", N: 5, Limits: []lockprovider.RateLimit{m.limit}}); err != nil {
+	if _, err := m.postgres.RateLimit(ctx, lockprovider.RateRequest{Key: "api:alice", N: 5, Limits: []batontype.RateLimit{m.limit}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := post(t, rw+"reset-rate", "application/json", same, map[string]any{"backend": "postgres", "key": "api:alice"}); r.code != http.StatusOK {
 		t.Fatalf("reset-rate: %d %v", r.code, r.body)
 	}
-	res, err := m.postgres.RateLimit(ctx, lockprovider.RateRequest{Key: "api:alice", N: 0, Limits: []lockprovider.RateLimit{m.limit}})
+	res, err := m.postgres.RateLimit(ctx, lockprovider.RateRequest{Key: "api:alice", N: 0, Limits: []batontype.RateLimit{m.limit}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +554,7 @@ func TestConfig(t *testing.T) {
 		"negative grace": {Backends: []status.Backend{{Name: "a", Provider: p}}, Grace: -time.Second},
 		"bad origin":     {Backends: []status.Backend{{Name: "a", Provider: p}}, TrustedOrigins: []string{"not a url"}},
 	} {
-		if _, err := status.New(cfg); !errors.Is(err, lockprovider.ErrInvalid) {
+		if _, err := status.New(cfg); !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}

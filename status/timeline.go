@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
 )
@@ -36,13 +38,13 @@ const unfinished = "unfinished"
 // classes lists the timeline's classes from best to worst: a bucket
 // takes the colour of its worst run. The last two only count.
 var classes = [...]string{
-	lockprovider.OutcomeSucceeded.String(),
-	lockprovider.OutcomeRunning.String(),
-	lockprovider.OutcomeShutDown.String(),
-	lockprovider.OutcomeLockLost.String(),
+	batontype.OutcomeSucceeded.String(),
+	batontype.OutcomeRunning.String(),
+	batontype.OutcomeShutDown.String(),
+	batontype.OutcomeLockLost.String(),
 	unfinished,
-	lockprovider.OutcomeFailed.String(),
-	lockprovider.OutcomePanicked.String(),
+	batontype.OutcomeFailed.String(),
+	batontype.OutcomePanicked.String(),
 	"catch_up",
 	"manual",
 }
@@ -248,14 +250,14 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 	s := j.rj.Spec
 	// A run that started up to AtMostFor before the range may still
 	// overlap it.
-	runs, err := j.led.Runs(ctx, lockprovider.RunQuery{Job: s.Name, Since: q.from.Add(-s.AtMostFor), Until: q.to, Limit: lockprovider.MaxRuns})
+	runs, err := j.led.Runs(ctx, batontype.RunQuery{Job: s.Name, Since: q.from.Add(-s.AtMostFor), Until: q.to, Limit: batontype.MaxRuns})
 	if err != nil {
 		return laneJobJSON{}, err
 	}
 	// The job's lease, read after its runs, tells an open run that is
 	// still going from one whose process died (scheduler.Unfinished).
-	var lease *lockprovider.LeaseInfo
-	if in, ok := j.b.Provider.(lockprovider.Inspector); ok && slices.ContainsFunc(runs, func(r lockprovider.RunRecord) bool { return r.Outcome == lockprovider.OutcomeRunning }) {
+	var lease *batontype.LeaseInfo
+	if in, ok := j.b.Provider.(lockprovider.Inspector); ok && slices.ContainsFunc(runs, func(r batontype.RunRecord) bool { return r.Outcome == batontype.OutcomeRunning }) {
 		info, err := in.Inspect(ctx, s.Name)
 		if err != nil {
 			return laneJobJSON{}, err
@@ -268,7 +270,7 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 	// Ticks in [from, evidence) count as missed only if the job ran
 	// before the range: ask the ledger, unless no tick falls there.
 	if evidence.After(q.from) && firstTick(s, q.from).Before(evidence) {
-		older, err := j.led.Runs(ctx, lockprovider.RunQuery{Job: s.Name, Until: q.from, Limit: 1})
+		older, err := j.led.Runs(ctx, batontype.RunQuery{Job: s.Name, Until: q.from, Limit: 1})
 		if err != nil {
 			return laneJobJSON{}, err
 		}
@@ -280,7 +282,7 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 }
 
 // firstTick returns the job's first tick at or after t, or the zero time.
-func firstTick(s lockprovider.JobSpec, t time.Time) time.Time {
+func firstTick(s batontype.JobSpec, t time.Time) time.Time {
 	sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone)
 	if err != nil {
 		return time.Time{}
@@ -290,8 +292,8 @@ func firstTick(s lockprovider.JobSpec, t time.Time) time.Time {
 
 // layout places runs in lanes and buckets. It only computes; lease is the
 // job's lease read after runs, nil when there is none to read.
-func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lockprovider.RunRecord,
-	evidence time.Time, q timelineQuery, now time.Time, grace time.Duration, lease *lockprovider.LeaseInfo) laneJobJSON {
+func layout(s batontype.JobSpec, backend string, replicas []string, runs []batontype.RunRecord,
+	evidence time.Time, q timelineQuery, now time.Time, grace time.Duration, lease *batontype.LeaseInfo) laneJobJSON {
 	lj := laneJobJSON{Backend: backend, Job: s.Name, Schedule: s.Schedule, Counts: map[string]int{}}
 	span := q.to.Sub(q.from)
 	bucket := func(t time.Time) int {
@@ -329,8 +331,8 @@ func layout(s lockprovider.JobSpec, backend string, replicas []string, runs []lo
 	}
 	slices.Sort(lanes)
 	lj.Lanes = lanes
-	lane := func(r lockprovider.RunRecord) int { i, _ := slices.BinarySearch(lanes, r.LockedBy); return i }
-	class := func(r lockprovider.RunRecord) string {
+	lane := func(r batontype.RunRecord) int { i, _ := slices.BinarySearch(lanes, r.LockedBy); return i }
+	class := func(r batontype.RunRecord) string {
 		if scheduler.Unfinished(r, s, lease, now) {
 			return unfinished
 		}

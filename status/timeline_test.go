@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/status"
@@ -60,7 +62,7 @@ func TestTimelineBuckets(t *testing.T) {
 		if j.Mode != "buckets" || !slices.Equal(j.Lanes, synth.Replicas) {
 			t.Fatalf("%s: mode %s lanes %v", j.Job, j.Mode, j.Lanes)
 		}
-		runs, err := p.Runs(t.Context(), lockprovider.RunQuery{Job: j.Job, Since: from, Until: end, Limit: lockprovider.MaxRuns})
+		runs, err := p.Runs(t.Context(), batontype.RunQuery{Job: j.Job, Since: from, Until: end, Limit: batontype.MaxRuns})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +128,7 @@ func TestTimelineOutageAtStart(t *testing.T) {
 		}
 		return clock
 	}})
-	spec := lockprovider.JobSpec{Name: "export", Schedule: "@every 1m0s", Locked: true, AtMostFor: 30 * time.Second}
+	spec := batontype.JobSpec{Name: "export", Schedule: "@every 1m0s", Locked: true, AtMostFor: 30 * time.Second}
 	for _, i := range []int{2, 3, 4, 10, 11, 12} { // ran at ticks 2-4, down for 5-9, back from 10
 		clock = tick(i).Add(time.Second)
 		owner := lockprovider.NewOwner()
@@ -136,13 +138,13 @@ func TestTimelineOutageAtStart(t *testing.T) {
 		}
 		clock = clock.Add(2 * time.Second)
 		if err := p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "export", Owner: owner}, lockprovider.RunEnd{
-			Run: lockprovider.RunRecord{Job: "export", Token: l.Token, Tick: tick(i), LockedBy: "app-1", Started: l.GrantedAt}, Outcome: lockprovider.OutcomeSucceeded,
+			Run: batontype.RunRecord{Job: "export", Token: l.Token, Tick: tick(i), LockedBy: "app-1", Started: l.GrantedAt}, Outcome: batontype.OutcomeSucceeded,
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	clock = time.Time{}
-	if err := p.Register(ctx, lockprovider.Instance{LockedBy: "app-1", Started: tick(10), Jobs: []lockprovider.JobSpec{spec}}, time.Hour); err != nil {
+	if err := p.Register(ctx, batontype.Instance{LockedBy: "app-1", Started: tick(10), Jobs: []batontype.JobSpec{spec}}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
 )
@@ -22,18 +24,18 @@ type jobsJSON struct {
 }
 
 type jobJSON struct {
-	Backend      string                  `json:"backend"`
-	Name         string                  `json:"name"`
-	Schedule     string                  `json:"schedule"`
-	TimeZone     string                  `json:"time_zone,omitempty"`
-	Locked       bool                    `json:"locked"`
-	AtMostForMS  int64                   `json:"at_most_for_ms,omitempty"`
-	AtLeastForMS int64                   `json:"at_least_for_ms,omitempty"`
-	Options      []string                `json:"options,omitempty"`
-	NextTick     time.Time               `json:"next_tick,omitzero"`
-	LastRun      *lockprovider.RunRecord `json:"last_run,omitempty"`
-	LastSuccess  *lockprovider.RunRecord `json:"last_success,omitempty"`
-	Replicas     []string                `json:"replicas"`
+	Backend      string               `json:"backend"`
+	Name         string               `json:"name"`
+	Schedule     string               `json:"schedule"`
+	TimeZone     string               `json:"time_zone,omitempty"`
+	Locked       bool                 `json:"locked"`
+	AtMostForMS  int64                `json:"at_most_for_ms,omitempty"`
+	AtLeastForMS int64                `json:"at_least_for_ms,omitempty"`
+	Options      []string             `json:"options,omitempty"`
+	NextTick     time.Time            `json:"next_tick,omitzero"`
+	LastRun      *batontype.RunRecord `json:"last_run,omitempty"`
+	LastSuccess  *batontype.RunRecord `json:"last_success,omitempty"`
+	Replicas     []string             `json:"replicas"`
 	// Problem is the latest due tick's problem found by scheduler.Check:
 	// "missed", "failed" or "unfinished"; empty when it ran and succeeded.
 	Problem     string    `json:"problem,omitempty"`
@@ -153,7 +155,7 @@ func (h *handler) buildLocks(ctx context.Context, all bool) locksJSON {
 		if !ok {
 			continue
 		}
-		specs := map[string]lockprovider.JobSpec{}
+		specs := map[string]batontype.JobSpec{}
 		if reg, ok := b.Provider.(lockprovider.Registry); ok {
 			insts, err := reg.Instances(ctx)
 			if err != nil {
@@ -194,7 +196,7 @@ func (h *handler) buildLocks(ctx context.Context, all bool) locksJSON {
 // LimitState classifies what remains of a limit: "over" when nothing
 // remains, "near" when at most a tenth of its capacity does, else "ok".
 // The Rate limits view and baton limits ls mark keys with it.
-func LimitState(lim lockprovider.RateLimit, remaining int64) string {
+func LimitState(lim batontype.RateLimit, remaining int64) string {
 	switch {
 	case remaining <= 0:
 		return "over"

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -51,7 +52,7 @@ func TestCLICheckAllRan(t *testing.T) {
 	for _, s := range cliBackends(t) {
 		t.Run(s.name, func(t *testing.T) {
 			due := seed(t, s.p)
-			ran(t, s.p, due, lockprovider.OutcomeSucceeded, "")
+			ran(t, s.p, due, batontype.OutcomeSucceeded, "")
 			out := wantCode(t, exitOK, "", append([]string{"jobs", "check"}, s.args...)...)
 			if out == "" {
 				t.Error("jobs check printed nothing")
@@ -72,12 +73,12 @@ func TestCLICheckGraceZero(t *testing.T) {
 	now := time.Now()
 	tick := now.Add(-30 * time.Second).Truncate(time.Second)
 	offset := time.Duration(tick.UnixNano() % int64(time.Hour))
-	inst := lockprovider.Instance{LockedBy: "app-1", Started: now.Add(-3 * time.Hour), Jobs: []lockprovider.JobSpec{
+	inst := batontype.Instance{LockedBy: "app-1", Started: now.Add(-3 * time.Hour), Jobs: []batontype.JobSpec{
 		{Name: "nightly", Schedule: "@every 1h0m0s offset " + offset.String(), Locked: true, AtMostFor: time.Minute}}}
 	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	ran(t, p, tick.Add(-time.Hour), lockprovider.OutcomeSucceeded, "")
+	ran(t, p, tick.Add(-time.Hour), batontype.OutcomeSucceeded, "")
 	args := []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix}
 	wantCode(t, exitOK, "", append([]string{"jobs", "check"}, args...)...)
 	wantCode(t, exitProblem, "", append([]string{"jobs", "check", "--grace", "0"}, args...)...)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
@@ -18,7 +19,7 @@ import (
 
 type requestJSON struct {
 	Backend string `json:"backend"`
-	lockprovider.RunRequest
+	batontype.RunRequest
 	Claimed bool `json:"claimed"`
 }
 
@@ -38,7 +39,7 @@ func jobControlCommands() []command {
 			group: "jobs", name: "run", args: "JOB",
 			help: "run a job now, once, on one live replica that has it (exit 3 if none has it)",
 			flags: func(fs *flag.FlagSet) {
-				fs.DurationVar(&ttl, "ttl", lockprovider.DefaultRunRequestTTL, "drop the request if no replica claims it by then")
+				fs.DurationVar(&ttl, "ttl", batontype.DefaultRunRequestTTL, "drop the request if no replica claims it by then")
 				fs.BoolVar(&wait, "wait", false, "wait (up to --timeout) until a replica claimed the request; exit 1 if none did")
 			},
 			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
@@ -85,7 +86,7 @@ func (c *cli) controls() []backend {
 // jobRun requests a run of job on every backend where a live scheduler
 // instance registered it.
 func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bool) int {
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := batontype.ValidateName(job); err != nil {
 		fmt.Fprintln(c.stderr, err) // the error starts with "baton: " already
 		return exitUsage
 	}
@@ -102,7 +103,7 @@ func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bo
 		if !slices.ContainsFunc(scheduler.Jobs(insts), func(rj scheduler.RegisteredJob) bool { return rj.Spec.Name == job }) {
 			continue
 		}
-		r, err := b.p.(lockprovider.Control).RequestRun(ctx, lockprovider.RunRequest{Job: job, RequestedBy: "baton jobs run on " + lease.LockedBy(), TTL: ttl})
+		r, err := b.p.(lockprovider.Control).RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: "baton jobs run on " + lease.LockedBy(), TTL: ttl})
 		if err != nil {
 			return c.fail(b, "request run", err)
 		}
@@ -151,7 +152,7 @@ func (c *cli) waitClaimed(ctx context.Context, r requestJSON) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if !slices.ContainsFunc(st.Requests, func(p lockprovider.RunRequest) bool { return p.ID == r.ID }) {
+		if !slices.ContainsFunc(st.Requests, func(p batontype.RunRequest) bool { return p.ID == r.ID }) {
 			return true, nil
 		}
 		select {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -137,7 +138,7 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 		t.Errorf("%d manual runs for 3 jobs run requests", n)
 	}
 	led := p0.(lockprovider.Ledger)
-	recs, err := led.Runs(t.Context(), lockprovider.RunQuery{Job: "job", Limit: 1000})
+	recs, err := led.Runs(t.Context(), batontype.RunQuery{Job: "job", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 	for _, r := range recs {
 		if r.Manual {
 			manual++
-			if !r.Tick.IsZero() || r.Outcome != lockprovider.OutcomeSucceeded {
+			if !r.Tick.IsZero() || r.Outcome != batontype.OutcomeSucceeded {
 				t.Errorf("manual run record %+v: want no tick, succeeded", r)
 			}
 		}

@@ -11,24 +11,26 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
 )
 
 type jobJSON struct {
-	Backend     string                  `json:"backend"`
-	Name        string                  `json:"name"`
-	Schedule    string                  `json:"schedule"`
-	TimeZone    string                  `json:"time_zone,omitempty"`
-	Locked      bool                    `json:"locked"`
-	AtMostFor   string                  `json:"at_most_for,omitempty"`
-	AtLeastFor  string                  `json:"at_least_for,omitempty"`
-	Options     []string                `json:"options,omitempty"`
-	NextTick    time.Time               `json:"next_tick,omitzero"`
-	LastRun     *lockprovider.RunRecord `json:"last_run,omitempty"`
-	LastSuccess *lockprovider.RunRecord `json:"last_success,omitempty"`
-	Replicas    []string                `json:"replicas"`
-	Paused      bool                    `json:"paused,omitempty"` // cluster-wide (jobs pause)
+	Backend     string               `json:"backend"`
+	Name        string               `json:"name"`
+	Schedule    string               `json:"schedule"`
+	TimeZone    string               `json:"time_zone,omitempty"`
+	Locked      bool                 `json:"locked"`
+	AtMostFor   string               `json:"at_most_for,omitempty"`
+	AtLeastFor  string               `json:"at_least_for,omitempty"`
+	Options     []string             `json:"options,omitempty"`
+	NextTick    time.Time            `json:"next_tick,omitzero"`
+	LastRun     *batontype.RunRecord `json:"last_run,omitempty"`
+	LastSuccess *batontype.RunRecord `json:"last_success,omitempty"`
+	Replicas    []string             `json:"replicas"`
+	Paused      bool                 `json:"paused,omitempty"` // cluster-wide (jobs pause)
 
 	// LastRunUnfinished: the last run never ended although its lease did
 	// (its process died), as for runJSON.Unfinished.
@@ -37,7 +39,7 @@ type jobJSON struct {
 
 type runJSON struct {
 	Backend string `json:"backend"`
-	lockprovider.RunRecord
+	batontype.RunRecord
 	Duration string `json:"duration,omitempty"`
 	// Unfinished: the run has no end (outcome "") and its lease is no
 	// longer held with its token, so it will never get one: its process
@@ -49,15 +51,15 @@ type runJSON struct {
 // although its lease did (scheduler.Unfinished). info is the job's lease
 // as Inspect read it after the ledger; without an Inspector (info nil)
 // nothing is reported.
-func abandoned(info *lockprovider.LeaseInfo, run lockprovider.RunRecord) bool {
-	return info != nil && scheduler.Unfinished(run, lockprovider.JobSpec{}, info, time.Time{})
+func abandoned(info *batontype.LeaseInfo, run batontype.RunRecord) bool {
+	return info != nil && scheduler.Unfinished(run, batontype.JobSpec{}, info, time.Time{})
 }
 
 // jobLease reads the lease of job on b when some run of runs has not
 // ended, for abandoned; nil when none is open or b has no Inspector.
-func jobLease(ctx context.Context, b backend, job string, runs ...lockprovider.RunRecord) (*lockprovider.LeaseInfo, error) {
+func jobLease(ctx context.Context, b backend, job string, runs ...batontype.RunRecord) (*batontype.LeaseInfo, error) {
 	in, ok := b.p.(lockprovider.Inspector)
-	if !ok || !slices.ContainsFunc(runs, func(r lockprovider.RunRecord) bool { return r.Outcome == lockprovider.OutcomeRunning }) {
+	if !ok || !slices.ContainsFunc(runs, func(r batontype.RunRecord) bool { return r.Outcome == batontype.OutcomeRunning }) {
 		return nil, nil
 	}
 	info, err := in.Inspect(ctx, job)
@@ -68,7 +70,7 @@ func jobLease(ctx context.Context, b backend, job string, runs ...lockprovider.R
 }
 
 // outcomeText is a run's outcome as the tables show it.
-func outcomeText(r lockprovider.RunRecord, unfinished bool) string {
+func outcomeText(r batontype.RunRecord, unfinished bool) string {
 	if unfinished {
 		return "unfinished"
 	}
@@ -136,9 +138,9 @@ func jobCommands() []command {
 					return exitUsage
 				}
 				from, err := c.parseSince(since)
-				if err != nil || limit <= 0 || limit > lockprovider.MaxRuns {
+				if err != nil || limit <= 0 || limit > batontype.MaxRuns {
 					if err == nil {
-						err = fmt.Errorf("--limit must be between 1 and %d", lockprovider.MaxRuns)
+						err = fmt.Errorf("--limit must be between 1 and %d", batontype.MaxRuns)
 					}
 					fmt.Fprintf(c.stderr, "baton: %v\n", err)
 					return exitUsage
@@ -166,7 +168,7 @@ func jobCommands() []command {
 					grace = time.Nanosecond // Check reads a zero Grace as its default, one minute
 				}
 				for _, name := range fs.Args() {
-					if err := lockprovider.ValidateName(name); err != nil {
+					if err := batontype.ValidateName(name); err != nil {
 						fmt.Fprintln(c.stderr, err)
 						return exitUsage
 					}
@@ -251,7 +253,7 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		if !ok {
 			continue
 		}
-		runs, err := led.Runs(ctx, lockprovider.RunQuery{Job: job, Since: since, Limit: limit})
+		runs, err := led.Runs(ctx, batontype.RunQuery{Job: job, Since: since, Limit: limit})
 		if err != nil {
 			return c.fail(b, "ledger", err)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/status"
 )
@@ -28,7 +30,7 @@ type limitJSON struct {
 }
 
 // limitFlags collects repeated --limit flags.
-type limitFlags []lockprovider.RateLimit
+type limitFlags []batontype.RateLimit
 
 func (l *limitFlags) String() string { return fmt.Sprint(len(*l)) }
 
@@ -40,8 +42,8 @@ func (l *limitFlags) Set(s string) error {
 		return fmt.Errorf("want <algorithm>:<limit>/<period>[:<burst>], e.g. gcra:100/1m")
 	}
 	per, burst, hasBurst := strings.Cut(rest2, ":")
-	var rl lockprovider.RateLimit
-	for a := lockprovider.FixedWindow; a <= lockprovider.GCRA; a++ {
+	var rl batontype.RateLimit
+	for a := batontype.FixedWindow; a <= batontype.GCRA; a++ {
 		if a.String() == alg {
 			rl.Algorithm = a
 		}
@@ -111,7 +113,7 @@ func limitCommands() []command {
 					return exitUsage
 				}
 				key := fs.Arg(0)
-				if err := lockprovider.ValidateName(key); err != nil { // "" would list every key
+				if err := batontype.ValidateName(key); err != nil { // "" would list every key
 					fmt.Fprintln(c.stderr, err)
 					return exitUsage
 				}
@@ -137,7 +139,7 @@ func limitCommands() []command {
 					return exitUsage
 				}
 				key := fs.Arg(0)
-				if err := lockprovider.ValidateName(key); err != nil {
+				if err := batontype.ValidateName(key); err != nil {
 					fmt.Fprintln(c.stderr, err)
 					return exitUsage
 				}
@@ -219,7 +221,7 @@ func (c *cli) emitLimits(out []limitJSON) {
 // period one of limits has, what that limit would admit now (one peek per
 // key and backend, charging nothing); with near it keeps only the keys
 // near or over a limit.
-func (c *cli) peekListed(ctx context.Context, listed []limitJSON, limits []lockprovider.RateLimit, near bool) ([]limitJSON, int) {
+func (c *cli) peekListed(ctx context.Context, listed []limitJSON, limits []batontype.RateLimit, near bool) ([]limitJSON, int) {
 	type peeked struct{ backend, key string }
 	answers := map[peeked][]lockprovider.RateState{}
 	out := listed[:0]
@@ -269,7 +271,7 @@ func (c *cli) peekListed(ctx context.Context, listed []limitJSON, limits []lockp
 }
 
 // limitSpec shows a limit as the table and JSON give it.
-func limitSpec(l lockprovider.RateLimit) string {
+func limitSpec(l batontype.RateLimit) string {
 	spec := fmt.Sprintf("%d/%v", l.Rate, l.Period)
 	if l.Burst > 0 {
 		spec += fmt.Sprintf(" burst %d", l.Burst)
@@ -279,7 +281,7 @@ func limitSpec(l lockprovider.RateLimit) string {
 
 // peekLimits asks each backend what the limits would admit now, charging
 // nothing (a RateLimit with N 0).
-func (c *cli) peekLimits(ctx context.Context, key string, limits []lockprovider.RateLimit) int {
+func (c *cli) peekLimits(ctx context.Context, key string, limits []batontype.RateLimit) int {
 	out := []limitJSON{}
 	for _, b := range c.backends {
 		rl, ok := b.p.(lockprovider.RateLimiter)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -28,7 +30,7 @@ type lockJSON struct {
 	LastTick     time.Time `json:"last_tick,omitzero"`
 }
 
-func toLockJSON(backend string, i lockprovider.LeaseInfo) lockJSON {
+func toLockJSON(backend string, i batontype.LeaseInfo) lockJSON {
 	return lockJSON{Backend: backend, Name: i.Name, Held: i.Held, LockedBy: i.LockedBy, Token: i.Token,
 		GrantedAt: i.GrantedAt, Until: i.Until, AtLeastUntil: i.AtLeastUntil, LastTick: i.LastTick}
 }
@@ -78,7 +80,7 @@ func lockCommands() []command {
 						return c.fail(b, "list locks", err)
 					}
 					// By name, as the providers list in no particular order.
-					slices.SortFunc(infos, func(a, b lockprovider.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
+					slices.SortFunc(infos, func(a, b batontype.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
 					for _, i := range infos {
 						if i.Held || all {
 							out = append(out, toLockJSON(b.name, i))
@@ -144,7 +146,7 @@ func (c *cli) forceRelease(ctx context.Context, name string, yes bool) int {
 	type target struct {
 		b    backend
 		a    lockprovider.Admin
-		info lockprovider.LeaseInfo
+		info batontype.LeaseInfo
 	}
 	var targets []target
 	for _, b := range c.backends {
@@ -189,7 +191,7 @@ func (c *cli) forceRelease(ctx context.Context, name string, yes bool) int {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.timeout)
 		freed, err := t.a.ForceRelease(rctx, name, i.Token)
 		cancel()
-		if errors.Is(err, lockprovider.ErrNotHeld) {
+		if errors.Is(err, batontype.ErrNotHeld) {
 			fmt.Fprintf(c.stderr, "baton: %s: lock %q changed hands or ended before the release; nothing freed\n", t.b.name, name)
 			return exitNotFound
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -278,7 +280,7 @@ func (c *cli) connect(ctx context.Context) int {
 // fail reports a backend error and returns its exit code.
 func (c *cli) fail(b backend, what string, err error) int {
 	fmt.Fprintf(c.stderr, "baton: %s: %s: %v\n", b.name, what, err)
-	if errors.Is(err, lockprovider.ErrInvalid) {
+	if errors.Is(err, batontype.ErrInvalid) {
 		return exitUsage
 	}
 	return exitBackend

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -113,23 +114,23 @@ func seed(t *testing.T, p lockprovider.Provider) time.Time {
 	now := time.Now()
 	due := now.Add(-12 * time.Hour).Truncate(time.Second)
 	offset := time.Duration(due.UnixNano() % int64(24*time.Hour))
-	inst := lockprovider.Instance{LockedBy: "app-1", Version: "v1", Started: now.Add(-72 * time.Hour), Jobs: []lockprovider.JobSpec{
+	inst := batontype.Instance{LockedBy: "app-1", Version: "v1", Started: now.Add(-72 * time.Hour), Jobs: []batontype.JobSpec{
 		{Name: "nightly", Schedule: "@every 24h0m0s offset " + offset.String(), Locked: true, AtMostFor: time.Hour, AtLeastFor: time.Minute},
 	}}
 	if err := p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	ran(t, p, due.Add(-24*time.Hour), lockprovider.OutcomeSucceeded, "")
+	ran(t, p, due.Add(-24*time.Hour), batontype.OutcomeSucceeded, "")
 	rl := p.(lockprovider.RateLimiter)
-	if _, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: "user:42", N: 2, Limits: []lockprovider.RateLimit{
-		{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour}}}); err != nil {
+	if _, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: "user:42", N: 2, Limits: []batontype.RateLimit{
+		{Algorithm: batontype.FixedWindow, Rate: 2, Period: time.Hour}}}); err != nil {
 		t.Fatal(err)
 	}
 	return due
 }
 
 // ran records a run of the nightly job for tick.
-func ran(t *testing.T, p lockprovider.Provider, tick time.Time, out lockprovider.Outcome, msg string) {
+func ran(t *testing.T, p lockprovider.Provider, tick time.Time, out batontype.Outcome, msg string) {
 	t.Helper()
 	led := p.(lockprovider.Ledger)
 	owner := lockprovider.NewOwner()
@@ -138,7 +139,7 @@ func ran(t *testing.T, p lockprovider.Provider, tick time.Time, out lockprovider
 		t.Fatal(err)
 	}
 	err = led.ReleaseRun(t.Context(), lockprovider.ReleaseParams{Name: "nightly", Owner: owner}, lockprovider.RunEnd{
-		Run: lockprovider.RunRecord{Job: "nightly", Token: l.Token, Tick: tick, LockedBy: "app-1", Started: l.GrantedAt}, Outcome: out, Error: msg})
+		Run: batontype.RunRecord{Job: "nightly", Token: l.Token, Tick: tick, LockedBy: "app-1", Started: l.GrantedAt}, Outcome: out, Error: msg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,12 +220,12 @@ func TestCLI(t *testing.T) {
 				t.Errorf("jobs check output:\n%s", out)
 			}
 			golden(t, "jobs_check_missed", strings.ReplaceAll(run(exitProblem, "", "jobs", "check", "-o", "json"), s.name, "BACKEND"))
-			ran(t, s.p, due, lockprovider.OutcomeFailed, "exit status 1")
+			ran(t, s.p, due, batontype.OutcomeFailed, "exit status 1")
 			out = run(exitProblem, "", "jobs", "check")
 			if !strings.Contains(out, "failed") || !strings.Contains(out, "exit status 1") {
 				t.Errorf("jobs check after a failed run:\n%s", out)
 			}
-			ran(t, s.p, due.Add(time.Second), lockprovider.OutcomeSucceeded, "") // a retry recorded under a later tick does not hide the failure
+			ran(t, s.p, due.Add(time.Second), batontype.OutcomeSucceeded, "") // a retry recorded under a later tick does not hide the failure
 			run(exitProblem, "", "jobs", "check")
 			run(0, "", "jobs", "check", "--grace", "13h") // nothing due yet with that grace
 			// A job that no live instance has (misspelt, or all its
@@ -258,7 +259,7 @@ func TestCLI(t *testing.T) {
 			run(exitUsage, "", "limits", "get", "") // not every key
 
 			// A long error text is cut for the table between runes.
-			ran(t, s.p, due.Add(2*time.Second), lockprovider.OutcomeFailed, strings.Repeat("é", 40))
+			ran(t, s.p, due.Add(2*time.Second), batontype.OutcomeFailed, strings.Repeat("é", 40))
 			if out := run(0, "", "jobs", "runs", "nightly"); !utf8.ValidString(out) || !strings.Contains(out, "é...") {
 				t.Errorf("jobs runs with a long non-ASCII error:\n%s", out)
 			}
@@ -297,8 +298,8 @@ func TestCLI(t *testing.T) {
 		}
 		// A rate-limit key lives on one backend: reset says where, and
 		// only there.
-		if _, err := pp.(lockprovider.RateLimiter).RateLimit(t.Context(), lockprovider.RateRequest{Key: "only-on-postgres", N: 1, Limits: []lockprovider.RateLimit{
-			{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour}}}); err != nil {
+		if _, err := pp.(lockprovider.RateLimiter).RateLimit(t.Context(), lockprovider.RateRequest{Key: "only-on-postgres", N: 1, Limits: []batontype.RateLimit{
+			{Algorithm: batontype.FixedWindow, Rate: 2, Period: time.Hour}}}); err != nil {
 			t.Fatal(err)
 		}
 		out = wantCode(t, 0, "", append(append([]string{"limits", "reset", "only-on-postgres"}, redisArgs...), pgArgs...)...)

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/examples/cronapp/internal/wire"
 	"github.com/baton-go/baton/fence"
-	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
 )
 
@@ -92,9 +92,9 @@ func (a *app) hooks() scheduler.Hooks {
 		Skipped: func(e scheduler.Event) {
 			why := e.Err.Error()
 			switch {
-			case errors.Is(e.Err, lockprovider.ErrNotAcquired):
+			case errors.Is(e.Err, batontype.ErrNotAcquired):
 				why = "lock held by another replica"
-			case errors.Is(e.Err, lockprovider.ErrStaleTick):
+			case errors.Is(e.Err, batontype.ErrStaleTick):
 				why = "tick already ran on another replica"
 			case errors.Is(e.Err, scheduler.ErrStillRunning):
 				why = "previous run still going here"

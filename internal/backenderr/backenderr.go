@@ -1,7 +1,7 @@
 // Package backenderr classifies the client errors of the backends the
 // providers share (go-redis, pgx), so that every provider on a backend
 // tells unavailability from an answer in the same way. The providers wrap
-// what it reports in a *lockprovider.UnavailableError.
+// what it reports in a *batontype.UnavailableError.
 package backenderr
 
 import (

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
 )
 
 // MaxPrefixLen bounds a provider's key prefix, in bytes.
@@ -41,7 +41,7 @@ func ValidatePrefix(s string, hashTag bool) error {
 	if len(s) > 40 {
 		s = s[:40] + "…"
 	}
-	return &lockprovider.ValidationError{Field: "Prefix", Value: strconv.Quote(s), Reason: reason, Err: lockprovider.ErrInvalid}
+	return &batontype.ValidationError{Field: "Prefix", Value: strconv.Quote(s), Reason: reason, Err: batontype.ErrInvalid}
 }
 
 // Tagged returns prefix{N}suffix, a key of name N whose hash tag is N, so

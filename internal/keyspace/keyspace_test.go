@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/internal/testenv"
-	"github.com/baton-go/baton/lockprovider"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -31,8 +31,8 @@ func TestValidatePrefix(t *testing.T) {
 		if tc.ok != (err == nil) {
 			t.Errorf("ValidatePrefix(%q, %v) = %v, want ok=%v", tc.prefix, tc.hashTag, err, tc.ok)
 		}
-		var ve *lockprovider.ValidationError
-		if err != nil && (!errors.Is(err, lockprovider.ErrInvalid) || !errors.As(err, &ve) || ve.Field != "Prefix") {
+		var ve *batontype.ValidationError
+		if err != nil && (!errors.Is(err, batontype.ErrInvalid) || !errors.As(err, &ve) || ve.Field != "Prefix") {
 			t.Errorf("ValidatePrefix(%q, %v) = %#v, want a Prefix ValidationError", tc.prefix, tc.hashTag, err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
 )
@@ -38,18 +40,18 @@ func LockedBy() string {
 		host = "unknown"
 	}
 	s := host + "/" + strconv.Itoa(os.Getpid())
-	if len(s) > lockprovider.MaxLockedByLen {
+	if len(s) > batontype.MaxLockedByLen {
 		// Informational only; a long host name must not make every
 		// acquire fail.
-		s = s[len(s)-lockprovider.MaxLockedByLen:]
+		s = s[len(s)-batontype.MaxLockedByLen:]
 	}
 	return s
 }
 
 // ErrZero is returned by the methods of a Lease that was never started (a
-// zero baton.Lock, say). It matches lockprovider.ErrInvalid.
-var ErrZero error = &lockprovider.ValidationError{
-	Field: "Lock", Value: `""`, Reason: "is the zero value; obtain a lock from a Locker", Err: lockprovider.ErrInvalid,
+// zero baton.Lock, say). It matches batontype.ErrInvalid.
+var ErrZero error = &batontype.ValidationError{
+	Field: "Lock", Value: `""`, Reason: "is the zero value; obtain a lock from a Locker", Err: batontype.ErrInvalid,
 }
 
 // Observer receives the duration of every provider round trip a Lease makes.
@@ -253,7 +255,7 @@ func (l *Lease) Check() error {
 		l.mu.Unlock()
 		return nil
 	}
-	cause := fmt.Errorf("%w: trust window ended", lockprovider.ErrLockLost)
+	cause := fmt.Errorf("%w: trust window ended", batontype.ErrLockLost)
 	l.endLocked(cause)
 	l.mu.Unlock()
 	l.lost(cause)
@@ -342,7 +344,7 @@ func (l *Lease) windowEnded() {
 		l.mu.Unlock()
 		return
 	}
-	cause := fmt.Errorf("%w: trust window ended", lockprovider.ErrLockLost)
+	cause := fmt.Errorf("%w: trust window ended", batontype.ErrLockLost)
 	l.endLocked(cause)
 	l.mu.Unlock()
 	l.lost(cause)
@@ -350,7 +352,7 @@ func (l *Lease) windowEnded() {
 
 // Extend sets the lease to end d from now (backend time) and restarts the
 // trust window at this call's send. What is left of the minimum hold is
-// kept, within d. It returns a *lockprovider.ValidationError for a d that
+// kept, within d. It returns a *batontype.ValidationError for a d that
 // is out of range or not above the margin; when the lease is no longer
 // held, an error matching ErrLockLost and ErrNotHeld (and the lease ends as
 // lost); after a loss or Release, what ended it. Any other error is of
@@ -360,14 +362,14 @@ func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 		return ErrZero
 	}
 	if ctx == nil {
-		return lockprovider.ErrNilContext
+		return batontype.ErrNilContext
 	}
-	if err := lockprovider.ValidateDurations(d, 0); err != nil {
+	if err := batontype.ValidateDurations(d, 0); err != nil {
 		return err
 	}
 	if m := l.margin(d); m >= d {
-		return &lockprovider.ValidationError{Field: "d", Value: strconv.Quote(d.String()),
-			Reason: "must exceed the trust window's safety margin " + m.String(), Err: lockprovider.ErrInvalidDuration}
+		return &batontype.ValidationError{Field: "d", Value: strconv.Quote(d.String()),
+			Reason: "must exceed the trust window's safety margin " + m.String(), Err: batontype.ErrInvalidDuration}
 	}
 	return l.extend(ctx, d)
 }
@@ -394,10 +396,10 @@ func (l *Lease) extend(ctx context.Context, d time.Duration) error {
 	}
 	switch {
 	case err == nil:
-	case errors.Is(err, lockprovider.ErrNotHeld):
-		l.lose(fmt.Errorf("%w: %w", lockprovider.ErrLockLost, err))
+	case errors.Is(err, batontype.ErrNotHeld):
+		l.lose(fmt.Errorf("%w: %w", batontype.ErrLockLost, err))
 		return l.Err()
-	case lockprovider.Definite(err):
+	case batontype.Definite(err):
 		return err
 	default:
 		return fmt.Errorf("%s: extend %q: %w", l.pol.Label, l.name, err)
@@ -430,7 +432,7 @@ func (l *Lease) emit(ctx context.Context, k observe.Kind, send time.Time, err er
 		switch {
 		case err == nil:
 			e.Outcome = observe.OutcomeOK
-		case errors.Is(err, lockprovider.ErrNotHeld):
+		case errors.Is(err, batontype.ErrNotHeld):
 			e.Outcome = observe.OutcomeNotHeld
 		default:
 			e.Outcome = observe.OutcomeError
@@ -567,17 +569,17 @@ func (l *Lease) Release(ctx context.Context) error {
 	case err == nil:
 		l.released = true
 		return nil
-	case errors.Is(err, lockprovider.ErrNotHeld):
+	case errors.Is(err, batontype.ErrNotHeld):
 		l.released = true
 		if l.relSent && send.Before(deadline) {
 			return nil // the earlier release landed; only its reply was lost
 		}
-		if !errors.Is(l.Err(), lockprovider.ErrLockLost) {
+		if !errors.Is(l.Err(), batontype.ErrLockLost) {
 			l.pol.Logger.Warn(l.pol.Label+": lease had ended before release", "lock_name", l.name, "token", l.Token())
 		}
 		return fmt.Errorf("%s: release %q: %w: the lease lapsed or passed to another owner before the release: %w",
-			l.pol.Label, l.name, lockprovider.ErrLockLost, err)
-	case lockprovider.Definite(err):
+			l.pol.Label, l.name, batontype.ErrLockLost, err)
+	case batontype.Definite(err):
 		l.released = true
 		return fmt.Errorf("%s: release %q: %w", l.pol.Label, l.name, err)
 	default:
@@ -596,7 +598,7 @@ func Abandon(ctx context.Context, p lockprovider.Provider, name, owner string, t
 	ctx, cancel := context.WithTimeout(detach(ctx), timeout)
 	defer cancel()
 	err := p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner})
-	if errors.Is(err, lockprovider.ErrNotHeld) {
+	if errors.Is(err, batontype.ErrNotHeld) {
 		return nil
 	}
 	return err

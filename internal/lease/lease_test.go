@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
@@ -18,12 +19,12 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestMargin(t *testing.T) {
 	t.Parallel()
 	for d, want := range map[time.Duration]time.Duration{
-		30 * time.Second:         320 * time.Millisecond,
-		time.Second:              30 * time.Millisecond,
-		80 * time.Millisecond:    20*time.Millisecond + 800*time.Microsecond,
-		40 * time.Millisecond:    10*time.Millisecond + 400*time.Microsecond,
-		time.Millisecond:         260 * time.Microsecond,
-		lockprovider.MaxDuration: lockprovider.MaxDuration/100 + 20*time.Millisecond,
+		30 * time.Second:      320 * time.Millisecond,
+		time.Second:           30 * time.Millisecond,
+		80 * time.Millisecond: 20*time.Millisecond + 800*time.Microsecond,
+		40 * time.Millisecond: 10*time.Millisecond + 400*time.Microsecond,
+		time.Millisecond:      260 * time.Microsecond,
+		batontype.MaxDuration: batontype.MaxDuration/100 + 20*time.Millisecond,
 	} {
 		if got := lease.Margin(d); got != want {
 			t.Errorf("Margin(%v) = %v, want %v", d, got, want)
@@ -83,19 +84,19 @@ func TestCheckDoesNotWaitForTheTimer(t *testing.T) {
 	if l.Context().Err() != nil {
 		t.Fatal("the context ended before any check; the test cannot tell Check from the timer")
 	}
-	if err := lease.Check(derived); !errors.Is(err, lockprovider.ErrLockLost) {
+	if err := lease.Check(derived); !errors.Is(err, batontype.ErrLockLost) {
 		t.Fatalf("first check after the window: %v, want ErrLockLost", err)
 	}
-	if cause := context.Cause(derived); !errors.Is(cause, lockprovider.ErrLockLost) {
+	if cause := context.Cause(derived); !errors.Is(cause, batontype.ErrLockLost) {
 		t.Errorf("context cause after the check: %v", cause)
 	}
-	if err := l.Check(); !errors.Is(err, lockprovider.ErrLockLost) {
+	if err := l.Check(); !errors.Is(err, batontype.ErrLockLost) {
 		t.Errorf("second check: %v", err)
 	}
 	if n := lost.Load(); n != 1 {
 		t.Errorf("OnLost called %d times, want 1", n)
 	}
-	if err := l.Extend(context.Background(), time.Minute); !errors.Is(err, lockprovider.ErrLockLost) {
+	if err := l.Extend(context.Background(), time.Minute); !errors.Is(err, batontype.ErrLockLost) {
 		t.Errorf("Extend after the loss: %v", err)
 	}
 }
@@ -118,7 +119,7 @@ func TestZero(t *testing.T) {
 	for what, err := range map[string]error{
 		"Check": l.Check(), "Extend": l.Extend(ctx, time.Second), "Release": l.Release(ctx), "Err": l.Err(),
 	} {
-		if !errors.Is(err, lease.ErrZero) || !errors.Is(err, lockprovider.ErrInvalid) {
+		if !errors.Is(err, lease.ErrZero) || !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("zero Lease %s: %v", what, err)
 		}
 	}
@@ -130,7 +131,7 @@ func TestZero(t *testing.T) {
 func TestLockedBy(t *testing.T) {
 	t.Parallel()
 	by := lease.LockedBy()
-	if by == "" || len(by) > lockprovider.MaxLockedByLen {
+	if by == "" || len(by) > batontype.MaxLockedByLen {
 		t.Fatalf("LockedBy() = %q", by)
 	}
 	err := lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: by, AtMostFor: time.Second}.Validate()

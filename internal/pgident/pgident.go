@@ -8,14 +8,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
 )
 
 // maxLen is NAMEDATALEN-1: PostgreSQL silently truncates longer
 // identifiers, which would make two configured names the same table.
 const maxLen = 63
 
-// Check returns a *lockprovider.ValidationError for field unless v is a
+// Check returns a *batontype.ValidationError for field unless v is a
 // plain identifier: an ASCII letter or underscore followed by up to 62
 // ASCII letters, digits or underscores.
 func Check(field, v string) error {
@@ -26,11 +26,11 @@ func Check(field, v string) error {
 	if len(q) > 60 {
 		q = q[:60] + "…"
 	}
-	return &lockprovider.ValidationError{
+	return &batontype.ValidationError{
 		Field:  field,
 		Value:  q,
 		Reason: "must be a letter or underscore followed by up to 62 letters, digits or underscores",
-		Err:    lockprovider.ErrInvalid,
+		Err:    batontype.ErrInvalid,
 	}
 }
 

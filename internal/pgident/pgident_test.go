@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/internal/testenv"
-	"github.com/baton-go/baton/lockprovider"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -20,8 +20,8 @@ func TestCheck(t *testing.T) {
 	}
 	for _, v := range []string{"", "1a", "a-b", "a b", "é", "a\n", `a"b`, strings.Repeat("x", 64)} {
 		err := pgident.Check("Table", v)
-		var ve *lockprovider.ValidationError
-		if !errors.Is(err, lockprovider.ErrInvalid) || !errors.As(err, &ve) || ve.Field != "Table" {
+		var ve *batontype.ValidationError
+		if !errors.Is(err, batontype.ErrInvalid) || !errors.As(err, &ve) || ve.Field != "Table" {
 			t.Errorf("Check(%q) = %v, want a Table ValidationError", v, err)
 		}
 	}

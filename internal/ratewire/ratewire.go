@@ -12,12 +12,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/ratemath"
 	"github.com/baton-go/baton/lockprovider"
 )
 
 // algCodes are the one-letter algorithm codes of state IDs, indexed by
-// lockprovider.Algorithm.
+// batontype.Algorithm.
 var algCodes = [...]byte{'?', 'f', 'l', 's', 't', 'g'}
 
 // AppendID appends the ID of l's state within a key to b: the algorithm's
@@ -25,7 +26,7 @@ var algCodes = [...]byte{'?', 'f', 'l', 's', 't', 'g'}
 // limit's Rate or Burst therefore keeps its state. Two limits of one valid
 // request never share an ID (lockprovider.RateRequest.Validate refuses
 // two limits with the same algorithm and period).
-func AppendID(b []byte, l lockprovider.RateLimit) []byte {
+func AppendID(b []byte, l batontype.RateLimit) []byte {
 	if int(l.Algorithm) < len(algCodes) {
 		b = append(b, algCodes[l.Algorithm])
 	}
@@ -33,18 +34,18 @@ func AppendID(b []byte, l lockprovider.RateLimit) []byte {
 }
 
 // ID is AppendID as a string.
-func ID(l lockprovider.RateLimit) string { return string(AppendID(nil, l)) }
+func ID(l batontype.RateLimit) string { return string(AppendID(nil, l)) }
 
 // ParseID inverts ID: the algorithm and period a state ID names, for
 // listings of stored state.
-func ParseID(id string) (lockprovider.Algorithm, time.Duration, bool) {
+func ParseID(id string) (batontype.Algorithm, time.Duration, bool) {
 	if id == "" {
 		return 0, 0, false
 	}
-	var a lockprovider.Algorithm
+	var a batontype.Algorithm
 	for i, c := range algCodes {
 		if i > 0 && c == id[0] {
-			a = lockprovider.Algorithm(i)
+			a = batontype.Algorithm(i)
 		}
 	}
 	us, err := strconv.ParseInt(id[1:], 10, 64)
@@ -56,7 +57,7 @@ func ParseID(id string) (lockprovider.Algorithm, time.Duration, bool) {
 
 // Reduced returns l's period in microseconds and its rate, both divided by
 // their greatest common divisor (see ratemath.Reduced).
-func Reduced(l lockprovider.RateLimit) (p, q int64) {
+func Reduced(l batontype.RateLimit) (p, q int64) {
 	return ratemath.Reduced(l.Period.Microseconds(), l.Rate)
 }
 

@@ -79,8 +79,8 @@
 // Each call is bounded by Config.Timeout (default 5 s) when its context
 // allows longer, because the etcd client otherwise waits indefinitely for
 // a reachable member. A timeout, a lost quorum (no leader) and an
-// unreachable cluster return an *lockprovider.UnavailableError
-// (errors.Is(err, lockprovider.ErrUnavailable)); the caller's own context
+// unreachable cluster return an *batontype.UnavailableError
+// (errors.Is(err, batontype.ErrUnavailable)); the caller's own context
 // ending returns its error.
 //
 // # Release notifications

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -39,7 +40,7 @@ type Config struct {
 	// earlier deadline. The etcd client waits for a reachable member
 	// indefinitely otherwise, so without it an Acquire during an outage
 	// would never return. When it fires the error matches
-	// lockprovider.ErrUnavailable. Default DefaultTimeout (5 s).
+	// batontype.ErrUnavailable. Default DefaultTimeout (5 s).
 	Timeout time.Duration
 
 	// ClockExpiry makes a lease also end, for contenders, when its Until
@@ -77,7 +78,7 @@ var (
 // client. A nil cfg means the defaults. It makes no network call.
 func New(client *clientv3.Client, cfg *Config) (*Provider, error) {
 	if client == nil {
-		return nil, &lockprovider.ValidationError{Field: "client", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "client", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	var c Config
 	if cfg != nil {
@@ -92,8 +93,8 @@ func New(client *clientv3.Client, cfg *Config) (*Provider, error) {
 	case c.Timeout == 0:
 		c.Timeout = DefaultTimeout
 	case c.Timeout < time.Millisecond:
-		return nil, &lockprovider.ValidationError{Field: "Timeout", Value: c.Timeout.String(),
-			Reason: "must be at least 1ms", Err: lockprovider.ErrInvalidDuration}
+		return nil, &batontype.ValidationError{Field: "Timeout", Value: c.Timeout.String(),
+			Reason: "must be at least 1ms", Err: batontype.ErrInvalidDuration}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -214,7 +215,7 @@ func (p *Provider) op(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
 // wrap turns an etcd client error into the provider's: the caller's context
-// error when its context ended, an *lockprovider.UnavailableError when etcd
+// error when its context ended, an *batontype.UnavailableError when etcd
 // could not be reached or did not answer in time, and otherwise the error
 // itself (outcome unknown).
 func wrap(ctx, opCtx context.Context, what string, err error) error {
@@ -222,7 +223,7 @@ func wrap(ctx, opCtx context.Context, what string, err error) error {
 		return fmt.Errorf("etcd: %s: %w", what, cerr)
 	}
 	if opCtx.Err() != nil || unavailable(err) {
-		return fmt.Errorf("etcd: %s: %w", what, &lockprovider.UnavailableError{Err: err})
+		return fmt.Errorf("etcd: %s: %w", what, &batontype.UnavailableError{Err: err})
 	}
 	return fmt.Errorf("etcd: %s: %w", what, err)
 }
@@ -371,7 +372,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			}
 			if !p.clock || until > now {
 				p.revoke(ctx, la, lb)
-				return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+				return lockprovider.Lease{}, batontype.ErrNotAcquired
 			}
 			lockRev = lockKV.ModRevision
 		}
@@ -379,7 +380,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			until, _ := strconv.ParseInt(string(holdKV.Value), 10, 64)
 			if !p.clock || until > now {
 				p.revoke(ctx, la, lb)
-				return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+				return lockprovider.Lease{}, batontype.ErrNotAcquired
 			}
 			holdRev = holdKV.ModRevision
 		}
@@ -388,14 +389,14 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			tickMissing = tickKV == nil
 			if !tickMissing && string(tickKV.Value) >= tick(rec.tick) {
 				p.revoke(ctx, la, lb)
-				return lockprovider.Lease{}, lockprovider.ErrStaleTick
+				return lockprovider.Lease{}, batontype.ErrStaleTick
 			}
 		}
 	}
 	// Every attempt lost a race with other writers of the name; the last
 	// of them holds it.
 	p.revoke(ctx, la, lb)
-	return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	return lockprovider.Lease{}, batontype.ErrNotAcquired
 }
 
 func cmpRev(key string, rev int64) clientv3.Cmp {
@@ -476,7 +477,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 	}
 	if !resp.Succeeded {
 		p.revoke(ctx, la, lb)
-		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+		return lockprovider.Lease{}, batontype.ErrNotHeld
 	}
 	recKV := first(resp, 0)
 	r, ok := record{}, false
@@ -518,11 +519,11 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 		return wrap(ctx, opCtx, "release", err)
 	}
 	if !resp.Succeeded {
-		return lockprovider.ErrNotHeld
+		return batontype.ErrNotHeld
 	}
 	if d := resp.Responses[0].GetResponseDeleteRange(); d != nil && len(d.PrevKvs) > 0 {
 		if _, until, _, ok := parseLock(d.PrevKvs[0].Value); ok && until <= now {
-			return lockprovider.ErrNotHeld
+			return batontype.ErrNotHeld
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
@@ -36,11 +37,11 @@ func TestSubSecond(t *testing.T) {
 		t.Errorf("Until-GrantedAt = %v, want AtMostFor %v", got, atMostFor)
 	}
 	time.Sleep(time.Until(l.Until.Add(50 * time.Millisecond)))
-	if _, err := acquire(t, p, name, time.Minute); !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if _, err := acquire(t, p, name, time.Minute); !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Fatalf("Acquire by another owner just after Until: %v, want ErrNotAcquired (etcd's lease still runs)", err)
 	}
 	_, err = p.Extend(ctx, lockprovider.ExtendParams{Name: name, Owner: owner, AtMostFor: time.Minute})
-	if !errors.Is(err, lockprovider.ErrNotHeld) {
+	if !errors.Is(err, batontype.ErrNotHeld) {
 		t.Errorf("Extend after Until: %v, want ErrNotHeld", err)
 	}
 	info, err := p.Inspect(ctx, name)
@@ -55,7 +56,7 @@ func TestSubSecond(t *testing.T) {
 				t.Errorf("token after expiry %d, want > %d", l2.Token, l.Token)
 			}
 			break
-		} else if !errors.Is(err, lockprovider.ErrNotAcquired) {
+		} else if !errors.Is(err, batontype.ErrNotAcquired) {
 			t.Fatalf("Acquire: %v", err)
 		}
 	}
@@ -284,7 +285,7 @@ func TestPausedHolderIsFenced(t *testing.T) {
 		if b, err = acquire(t, p, "n", time.Minute); err == nil {
 			break
 		}
-		if !errors.Is(err, lockprovider.ErrNotAcquired) || time.Now().After(deadline) {
+		if !errors.Is(err, batontype.ErrNotAcquired) || time.Now().After(deadline) {
 			t.Fatalf("takeover after the lease lapsed: %v", err)
 		}
 	}
@@ -317,14 +318,14 @@ func TestQuorumLost(t *testing.T) {
 	c.Members[1].Kill()
 	c.Members[2].Kill()
 	_, err = acquire(t, p, "n", time.Minute)
-	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotAcquired) {
+	if !errors.Is(err, batontype.ErrUnavailable) || errors.Is(err, batontype.ErrNotAcquired) {
 		t.Errorf("Acquire without quorum: %v, want ErrUnavailable", err)
 	}
 	err = p.Release(t.Context(), lockprovider.ReleaseParams{Name: "n", Owner: owner})
-	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotHeld) {
+	if !errors.Is(err, batontype.ErrUnavailable) || errors.Is(err, batontype.ErrNotHeld) {
 		t.Errorf("Release without quorum: %v, want ErrUnavailable", err)
 	}
-	if _, err := p.NotifyRelease(t.Context(), "n", make(chan struct{}, 1)); !errors.Is(err, lockprovider.ErrUnavailable) {
+	if _, err := p.NotifyRelease(t.Context(), "n", make(chan struct{}, 1)); !errors.Is(err, batontype.ErrUnavailable) {
 		t.Errorf("NotifyRelease without quorum: %v, want ErrUnavailable", err)
 	}
 	for _, m := range c.Members[1:] {
@@ -340,7 +341,7 @@ func TestQuorumLost(t *testing.T) {
 	// The release during the outage had an unknown outcome: the member
 	// that stayed up may have logged it and committed it once the others
 	// returned. Either the lease is as it was, or it was released.
-	var info lockprovider.LeaseInfo
+	var info batontype.LeaseInfo
 	for {
 		if info, err = p.Inspect(ctx, "n"); err == nil {
 			break

@@ -11,16 +11,18 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
 // Inspect implements lockprovider.Inspector with one read-only transaction.
-func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return lockprovider.LeaseInfo{}, err
+	if err := batontype.ValidateName(name); err != nil {
+		return batontype.LeaseInfo{}, err
 	}
 	opCtx, cancel := p.op(ctx)
 	defer cancel()
@@ -29,14 +31,14 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 		clientv3.OpGet(k.lock), clientv3.OpGet(k.hold), clientv3.OpGet(k.rec), clientv3.OpGet(k.tick),
 	).Commit()
 	if err != nil {
-		return lockprovider.LeaseInfo{}, wrap(ctx, opCtx, "inspect", err)
+		return batontype.LeaseInfo{}, wrap(ctx, opCtx, "inspect", err)
 	}
 	return p.info(name, first(resp, 0), first(resp, 1), first(resp, 2), first(resp, 3), time.Now().UnixMilli()), nil
 }
 
 // List implements lockprovider.Inspector with one read-only transaction
 // over the provider's prefix.
-func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+func (p *Provider) List(ctx context.Context) ([]batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -64,16 +66,16 @@ func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 		}
 	}
 	now := time.Now().UnixMilli()
-	out := make([]lockprovider.LeaseInfo, 0, len(byName))
+	out := make([]batontype.LeaseInfo, 0, len(byName))
 	for name, e := range byName {
 		out = append(out, p.info(name, e[0], e[1], e[2], e[3], now))
 	}
-	slices.SortFunc(out, func(a, b lockprovider.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b batontype.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-func (p *Provider) info(name string, lock, hold, rec, tk *mvccpb.KeyValue, now int64) lockprovider.LeaseInfo {
-	info := lockprovider.LeaseInfo{Name: name, Exists: lock != nil || hold != nil || rec != nil || tk != nil}
+func (p *Provider) info(name string, lock, hold, rec, tk *mvccpb.KeyValue, now int64) batontype.LeaseInfo {
+	info := batontype.LeaseInfo{Name: name, Exists: lock != nil || hold != nil || rec != nil || tk != nil}
 	if rec != nil {
 		if r, ok := parseRecord(rec.Value); ok {
 			info.LockedBy, info.GrantedAt, info.Until = r.lockedBy, time.UnixMilli(r.grantedAt), time.UnixMilli(r.until)

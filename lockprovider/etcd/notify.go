@@ -12,6 +12,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -55,11 +57,11 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return func() {}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := batontype.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if ch == nil {
-		return nil, &lockprovider.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -96,7 +98,7 @@ func (n *notifier) add(ctx context.Context, name string, ch chan<- struct{}) (fu
 		return nil, ctx.Err()
 	case <-timer.C:
 		stop()
-		return nil, fmt.Errorf("etcd: watch releases: %w", &lockprovider.UnavailableError{
+		return nil, fmt.Errorf("etcd: watch releases: %w", &batontype.UnavailableError{
 			Err: errors.New("no confirmation within " + n.p.timeout.String())})
 	}
 }

@@ -3,6 +3,8 @@ package lockprovidertest
 import (
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -35,7 +37,7 @@ func testAcquireHeld(e *env) {
 	name, a, b := e.name(), lockprovider.NewOwner(), lockprovider.NewOwner()
 	la := e.mustAcquire(name, a, long, 0)
 	_, err := e.acquire(name, b, long, 0)
-	e.wantErr(err, lockprovider.ErrNotAcquired, "second owner's Acquire")
+	e.wantErr(err, batontype.ErrNotAcquired, "second owner's Acquire")
 	if in, ok := e.p.(lockprovider.Inspector); ok {
 		info, err := in.Inspect(e.ctx, name)
 		if err != nil {
@@ -80,7 +82,7 @@ func testReacquireAfterRelease(e *env) {
 		owner := lockprovider.NewOwner()
 		e.mustAcquire(name, owner, long, 0)
 		_, err := e.acquire(name, lockprovider.NewOwner(), long, 0)
-		e.wantErr(err, lockprovider.ErrNotAcquired, "contender's Acquire")
+		e.wantErr(err, batontype.ErrNotAcquired, "contender's Acquire")
 		e.mustRelease(name, owner)
 		if e.t.Failed() {
 			e.t.Fatalf("round %d failed", i)

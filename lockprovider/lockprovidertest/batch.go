@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -169,27 +171,27 @@ func testBatchMixed(e *env) {
 		sleepPast(time.Now(), 30*time.Millisecond)
 		staleHeld := item(e.name(), baseTick, long, 0) // held by another and stale: held wins, as in Acquire
 		e.mustAcquire(staleHeld.Name, lockprovider.NewOwner(), long, 0)
-		if _, err := e.acquireTick(staleHeld.Name, lockprovider.NewOwner(), baseTick, long); !errors.Is(err, lockprovider.ErrNotAcquired) {
+		if _, err := e.acquireTick(staleHeld.Name, lockprovider.NewOwner(), baseTick, long); !errors.Is(err, batontype.ErrNotAcquired) {
 			e.t.Fatalf("%s: single Acquire of a held name with a tick: %v, want ErrNotAcquired", what, err)
 		}
 
 		ps := []lockprovider.AcquireParams{free, held, stale, mine, bad, lapsed, staleHeld}
 		res := e.mustBatch(f, ps)
 		e.wantGrant(res[0], free, what+": free")
-		e.wantErr(res[1].Err, lockprovider.ErrNotAcquired, what+": held by another owner")
-		e.wantErr(res[2].Err, lockprovider.ErrStaleTick, what+": stale tick")
+		e.wantErr(res[1].Err, batontype.ErrNotAcquired, what+": held by another owner")
+		e.wantErr(res[2].Err, batontype.ErrStaleTick, what+": stale tick")
 		if res[3].Err != nil || !sameLease(res[3].Lease, first) {
 			e.t.Errorf("%s: holder's retry = %+v, %v; want the first grant %+v", what, res[3].Lease, res[3].Err, first)
 		}
-		var ve *lockprovider.ValidationError
-		if !errors.As(res[4].Err, &ve) || !errors.Is(res[4].Err, lockprovider.ErrInvalid) {
+		var ve *batontype.ValidationError
+		if !errors.As(res[4].Err, &ve) || !errors.Is(res[4].Err, batontype.ErrInvalid) {
 			e.t.Errorf("%s: invalid item: got %v, want a *ValidationError matching ErrInvalid", what, res[4].Err)
 		}
 		e.wantGrant(res[5], lapsed, what+": lapsed")
 		if res[5].Err == nil && res[5].Lease.Token <= old.Token {
 			e.t.Errorf("%s: token after a lapse %d, want > %d", what, res[5].Lease.Token, old.Token)
 		}
-		e.wantErr(res[6].Err, lockprovider.ErrNotAcquired, what+": held by another owner, stale tick")
+		e.wantErr(res[6].Err, batontype.ErrNotAcquired, what+": held by another owner, stale tick")
 		for _, r := range res {
 			if r.Err != nil && r.Lease != (lockprovider.Lease{}) {
 				e.t.Errorf("%s: a refused item carries a lease %+v", what, r.Lease)
@@ -215,7 +217,7 @@ func testBatchDuplicates(e *env) {
 		e.wantGrant(res[0], a, what+": first of a repeated name")
 		e.wantGrant(res[1], b, what+": first of a repeated name")
 		for _, i := range []int{2, 3, 4} {
-			if !errors.Is(res[i].Err, lockprovider.ErrInvalid) {
+			if !errors.Is(res[i].Err, batontype.ErrInvalid) {
 				e.t.Errorf("%s: repeat at %d: got %v, want ErrInvalid", what, i, res[i].Err)
 			}
 		}
@@ -301,7 +303,7 @@ func testBatchExpiry(e *env) {
 		e.t.Errorf("lease lapsed after %v, before AtMostFor %v", time.Since(start), d)
 	}
 	res := e.mustBatch(f, []lockprovider.AcquireParams{item(p.Name, baseTick, long, 0)})
-	e.wantErr(res[0].Err, lockprovider.ErrStaleTick, "same tick after the lease lapsed")
+	e.wantErr(res[0].Err, batontype.ErrStaleTick, "same tick after the lease lapsed")
 }
 
 // Ticks are checked and remembered per name, as in Acquire: a batch
@@ -318,7 +320,7 @@ func testBatchTick(e *env) {
 			ps = append(ps, item(n, t1, long, 0))
 		}
 		res := e.mustBatch(f, ps)
-		e.wantErr(res[0].Err, lockprovider.ErrStaleTick, what+": tick already granted")
+		e.wantErr(res[0].Err, batontype.ErrStaleTick, what+": tick already granted")
 		for i := 1; i < len(names); i++ {
 			e.wantGrant(res[i], ps[i], what+": newer tick")
 			e.mustRelease(ps[i].Name, ps[i].Owner)
@@ -328,7 +330,7 @@ func testBatchTick(e *env) {
 			ps[i].Owner = lockprovider.NewOwner()
 		}
 		for i, r := range e.mustBatch(f, ps) {
-			e.wantErr(r.Err, lockprovider.ErrStaleTick, fmt.Sprintf("%s: tick again on %d", what, i))
+			e.wantErr(r.Err, batontype.ErrStaleTick, fmt.Sprintf("%s: tick again on %d", what, i))
 		}
 		// No tick: granted, and the newest tick stays t1.
 		for i := range ps {
@@ -361,8 +363,8 @@ func testBatchValidation(e *env) {
 		res := e.mustBatch(f, append([]lockprovider.AcquireParams{good}, bads...))
 		e.wantGrant(res[0], good, what+": valid item beside invalid ones")
 		for i, r := range res[1:] {
-			var ve *lockprovider.ValidationError
-			if !errors.As(r.Err, &ve) || !errors.Is(r.Err, lockprovider.ErrInvalid) {
+			var ve *batontype.ValidationError
+			if !errors.As(r.Err, &ve) || !errors.Is(r.Err, batontype.ErrInvalid) {
 				e.t.Errorf("%s: invalid item %d: got %v, want a *ValidationError matching ErrInvalid", what, i, r.Err)
 			}
 		}
@@ -373,8 +375,8 @@ func testBatchValidation(e *env) {
 			big[i] = item(fmt.Sprintf("%s-big-%d", good.Name, i), time.Time{}, long, 0)
 		}
 		r, err := f(e.ctx, big)
-		var ve *lockprovider.ValidationError
-		if r != nil || !errors.As(err, &ve) || !errors.Is(err, lockprovider.ErrInvalid) {
+		var ve *batontype.ValidationError
+		if r != nil || !errors.As(err, &ve) || !errors.Is(err, batontype.ErrInvalid) {
 			e.t.Errorf("%s: batch of MaxBatch+1: got %d results, %v; want a *ValidationError", what, len(r), err)
 		}
 		e.wantFree(big[0].Name, what+": an oversized batch attempts nothing")
@@ -442,7 +444,7 @@ func testBatchExclusion(e *env) {
 				switch {
 				case r.Err == nil:
 					granted[r.Lease.Name]++
-				case errors.Is(r.Err, lockprovider.ErrNotAcquired), errors.Is(r.Err, lockprovider.ErrStaleTick):
+				case errors.Is(r.Err, batontype.ErrNotAcquired), errors.Is(r.Err, batontype.ErrStaleTick):
 				default:
 					e.t.Errorf("worker %d: item %d: unexpected error %v", w, i, r.Err)
 				}
@@ -489,29 +491,29 @@ func testBatchLedger(e *env) {
 		e.t.Fatal(err)
 	}
 	e.wantGrant(res[0], a, "AcquireRunBatch")
-	e.wantErr(res[1].Err, lockprovider.ErrStaleTick, "AcquireRunBatch: stale tick")
+	e.wantErr(res[1].Err, batontype.ErrStaleTick, "AcquireRunBatch: stale tick")
 	// A retry opens no second record.
 	if again, err := bl.AcquireRunBatch(e.ctx, []lockprovider.AcquireParams{a}, run); err != nil || again[0].Err != nil {
 		e.t.Fatalf("retried AcquireRunBatch: %v %v", err, again)
 	}
-	recs := e.runs(a.Name, lockprovider.RunQuery{Job: a.Name})
+	recs := e.runs(a.Name, batontype.RunQuery{Job: a.Name})
 	if len(recs) != 1 {
 		e.t.Fatalf("runs of %q = %+v, want one", a.Name, recs)
 	}
 	r := recs[0]
 	l := res[0].Lease
 	if r.Token != l.Token || !r.Tick.Equal(a.Tick) || r.LockedBy != a.LockedBy || !r.CatchUp ||
-		r.Outcome != lockprovider.OutcomeRunning || !nearTime(r.Started, l.GrantedAt, inspectTol) {
+		r.Outcome != batontype.OutcomeRunning || !nearTime(r.Started, l.GrantedAt, inspectTol) {
 		e.t.Errorf("run record %+v does not match grant %+v of %+v", r, l, a)
 	}
-	if got := e.runs(b.Name, lockprovider.RunQuery{Job: b.Name}); len(got) != 0 {
+	if got := e.runs(b.Name, batontype.RunQuery{Job: b.Name}); len(got) != 0 {
 		e.t.Errorf("runs of %q = %+v, want none: the refusal records nothing", b.Name, got)
 	}
 	// The release completes the record as for AcquireRun.
-	if err := e.releaseRunFlags(l, a.LockedBy, run, lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}); err != nil {
+	if err := e.releaseRunFlags(l, a.LockedBy, run, batontype.OutcomeSucceeded, "", batontype.Retention{}); err != nil {
 		e.t.Fatalf("ReleaseRun: %v", err)
 	}
-	if got := e.runs(a.Name, lockprovider.RunQuery{Job: a.Name}); len(got) != 1 || got[0].Outcome != lockprovider.OutcomeSucceeded {
+	if got := e.runs(a.Name, batontype.RunQuery{Job: a.Name}); len(got) != 1 || got[0].Outcome != batontype.OutcomeSucceeded {
 		e.t.Errorf("after ReleaseRun: %+v", got)
 	}
 }
@@ -568,13 +570,13 @@ func testBatchRelease(e *env) {
 		}
 		e.wantFree(ps[i].Name, "after its batch release")
 	}
-	e.wantErr(errs[1], lockprovider.ErrNotHeld, "release by a non-holder")
+	e.wantErr(errs[1], batontype.ErrNotHeld, "release by a non-holder")
 	e.wantHeld(other.Name, "after a batch release by a non-holder")
-	e.wantErr(errs[3], lockprovider.ErrNotHeld, "release of a free name")
-	e.wantErr(errs[4], lockprovider.ErrNotHeld, "release of a lapsed lease")
-	var ve *lockprovider.ValidationError
+	e.wantErr(errs[3], batontype.ErrNotHeld, "release of a free name")
+	e.wantErr(errs[4], batontype.ErrNotHeld, "release of a lapsed lease")
+	var ve *batontype.ValidationError
 	for _, i := range []int{5, 6} {
-		if !errors.As(errs[i], &ve) || !errors.Is(errs[i], lockprovider.ErrInvalid) {
+		if !errors.As(errs[i], &ve) || !errors.Is(errs[i], batontype.ErrInvalid) {
 			e.t.Errorf("item %d: got %v, want a *ValidationError matching ErrInvalid", i, errs[i])
 		}
 	}
@@ -588,7 +590,7 @@ func testBatchRelease(e *env) {
 	// Released once, the items are not held any more: a second batch
 	// answers ErrNotHeld for each, as a second Release does.
 	for i, err := range e.mustReleaseBatch([]lockprovider.ReleaseParams{ps[0], ps[2], ps[7]}) {
-		e.wantErr(err, lockprovider.ErrNotHeld, fmt.Sprintf("second release of item %d", i))
+		e.wantErr(err, batontype.ErrNotHeld, fmt.Sprintf("second release of item %d", i))
 	}
 }
 
@@ -651,8 +653,8 @@ func testBatchReleaseValidation(e *env) {
 	}
 	big[0] = lockprovider.ReleaseParams{Name: l.Name, Owner: l.Owner}
 	errs, err := release(e.ctx, big)
-	var ve *lockprovider.ValidationError
-	if !errors.As(err, &ve) || !errors.Is(err, lockprovider.ErrInvalid) || errs != nil {
+	var ve *batontype.ValidationError
+	if !errors.As(err, &ve) || !errors.Is(err, batontype.ErrInvalid) || errs != nil {
 		e.t.Errorf("oversized batch: %v, %v; want nil and a *ValidationError matching ErrInvalid", errs, err)
 	}
 	e.wantHeld(l.Name, "after an oversized release batch")
@@ -660,7 +662,7 @@ func testBatchReleaseValidation(e *env) {
 		e.t.Errorf("empty batch: %v, %v; want no results", errs, err)
 	}
 	errs = e.mustReleaseBatch([]lockprovider.ReleaseParams{{Name: l.Name, Owner: ""}, {Name: l.Name, Owner: l.Owner}})
-	e.wantErr(errs[0], lockprovider.ErrInvalidOwner, "empty owner")
+	e.wantErr(errs[0], batontype.ErrInvalidOwner, "empty owner")
 	if errs[1] != nil {
 		e.t.Errorf("holder's release after an invalid item of the same name: %v", errs[1])
 	}
@@ -687,9 +689,9 @@ func testBatchLedgerRelease(e *env) {
 	}
 	sleepPast(res[2].Lease.GrantedAt, 30*time.Millisecond)
 	e.waitFree(lost.Name, "after AtMostFor")
-	end := func(l lockprovider.Lease, out lockprovider.Outcome, msg string, took time.Duration) lockprovider.RunEnd {
+	end := func(l lockprovider.Lease, out batontype.Outcome, msg string, took time.Duration) lockprovider.RunEnd {
 		return lockprovider.RunEnd{
-			Run:     lockprovider.RunRecord{Job: l.Name, Token: l.Token, Tick: l.Tick, LockedBy: "lockprovidertest-batch", Started: l.GrantedAt},
+			Run:     batontype.RunRecord{Job: l.Name, Token: l.Token, Tick: l.Tick, LockedBy: "lockprovidertest-batch", Started: l.GrantedAt},
 			Outcome: out, Error: msg, Elapsed: took,
 		}
 	}
@@ -698,12 +700,12 @@ func testBatchLedgerRelease(e *env) {
 		rps[i] = lockprovider.ReleaseParams{Name: p.Name, Owner: p.Owner}
 	}
 	ends := []lockprovider.RunEnd{
-		end(res[0].Lease, lockprovider.OutcomeSucceeded, "", 1500*time.Millisecond),
-		end(res[1].Lease, lockprovider.OutcomeFailed, "boom", 0),
-		end(res[2].Lease, lockprovider.OutcomeLockLost, "lease lost", 0),
-		end(res[3].Lease, lockprovider.Outcome("no such outcome"), "", 0),
+		end(res[0].Lease, batontype.OutcomeSucceeded, "", 1500*time.Millisecond),
+		end(res[1].Lease, batontype.OutcomeFailed, "boom", 0),
+		end(res[2].Lease, batontype.OutcomeLockLost, "lease lost", 0),
+		end(res[3].Lease, batontype.Outcome("no such outcome"), "", 0),
 	}
-	if _, err := bl.ReleaseRunBatch(e.ctx, rps, ends[:3]); !errors.Is(err, lockprovider.ErrInvalid) {
+	if _, err := bl.ReleaseRunBatch(e.ctx, rps, ends[:3]); !errors.Is(err, batontype.ErrInvalid) {
 		e.t.Errorf("ends shorter than the batch: %v, want ErrInvalid", err)
 	}
 	e.wantHeld(ok1.Name, "after a refused ReleaseRunBatch")
@@ -717,16 +719,16 @@ func testBatchLedgerRelease(e *env) {
 		}
 		e.wantFree(ps[i].Name, "after ReleaseRunBatch")
 	}
-	e.wantErr(errs[2], lockprovider.ErrNotHeld, "release of a lapsed lease")
-	e.wantErr(errs[3], lockprovider.ErrInvalid, "an invalid end")
+	e.wantErr(errs[2], batontype.ErrNotHeld, "release of a lapsed lease")
+	e.wantErr(errs[3], batontype.ErrInvalid, "an invalid end")
 	e.wantHeld(bad.Name, "an item with an invalid end is not attempted")
 	for i := range 3 {
-		got := e.runs(ps[i].Name, lockprovider.RunQuery{})
+		got := e.runs(ps[i].Name, batontype.RunQuery{})
 		if len(got) != 1 || got[0].Outcome != ends[i].Outcome || got[0].Error != ends[i].Error || got[0].Finished.IsZero() {
 			e.t.Errorf("runs of item %d = %+v, want one ended %q %q", i, got, ends[i].Outcome, ends[i].Error)
 		}
 	}
-	if got := e.runs(ok1.Name, lockprovider.RunQuery{}); len(got) == 1 && got[0].Duration() != 1500*time.Millisecond {
+	if got := e.runs(ok1.Name, batontype.RunQuery{}); len(got) == 1 && got[0].Duration() != 1500*time.Millisecond {
 		e.t.Errorf("run lasted %v, want Elapsed 1.5s", got[0].Duration())
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -37,7 +39,7 @@ func (e *env) wantCtxErr(err, want error, what string) {
 		e.t.Errorf("%s with a done context: no error", what)
 	case !errors.Is(err, want):
 		e.t.Errorf("%s with a done context: error %v does not match %v", what, err, want)
-	case errors.Is(err, lockprovider.ErrNotAcquired), errors.Is(err, lockprovider.ErrNotHeld):
+	case errors.Is(err, batontype.ErrNotAcquired), errors.Is(err, batontype.ErrNotHeld):
 		e.t.Errorf("%s with a done context: error %v claims a definite outcome", what, err)
 	}
 }
@@ -56,7 +58,7 @@ func (e *env) testDoneAcquire(ctx context.Context, want error) {
 func (e *env) testDoneExtendRelease(ctx context.Context, want error) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	l := e.mustAcquire(name, owner, long, 0)
-	_, err := e.p.Extend(ctx, lockprovider.ExtendParams{Name: name, Owner: owner, AtMostFor: lockprovider.MinDuration})
+	_, err := e.p.Extend(ctx, lockprovider.ExtendParams{Name: name, Owner: owner, AtMostFor: batontype.MinDuration})
 	e.wantCtxErr(err, want, "Extend")
 	e.wantCtxErr(e.p.Release(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner}), want, "Release")
 	time.Sleep(20 * time.Millisecond) // a 1ms extend, had it applied, has lapsed now

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -42,7 +44,7 @@ func RunControl(t *testing.T, newProvider func(t *testing.T) lockprovider.Provid
 
 func (e *env) control() lockprovider.Control { return e.p.(lockprovider.Control) }
 
-func (e *env) controlState() lockprovider.ControlState {
+func (e *env) controlState() batontype.ControlState {
 	e.t.Helper()
 	st, err := e.control().ControlState(e.ctx)
 	if err != nil {
@@ -89,11 +91,11 @@ func testControlRequest(e *env) {
 	c := e.control()
 	job := e.name()
 	before := time.Now()
-	r1, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: job, RequestedBy: "operator"})
+	r1, err := c.RequestRun(e.ctx, batontype.RunRequest{Job: job, RequestedBy: "operator"})
 	if err != nil {
 		e.t.Fatalf("RequestRun: %v", err)
 	}
-	r2, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: job, TTL: time.Hour})
+	r2, err := c.RequestRun(e.ctx, batontype.RunRequest{Job: job, TTL: time.Hour})
 	if err != nil {
 		e.t.Fatalf("RequestRun: %v", err)
 	}
@@ -103,8 +105,8 @@ func testControlRequest(e *env) {
 	if !nearTime(r1.Requested, before, inspectTol) {
 		e.t.Errorf("Requested %v, want about %v", r1.Requested, before)
 	}
-	if d := r1.Until.Sub(r1.Requested); d != lockprovider.DefaultRunRequestTTL {
-		e.t.Errorf("default TTL: Until-Requested %v, want %v", d, lockprovider.DefaultRunRequestTTL)
+	if d := r1.Until.Sub(r1.Requested); d != batontype.DefaultRunRequestTTL {
+		e.t.Errorf("default TTL: Until-Requested %v, want %v", d, batontype.DefaultRunRequestTTL)
 	}
 	if d := r2.Until.Sub(r2.Requested); d != time.Hour {
 		e.t.Errorf("TTL 1h: Until-Requested %v, want 1h", d)
@@ -134,9 +136,9 @@ func testControlRequest(e *env) {
 		e.t.Errorf("ClaimRun returned %+v, want %+v", got, r1)
 	}
 	_, err = c.ClaimRun(e.ctx, r1.ID)
-	e.wantErr(err, lockprovider.ErrNoRequest, "second ClaimRun of a request")
+	e.wantErr(err, batontype.ErrNoRequest, "second ClaimRun of a request")
 	_, err = c.ClaimRun(e.ctx, lockprovider.NewOwner())
-	e.wantErr(err, lockprovider.ErrNoRequest, "ClaimRun of an unknown id")
+	e.wantErr(err, batontype.ErrNoRequest, "ClaimRun of an unknown id")
 	if st := e.controlState(); len(st.Requests) != 1 || st.Requests[0].ID != r2.ID {
 		e.t.Errorf("pending after the claim: %+v, want only %s", st.Requests, r2.ID)
 	}
@@ -146,7 +148,7 @@ func testControlRequest(e *env) {
 func testControlClaimOnce(e *env) {
 	c := e.control()
 	for range 3 {
-		r, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name()})
+		r, err := c.RequestRun(e.ctx, batontype.RunRequest{Job: e.name()})
 		if err != nil {
 			e.t.Fatalf("RequestRun: %v", err)
 		}
@@ -164,7 +166,7 @@ func testControlClaimOnce(e *env) {
 				switch {
 				case err == nil:
 					won++
-				case !errors.Is(err, lockprovider.ErrNoRequest):
+				case !errors.Is(err, batontype.ErrNoRequest):
 					errs = append(errs, err)
 				}
 			})
@@ -179,21 +181,21 @@ func testControlClaimOnce(e *env) {
 // An expired request is neither listed nor claimable.
 func testControlExpiry(e *env) {
 	c := e.control()
-	r, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), TTL: lockprovider.MinRunRequestTTL})
+	r, err := c.RequestRun(e.ctx, batontype.RunRequest{Job: e.name(), TTL: batontype.MinRunRequestTTL})
 	if err != nil {
 		e.t.Fatalf("RequestRun: %v", err)
 	}
-	keep, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name()})
+	keep, err := c.RequestRun(e.ctx, batontype.RunRequest{Job: e.name()})
 	if err != nil {
 		e.t.Fatalf("RequestRun: %v", err)
 	}
-	time.Sleep(lockprovider.MinRunRequestTTL + 100*time.Millisecond)
+	time.Sleep(batontype.MinRunRequestTTL + 100*time.Millisecond)
 	st := e.controlState()
 	if len(st.Requests) != 1 || st.Requests[0].ID != keep.ID {
 		e.t.Errorf("pending after one request expired: %+v, want only %s", st.Requests, keep.ID)
 	}
 	_, err = c.ClaimRun(e.ctx, r.ID)
-	e.wantErr(err, lockprovider.ErrNoRequest, "ClaimRun of an expired request")
+	e.wantErr(err, batontype.ErrNoRequest, "ClaimRun of an expired request")
 }
 
 // Watchers are signalled by pauses, resumes and requests, and no longer
@@ -223,7 +225,7 @@ func testControlWatch(e *env) {
 	e.setPaused(job, false)
 	e.wantSignal(ch, "SetPaused false")
 	drain()
-	if _, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: job}); err != nil {
+	if _, err := c.RequestRun(e.ctx, batontype.RunRequest{Job: job}); err != nil {
 		e.t.Fatalf("RequestRun: %v", err)
 	}
 	e.wantSignal(ch, "RequestRun")
@@ -237,25 +239,25 @@ func testControlWatch(e *env) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	_, err = c.WatchControl(e.ctx, nil)
-	e.wantErr(err, lockprovider.ErrInvalid, "WatchControl with a nil channel")
+	e.wantErr(err, batontype.ErrInvalid, "WatchControl with a nil channel")
 }
 
 func testControlValidation(e *env) {
 	c := e.control()
-	e.wantInvalid(c.SetPaused(e.ctx, "", true), lockprovider.ErrInvalidName, "Name", "SetPaused of an empty name")
-	e.wantInvalid(c.SetPaused(e.ctx, strings.Repeat("x", lockprovider.MaxNameLen+1), true), lockprovider.ErrInvalidName, "Name", "SetPaused of a long name")
-	_, err := c.RequestRun(e.ctx, lockprovider.RunRequest{Job: "a\x00b"})
-	e.wantInvalid(err, lockprovider.ErrInvalidName, "Name", "RequestRun with a control character")
-	_, err = c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), TTL: time.Millisecond})
-	e.wantInvalid(err, lockprovider.ErrInvalidDuration, "TTL", "RequestRun with a 1ms TTL")
-	_, err = c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), TTL: -time.Second})
-	e.wantInvalid(err, lockprovider.ErrInvalidDuration, "TTL", "RequestRun with a negative TTL")
-	_, err = c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), ID: "mine"})
-	e.wantInvalid(err, lockprovider.ErrInvalid, "ID", "RequestRun with an ID")
-	_, err = c.RequestRun(e.ctx, lockprovider.RunRequest{Job: e.name(), RequestedBy: "a\nb"})
-	e.wantInvalid(err, lockprovider.ErrInvalid, "RequestedBy", "RequestRun with a control character in RequestedBy")
+	e.wantInvalid(c.SetPaused(e.ctx, "", true), batontype.ErrInvalidName, "Name", "SetPaused of an empty name")
+	e.wantInvalid(c.SetPaused(e.ctx, strings.Repeat("x", batontype.MaxNameLen+1), true), batontype.ErrInvalidName, "Name", "SetPaused of a long name")
+	_, err := c.RequestRun(e.ctx, batontype.RunRequest{Job: "a\x00b"})
+	e.wantInvalid(err, batontype.ErrInvalidName, "Name", "RequestRun with a control character")
+	_, err = c.RequestRun(e.ctx, batontype.RunRequest{Job: e.name(), TTL: time.Millisecond})
+	e.wantInvalid(err, batontype.ErrInvalidDuration, "TTL", "RequestRun with a 1ms TTL")
+	_, err = c.RequestRun(e.ctx, batontype.RunRequest{Job: e.name(), TTL: -time.Second})
+	e.wantInvalid(err, batontype.ErrInvalidDuration, "TTL", "RequestRun with a negative TTL")
+	_, err = c.RequestRun(e.ctx, batontype.RunRequest{Job: e.name(), ID: "mine"})
+	e.wantInvalid(err, batontype.ErrInvalid, "ID", "RequestRun with an ID")
+	_, err = c.RequestRun(e.ctx, batontype.RunRequest{Job: e.name(), RequestedBy: "a\nb"})
+	e.wantInvalid(err, batontype.ErrInvalid, "RequestedBy", "RequestRun with a control character in RequestedBy")
 	_, err = c.ClaimRun(e.ctx, "")
-	e.wantInvalid(err, lockprovider.ErrInvalid, "ID", "ClaimRun of an empty id")
+	e.wantInvalid(err, batontype.ErrInvalid, "ID", "ClaimRun of an empty id")
 	if st := e.controlState(); len(st.Paused) != 0 || len(st.Requests) != 0 {
 		e.t.Errorf("rejected calls changed the state: %+v", st)
 	}
@@ -270,7 +272,7 @@ func testControlDone(e *env) {
 	if err := c.SetPaused(ctx, job, true); err == nil {
 		e.t.Error("SetPaused with a cancelled context succeeded")
 	}
-	if _, err := c.RequestRun(ctx, lockprovider.RunRequest{Job: job}); err == nil {
+	if _, err := c.RequestRun(ctx, batontype.RunRequest{Job: job}); err == nil {
 		e.t.Error("RequestRun with a cancelled context succeeded")
 	}
 	if _, err := c.ControlState(ctx); err == nil {

@@ -32,7 +32,7 @@
 // run as AcquireRun, ReleaseRunBatch completes it as ReleaseRun.
 // Each of these suites, and RunRate, has a NilContext case: every method
 // of the capability it covers, given a nil context and otherwise valid
-// arguments, returns an error matching lockprovider.ErrNilContext (and
+// arguments, returns an error matching batontype.ErrNilContext (and
 // ErrInvalid), does not panic, and changes nothing.
 // BenchLedger measures what the ledger adds to a scheduled claim and
 // release.
@@ -72,7 +72,7 @@
 //     are per name.
 //   - Validation: every rule of lockprovider's Validate methods (name, owner,
 //     LockedBy, Tick, durations) on Acquire, Extend, Release, and name rules
-//     on Inspect and NotifyRelease, returns a *lockprovider.ValidationError
+//     on Inspect and NotifyRelease, returns a *batontype.ValidationError
 //     matching the right sentinel and ErrInvalid, and changes nothing;
 //     limit values and names with characters special to Redis keys, SQL and
 //     shells work.
@@ -80,7 +80,7 @@
 //     Extend and Release return an error matching the context's error, and
 //     leave no lease behind (or the lease unchanged). A nil context makes
 //     Acquire, Extend, Release, and NotifyRelease, Inspect and List when
-//     implemented, return an error matching lockprovider.ErrNilContext
+//     implemented, return an error matching batontype.ErrNilContext
 //     (and ErrInvalid) without a panic, and changes nothing.
 //   - Exclusion: 100 goroutines race for one free name and exactly one wins;
 //     workers on two names complete read-sleep-write increments of counters

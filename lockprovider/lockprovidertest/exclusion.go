@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -49,7 +51,7 @@ func testOneWinner(e *env) {
 		e.t.Fatalf("%d of %d racing Acquires won, want exactly 1", got, n)
 	}
 	for i, err := range errs {
-		if err != nil && !errors.Is(err, lockprovider.ErrNotAcquired) {
+		if err != nil && !errors.Is(err, batontype.ErrNotAcquired) {
 			e.t.Errorf("racer %d: error %v, want nil or ErrNotAcquired", i, err)
 		}
 	}
@@ -88,7 +90,7 @@ func (e *env) fuzz(workers, names, iters int, atLeast time.Duration) {
 				l, err := e.p.Acquire(ctx, lockprovider.AcquireParams{
 					Name: g.name, Owner: owner, AtMostFor: long, AtLeastFor: atLeast,
 				})
-				if errors.Is(err, lockprovider.ErrNotAcquired) {
+				if errors.Is(err, batontype.ErrNotAcquired) {
 					time.Sleep(time.Duration(500+rand.IntN(1500)) * time.Microsecond)
 					continue
 				}

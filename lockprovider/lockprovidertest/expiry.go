@@ -3,6 +3,8 @@ package lockprovidertest
 import (
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -42,8 +44,8 @@ func testExpiredHolder(e *env) {
 	e.mustAcquire(name, owner, lease, 0)
 	sleepPast(time.Now(), lease)
 	_, err := e.extend(name, owner, long, 0)
-	e.wantErr(err, lockprovider.ErrNotHeld, "Extend after expiry")
-	e.wantErr(e.release(name, owner), lockprovider.ErrNotHeld, "Release after expiry")
+	e.wantErr(err, batontype.ErrNotHeld, "Extend after expiry")
+	e.wantErr(e.release(name, owner), batontype.ErrNotHeld, "Release after expiry")
 	e.wantFree(name, "after a refused Extend of an expired lease")
 }
 

@@ -3,6 +3,8 @@ package lockprovidertest
 import (
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -117,8 +119,8 @@ func testExtendAfterRelease(e *env) {
 	e.mustAcquire(name, owner, long, 0)
 	e.mustRelease(name, owner)
 	_, err := e.extend(name, owner, long, 0)
-	e.wantErr(err, lockprovider.ErrNotHeld, "Extend after Release")
-	e.wantErr(e.release(name, owner), lockprovider.ErrNotHeld, "second Release")
+	e.wantErr(err, batontype.ErrNotHeld, "Extend after Release")
+	e.wantErr(e.release(name, owner), batontype.ErrNotHeld, "second Release")
 	e.wantFree(name, "after a refused Extend of a released lease")
 }
 
@@ -126,7 +128,7 @@ func testExtendAfterRelease(e *env) {
 func testUnknownName(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	_, err := e.extend(name, owner, long, 0)
-	e.wantErr(err, lockprovider.ErrNotHeld, "Extend of an unknown name")
-	e.wantErr(e.release(name, owner), lockprovider.ErrNotHeld, "Release of an unknown name")
+	e.wantErr(err, batontype.ErrNotHeld, "Extend of an unknown name")
+	e.wantErr(e.release(name, owner), batontype.ErrNotHeld, "Release of an unknown name")
 	e.wantFree(name, "after refused operations on an unknown name")
 }

@@ -3,6 +3,8 @@ package lockprovidertest
 import (
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -23,7 +25,7 @@ func (e *env) inspector() lockprovider.Inspector {
 	return in
 }
 
-func (e *env) inspect(in lockprovider.Inspector, name string) lockprovider.LeaseInfo {
+func (e *env) inspect(in lockprovider.Inspector, name string) batontype.LeaseInfo {
 	e.t.Helper()
 	info, err := in.Inspect(e.ctx, name)
 	if err != nil {
@@ -36,7 +38,7 @@ func (e *env) inspect(in lockprovider.Inspector, name string) lockprovider.Lease
 }
 
 // checkInfo compares what Inspect reports for a held lease with the lease.
-func (e *env) checkInfo(info lockprovider.LeaseInfo, l lockprovider.Lease, lockedBy string, lastTick time.Time, what string) {
+func (e *env) checkInfo(info batontype.LeaseInfo, l lockprovider.Lease, lockedBy string, lastTick time.Time, what string) {
 	e.t.Helper()
 	if !info.Exists || !info.Held {
 		e.t.Errorf("%s: Exists %v Held %v, want both true", what, info.Exists, info.Held)

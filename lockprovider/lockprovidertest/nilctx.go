@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -18,7 +20,7 @@ import (
 var nilCtx context.Context
 
 // wantNilCtx calls f and fails the test unless it returned an error
-// matching lockprovider.ErrNilContext (and so ErrInvalid) without
+// matching batontype.ErrNilContext (and so ErrInvalid) without
 // panicking.
 func wantNilCtx(t interface {
 	Helper()
@@ -33,8 +35,8 @@ func wantNilCtx(t interface {
 		}()
 		return f()
 	}()
-	if !errors.Is(err, lockprovider.ErrInvalid) || !errors.Is(err, lockprovider.ErrNilContext) {
-		t.Errorf("%s with a nil context: %v; want an error matching lockprovider.ErrNilContext and ErrInvalid", what, err)
+	if !errors.Is(err, batontype.ErrInvalid) || !errors.Is(err, batontype.ErrNilContext) {
+		t.Errorf("%s with a nil context: %v; want an error matching batontype.ErrNilContext and ErrInvalid", what, err)
 	}
 }
 
@@ -102,17 +104,17 @@ func testLedgerNilContext(e *env) {
 	l := e.mustAcquire(name, owner, long, 0)
 	wantNilCtx(e.t, "ReleaseRun", func() error {
 		return lg.ReleaseRun(nilCtx, lockprovider.ReleaseParams{Name: name, Owner: owner}, lockprovider.RunEnd{
-			Run:     lockprovider.RunRecord{Job: name, Token: l.Token, Started: l.GrantedAt},
-			Outcome: lockprovider.OutcomeSucceeded,
+			Run:     batontype.RunRecord{Job: name, Token: l.Token, Started: l.GrantedAt},
+			Outcome: batontype.OutcomeSucceeded,
 		})
 	})
 	e.wantHeld(name, "after ReleaseRun with a nil context")
-	wantNilCtx(e.t, "Runs", func() error { return errOf(lg.Runs(nilCtx, lockprovider.RunQuery{Job: name})) })
+	wantNilCtx(e.t, "Runs", func() error { return errOf(lg.Runs(nilCtx, batontype.RunQuery{Job: name})) })
 	wantNilCtx(e.t, "LastRuns", func() error {
 		_, _, err := lg.LastRuns(nilCtx, name)
 		return err
 	})
-	if rs := e.runs(name, lockprovider.RunQuery{}); len(rs) != 0 {
+	if rs := e.runs(name, batontype.RunQuery{}); len(rs) != 0 {
 		e.t.Errorf("calls with a nil context recorded runs: %+v", rs)
 	}
 	e.mustRelease(name, owner)
@@ -135,7 +137,7 @@ func testControlNilContext(e *env) {
 	c := e.control()
 	job := e.name()
 	wantNilCtx(e.t, "SetPaused", func() error { return c.SetPaused(nilCtx, job, true) })
-	wantNilCtx(e.t, "RequestRun", func() error { return errOf(c.RequestRun(nilCtx, lockprovider.RunRequest{Job: job})) })
+	wantNilCtx(e.t, "RequestRun", func() error { return errOf(c.RequestRun(nilCtx, batontype.RunRequest{Job: job})) })
 	wantNilCtx(e.t, "ClaimRun", func() error { return errOf(c.ClaimRun(nilCtx, "nil-ctx")) })
 	wantNilCtx(e.t, "ControlState", func() error { return errOf(c.ControlState(nilCtx)) })
 	wantNilCtx(e.t, "WatchControl", func() error {
@@ -162,8 +164,8 @@ func testBatchNilContext(e *env) {
 	if bl, ok := e.p.(lockprovider.BatchLedger); ok {
 		wantNilCtx(e.t, "ReleaseRunBatch", func() error {
 			_, err := bl.ReleaseRunBatch(nilCtx, rps, []lockprovider.RunEnd{{
-				Run:     lockprovider.RunRecord{Job: name, Token: l.Token, Started: l.GrantedAt},
-				Outcome: lockprovider.OutcomeSucceeded,
+				Run:     batontype.RunRecord{Job: name, Token: l.Token, Started: l.GrantedAt},
+				Outcome: batontype.OutcomeSucceeded,
 			}})
 			return err
 		})
@@ -174,7 +176,7 @@ func testBatchNilContext(e *env) {
 
 // RateLimit refuses a nil context and charges nothing.
 func (e *rateEnv) testRateNilContext() {
-	limits := []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Rate: 3, Period: hour}}
+	limits := []batontype.RateLimit{{Algorithm: batontype.FixedWindow, Rate: 3, Period: hour}}
 	key := e.key()
 	wantNilCtx(e.t, "RateLimit", func() error {
 		return errOf(e.r.RateLimit(nilCtx, lockprovider.RateRequest{Key: key, N: 1, Limits: limits}))

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -89,7 +91,7 @@ func testForceRelease(e *env) {
 		e.t.Fatalf("Acquire: %v", err)
 	}
 	_, err = a.ForceRelease(e.ctx, name, l.Token+1)
-	e.wantErr(err, lockprovider.ErrNotHeld, "ForceRelease with another lease's token")
+	e.wantErr(err, batontype.ErrNotHeld, "ForceRelease with another lease's token")
 	e.wantHeld(name, "after a ForceRelease for another token")
 	info, err := a.ForceRelease(e.ctx, name, l.Token)
 	if err != nil {
@@ -105,8 +107,8 @@ func testForceRelease(e *env) {
 		e.t.Errorf("ForceRelease AtLeastUntil %v, want %v", info.AtLeastUntil, l.AtLeastUntil)
 	}
 	_, err = e.extend(name, owner, long, 0)
-	e.wantErr(err, lockprovider.ErrNotHeld, "old owner's Extend after ForceRelease")
-	e.wantErr(e.release(name, owner), lockprovider.ErrNotHeld, "old owner's Release after ForceRelease")
+	e.wantErr(err, batontype.ErrNotHeld, "old owner's Extend after ForceRelease")
+	e.wantErr(e.release(name, owner), batontype.ErrNotHeld, "old owner's Release after ForceRelease")
 	next := e.mustAcquire(name, lockprovider.NewOwner(), long, 0)
 	if next.Token <= l.Token {
 		e.t.Errorf("token after ForceRelease %d, want > %d", next.Token, l.Token)
@@ -175,12 +177,12 @@ func testForceReleaseNothing(e *env) {
 	a := e.p.(lockprovider.Admin)
 	name := e.name()
 	_, err := a.ForceRelease(e.ctx, name, 0)
-	e.wantErr(err, lockprovider.ErrNotHeld, "ForceRelease of a name never acquired")
+	e.wantErr(err, batontype.ErrNotHeld, "ForceRelease of a name never acquired")
 	e.cycle(name)
 	_, err = a.ForceRelease(e.ctx, name, 0)
-	e.wantErr(err, lockprovider.ErrNotHeld, "ForceRelease of a released name")
+	e.wantErr(err, batontype.ErrNotHeld, "ForceRelease of a released name")
 	_, err = a.ForceRelease(e.ctx, "", 0)
-	e.wantErr(err, lockprovider.ErrInvalid, "ForceRelease of an empty name")
+	e.wantErr(err, batontype.ErrInvalid, "ForceRelease of an empty name")
 }
 
 func testPing(e *env) {
@@ -201,9 +203,9 @@ func testResetRate(e *env) {
 		return
 	}
 	key := e.name()
-	req := lockprovider.RateRequest{Key: key, N: 2, Limits: []lockprovider.RateLimit{
-		{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour},
-		{Algorithm: lockprovider.GCRA, Rate: 2, Period: time.Hour},
+	req := lockprovider.RateRequest{Key: key, N: 2, Limits: []batontype.RateLimit{
+		{Algorithm: batontype.FixedWindow, Rate: 2, Period: time.Hour},
+		{Algorithm: batontype.GCRA, Rate: 2, Period: time.Hour},
 	}}
 	take := func(what string, want bool) {
 		e.t.Helper()
@@ -243,7 +245,7 @@ func testResetRate(e *env) {
 	if err := a.ResetRate(e.ctx, e.name()); err != nil {
 		e.t.Errorf("ResetRate of a key without state: %v", err)
 	}
-	e.wantErr(a.ResetRate(e.ctx, ""), lockprovider.ErrInvalid, "ResetRate of an empty key")
+	e.wantErr(a.ResetRate(e.ctx, ""), batontype.ErrInvalid, "ResetRate of an empty key")
 }
 
 // ledger helpers
@@ -254,20 +256,20 @@ func (e *env) acquireRun(name, owner, lockedBy string, atMostFor time.Duration, 
 	}, rs)
 }
 
-func (e *env) releaseRun(l lockprovider.Lease, lockedBy string, out lockprovider.Outcome, msg string, r lockprovider.Retention) error {
+func (e *env) releaseRun(l lockprovider.Lease, lockedBy string, out batontype.Outcome, msg string, r batontype.Retention) error {
 	return e.releaseRunFlags(l, lockedBy, lockprovider.RunStart{}, out, msg, r)
 }
 
 // releaseRunFlags is releaseRun for a run opened with the flags of rs.
-func (e *env) releaseRunFlags(l lockprovider.Lease, lockedBy string, rs lockprovider.RunStart, out lockprovider.Outcome, msg string, r lockprovider.Retention) error {
+func (e *env) releaseRunFlags(l lockprovider.Lease, lockedBy string, rs lockprovider.RunStart, out batontype.Outcome, msg string, r batontype.Retention) error {
 	return e.p.(lockprovider.Ledger).ReleaseRun(e.ctx, lockprovider.ReleaseParams{Name: l.Name, Owner: l.Owner}, lockprovider.RunEnd{
-		Run: lockprovider.RunRecord{Job: l.Name, Token: l.Token, Tick: l.Tick, LockedBy: lockedBy, Started: l.GrantedAt,
+		Run: batontype.RunRecord{Job: l.Name, Token: l.Token, Tick: l.Tick, LockedBy: lockedBy, Started: l.GrantedAt,
 			CatchUp: rs.CatchUp, Manual: rs.Manual},
 		Outcome: out, Error: msg, Retention: r,
 	})
 }
 
-func (e *env) runs(job string, q lockprovider.RunQuery) []lockprovider.RunRecord {
+func (e *env) runs(job string, q batontype.RunQuery) []batontype.RunRecord {
 	e.t.Helper()
 	q.Job = job
 	rs, err := e.p.(lockprovider.Ledger).Runs(e.ctx, q)
@@ -277,7 +279,7 @@ func (e *env) runs(job string, q lockprovider.RunQuery) []lockprovider.RunRecord
 	return rs
 }
 
-func (e *env) lastRuns(job string) (last, success lockprovider.RunRecord) {
+func (e *env) lastRuns(job string) (last, success batontype.RunRecord) {
 	e.t.Helper()
 	last, success, err := e.p.(lockprovider.Ledger).LastRuns(e.ctx, job)
 	if err != nil {
@@ -296,7 +298,7 @@ func testLedgerOpenComplete(e *env) {
 	}
 	last, succ := e.lastRuns(name)
 	if last.Token != l.Token || last.Job != name || !last.Tick.Equal(tick) || last.LockedBy != "replica-1" ||
-		!last.CatchUp || last.Manual || last.Outcome != lockprovider.OutcomeRunning || !last.Finished.IsZero() {
+		!last.CatchUp || last.Manual || last.Outcome != batontype.OutcomeRunning || !last.Finished.IsZero() {
 		e.t.Errorf("open run = %+v, want job %q token %d tick %v replica-1 catch-up running", last, name, l.Token, tick)
 	}
 	if !nearTime(last.Started, l.GrantedAt, inspectTol) {
@@ -305,12 +307,12 @@ func testLedgerOpenComplete(e *env) {
 	if succ.Token != 0 {
 		e.t.Errorf("last success before any success = %+v, want none", succ)
 	}
-	if err := e.releaseRunFlags(l, "replica-1", lockprovider.RunStart{CatchUp: true}, lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}); err != nil {
+	if err := e.releaseRunFlags(l, "replica-1", lockprovider.RunStart{CatchUp: true}, batontype.OutcomeSucceeded, "", batontype.Retention{}); err != nil {
 		e.t.Fatalf("ReleaseRun: %v", err)
 	}
 	e.wantFree(name, "after ReleaseRun")
 	last, succ = e.lastRuns(name)
-	if last.Token != l.Token || last.Outcome != lockprovider.OutcomeSucceeded || last.Finished.Before(last.Started) ||
+	if last.Token != l.Token || last.Outcome != batontype.OutcomeSucceeded || last.Finished.Before(last.Started) ||
 		last.Finished.IsZero() || !last.CatchUp || !last.Tick.Equal(tick) || last.LockedBy != "replica-1" {
 		e.t.Errorf("completed run = %+v, want token %d succeeded, finished after started", last, l.Token)
 	}
@@ -322,25 +324,25 @@ func testLedgerOpenComplete(e *env) {
 	if err != nil {
 		e.t.Fatalf("second AcquireRun: %v", err)
 	}
-	long := strings.Repeat("é", lockprovider.MaxRunError)
+	long := strings.Repeat("é", batontype.MaxRunError)
 	// The caller measured the run: it finished at its start + Elapsed.
 	const took = 1234 * time.Millisecond
 	err = e.p.(lockprovider.Ledger).ReleaseRun(e.ctx, lockprovider.ReleaseParams{Name: name, Owner: l2.Owner}, lockprovider.RunEnd{
-		Run:     lockprovider.RunRecord{Job: name, Token: l2.Token, Tick: l2.Tick, LockedBy: "replica-2", Started: l2.GrantedAt, Manual: true},
-		Outcome: lockprovider.OutcomeFailed, Error: long, Elapsed: took,
+		Run:     batontype.RunRecord{Job: name, Token: l2.Token, Tick: l2.Tick, LockedBy: "replica-2", Started: l2.GrantedAt, Manual: true},
+		Outcome: batontype.OutcomeFailed, Error: long, Elapsed: took,
 	})
 	if err != nil {
 		e.t.Fatalf("second ReleaseRun: %v", err)
 	}
 	last, succ = e.lastRuns(name)
-	if last.Token != l2.Token || last.Outcome != lockprovider.OutcomeFailed || !last.Manual || last.CatchUp {
+	if last.Token != l2.Token || last.Outcome != batontype.OutcomeFailed || !last.Manual || last.CatchUp {
 		e.t.Errorf("second run = %+v, want token %d failed manual", last, l2.Token)
 	}
 	if last.Duration() != took {
 		e.t.Errorf("second run lasted %v (started %v, finished %v), want Elapsed %v", last.Duration(), last.Started, last.Finished, took)
 	}
-	if last.Error != lockprovider.CutError(long) || len(last.Error) > lockprovider.MaxRunError {
-		e.t.Errorf("stored error is %d bytes, want the text cut to %d", len(last.Error), lockprovider.MaxRunError)
+	if last.Error != batontype.CutError(long) || len(last.Error) > batontype.MaxRunError {
+		e.t.Errorf("stored error is %d bytes, want the text cut to %d", len(last.Error), batontype.MaxRunError)
 	}
 	if succ.Token != l.Token {
 		e.t.Errorf("last success after a failure: token %d, want %d", succ.Token, l.Token)
@@ -359,7 +361,7 @@ func testLedgerRetry(e *env) {
 	if err != nil || l2.Token != l1.Token {
 		e.t.Fatalf("retried AcquireRun: %v, token %d, want the same grant %d", err, l2.Token, l1.Token)
 	}
-	if rs := e.runs(name, lockprovider.RunQuery{}); len(rs) != 1 {
+	if rs := e.runs(name, batontype.RunQuery{}); len(rs) != 1 {
 		e.t.Errorf("runs after a retried acquire: %d, want 1: %+v", len(rs), rs)
 	}
 }
@@ -373,13 +375,13 @@ func testLedgerRefusals(e *env) {
 		e.t.Fatalf("AcquireRun: %v", err)
 	}
 	_, err = e.acquireRun(name, lockprovider.NewOwner(), "b", long, tick.Add(time.Second), lockprovider.RunStart{})
-	e.wantErr(err, lockprovider.ErrNotAcquired, "AcquireRun while held")
-	if err := e.releaseRun(l, "a", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}); err != nil {
+	e.wantErr(err, batontype.ErrNotAcquired, "AcquireRun while held")
+	if err := e.releaseRun(l, "a", batontype.OutcomeSucceeded, "", batontype.Retention{}); err != nil {
 		e.t.Fatalf("ReleaseRun: %v", err)
 	}
 	_, err = e.acquireRun(name, lockprovider.NewOwner(), "c", long, tick, lockprovider.RunStart{})
-	e.wantErr(err, lockprovider.ErrStaleTick, "AcquireRun of a tick already run")
-	rs := e.runs(name, lockprovider.RunQuery{})
+	e.wantErr(err, batontype.ErrStaleTick, "AcquireRun of a tick already run")
+	rs := e.runs(name, batontype.RunQuery{})
 	if len(rs) != 1 || rs[0].LockedBy != "a" {
 		e.t.Errorf("runs = %+v, want only the run of a", rs)
 	}
@@ -394,10 +396,10 @@ func testLedgerLost(e *env) {
 		e.t.Fatalf("AcquireRun: %v", err)
 	}
 	sleepPast(time.Now(), 50*time.Millisecond)
-	err = e.releaseRun(l, "slow", lockprovider.OutcomeLockLost, "lock lost", lockprovider.Retention{})
-	e.wantErr(err, lockprovider.ErrNotHeld, "ReleaseRun after expiry")
+	err = e.releaseRun(l, "slow", batontype.OutcomeLockLost, "lock lost", batontype.Retention{})
+	e.wantErr(err, batontype.ErrNotHeld, "ReleaseRun after expiry")
 	last, _ := e.lastRuns(name)
-	if last.Token != l.Token || last.Outcome != lockprovider.OutcomeLockLost || last.Error != "lock lost" || last.Finished.IsZero() {
+	if last.Token != l.Token || last.Outcome != batontype.OutcomeLockLost || last.Error != "lock lost" || last.Finished.IsZero() {
 		e.t.Errorf("lost run = %+v, want token %d lock_lost, finished", last, l.Token)
 	}
 }
@@ -412,14 +414,14 @@ func testLedgerQuery(e *env) {
 			e.t.Fatalf("AcquireRun %d: %v", i, err)
 		}
 		if i < 4 { // the last stays running
-			if err := e.releaseRun(l, "q", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}); err != nil {
+			if err := e.releaseRun(l, "q", batontype.OutcomeSucceeded, "", batontype.Retention{}); err != nil {
 				e.t.Fatalf("ReleaseRun %d: %v", i, err)
 			}
 		}
 		leases = append(leases, l)
 		time.Sleep(3 * time.Millisecond) // distinct grant milliseconds
 	}
-	all := e.runs(name, lockprovider.RunQuery{})
+	all := e.runs(name, batontype.RunQuery{})
 	if len(all) != 5 {
 		e.t.Fatalf("Runs: %d records, want 5: %+v", len(all), all)
 	}
@@ -429,22 +431,22 @@ func testLedgerQuery(e *env) {
 			e.t.Errorf("Runs[%d].Token = %d, want %d (newest first)", i, r.Token, want.Token)
 		}
 	}
-	if all[0].Outcome != lockprovider.OutcomeRunning || all[1].Outcome != lockprovider.OutcomeSucceeded {
+	if all[0].Outcome != batontype.OutcomeRunning || all[1].Outcome != batontype.OutcomeSucceeded {
 		e.t.Errorf("outcomes %v, %v; want running, succeeded", all[0].Outcome, all[1].Outcome)
 	}
-	if rs := e.runs(name, lockprovider.RunQuery{Limit: 2}); len(rs) != 2 || rs[0].Token != leases[4].Token {
+	if rs := e.runs(name, batontype.RunQuery{Limit: 2}); len(rs) != 2 || rs[0].Token != leases[4].Token {
 		e.t.Errorf("Runs(Limit 2) = %+v, want the 2 newest", rs)
 	}
 	since := all[2].Started // the third newest
-	rs := e.runs(name, lockprovider.RunQuery{Since: since})
+	rs := e.runs(name, batontype.RunQuery{Since: since})
 	if len(rs) != 3 {
 		e.t.Errorf("Runs(Since third newest) = %d records, want 3", len(rs))
 	}
-	rs = e.runs(name, lockprovider.RunQuery{Until: since})
+	rs = e.runs(name, batontype.RunQuery{Until: since})
 	if len(rs) != 2 || rs[0].Token != leases[1].Token {
 		e.t.Errorf("Runs(Until third newest) = %+v, want the 2 oldest", rs)
 	}
-	if rs := e.runs(e.name(), lockprovider.RunQuery{}); len(rs) != 0 {
+	if rs := e.runs(e.name(), batontype.RunQuery{}); len(rs) != 0 {
 		e.t.Errorf("Runs of a job without runs = %+v", rs)
 	}
 }
@@ -455,8 +457,8 @@ func testLedgerQuery(e *env) {
 // success is the newest success still held.
 func testLedgerRetention(e *env) {
 	name := e.name()
-	ret := lockprovider.Retention{MaxRuns: 3}
-	const claims = 3*lockprovider.RetentionSlack + 5
+	ret := batontype.Retention{MaxRuns: 3}
+	const claims = 3*batontype.RetentionSlack + 5
 	var tokens []int64
 	lastTrim := 0 // the claim after which the job last held at most MaxRuns
 	for i := range claims {
@@ -464,17 +466,17 @@ func testLedgerRetention(e *env) {
 		if err != nil {
 			e.t.Fatalf("AcquireRun %d: %v", i, err)
 		}
-		out := lockprovider.OutcomeFailed
+		out := batontype.OutcomeFailed
 		if i == 0 || i == 20 {
-			out = lockprovider.OutcomeSucceeded
+			out = batontype.OutcomeSucceeded
 		}
 		if err := e.releaseRun(l, "k", out, "", ret); err != nil {
 			e.t.Fatalf("ReleaseRun %d: %v", i, err)
 		}
 		tokens = append(tokens, l.Token)
-		rs := e.runs(name, lockprovider.RunQuery{Limit: lockprovider.MaxRuns})
-		if len(rs) > ret.MaxRuns+lockprovider.RetentionSlack-1 {
-			e.t.Fatalf("after %d claims the ledger holds %d runs, want at most %d", i+1, len(rs), ret.MaxRuns+lockprovider.RetentionSlack-1)
+		rs := e.runs(name, batontype.RunQuery{Limit: batontype.MaxRuns})
+		if len(rs) > ret.MaxRuns+batontype.RetentionSlack-1 {
+			e.t.Fatalf("after %d claims the ledger holds %d runs, want at most %d", i+1, len(rs), ret.MaxRuns+batontype.RetentionSlack-1)
 		}
 		for k := range min(i+1, ret.MaxRuns) {
 			if k >= len(rs) || rs[k].Token != tokens[i-k] {
@@ -483,13 +485,13 @@ func testLedgerRetention(e *env) {
 		}
 		if len(rs) <= ret.MaxRuns {
 			lastTrim = i + 1
-		} else if i+1-lastTrim >= lockprovider.RetentionSlack {
+		} else if i+1-lastTrim >= batontype.RetentionSlack {
 			e.t.Fatalf("claims %d to %d trimmed nothing: the ledger holds %d runs", lastTrim+1, i+1, len(rs))
 		}
 		// The last success is the newest one still held.
 		var want int64
 		for _, r := range rs {
-			if r.Outcome == lockprovider.OutcomeSucceeded {
+			if r.Outcome == batontype.OutcomeSucceeded {
 				want = r.Token
 				break
 			}
@@ -502,25 +504,25 @@ func testLedgerRetention(e *env) {
 	// A run whose record was trimmed while it ran (its lease lapsed and
 	// later claims pushed it out) is not recorded again by its release.
 	gone := e.name()
-	small := lockprovider.Retention{MaxRuns: 1}
+	small := batontype.Retention{MaxRuns: 1}
 	lost, err := e.acquireRun(gone, lockprovider.NewOwner(), "slow", 50*time.Millisecond, baseTick.Add(time.Hour), lockprovider.RunStart{Retention: small})
 	if err != nil {
 		e.t.Fatalf("AcquireRun: %v", err)
 	}
 	sleepPast(time.Now(), 50*time.Millisecond)
-	for i := range lockprovider.RetentionSlack + 1 {
+	for i := range batontype.RetentionSlack + 1 {
 		l, err := e.acquireRun(gone, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Duration(i+2)*time.Hour), lockprovider.RunStart{Retention: small})
 		if err != nil {
 			e.t.Fatalf("AcquireRun %d: %v", i, err)
 		}
-		if err := e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", small); err != nil {
+		if err := e.releaseRun(l, "k", batontype.OutcomeSucceeded, "", small); err != nil {
 			e.t.Fatalf("ReleaseRun %d: %v", i, err)
 		}
 	}
-	e.wantErr(e.releaseRun(lost, "slow", lockprovider.OutcomeLockLost, "lock lost", small), lockprovider.ErrNotHeld, "ReleaseRun of a lapsed lease")
-	rs := e.runs(gone, lockprovider.RunQuery{})
-	if len(rs) > small.MaxRuns+lockprovider.RetentionSlack-1 {
-		e.t.Errorf("the ledger holds %d runs, want at most %d", len(rs), small.MaxRuns+lockprovider.RetentionSlack-1)
+	e.wantErr(e.releaseRun(lost, "slow", batontype.OutcomeLockLost, "lock lost", small), batontype.ErrNotHeld, "ReleaseRun of a lapsed lease")
+	rs := e.runs(gone, batontype.RunQuery{})
+	if len(rs) > small.MaxRuns+batontype.RetentionSlack-1 {
+		e.t.Errorf("the ledger holds %d runs, want at most %d", len(rs), small.MaxRuns+batontype.RetentionSlack-1)
 	}
 	for _, r := range rs {
 		if r.Token == lost.Token {
@@ -537,32 +539,32 @@ func testLedgerRetention(e *env) {
 		if err != nil {
 			e.t.Fatalf("AcquireRun: %v", err)
 		}
-		if err := e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}); err != nil {
+		if err := e.releaseRun(l, "k", batontype.OutcomeSucceeded, "", batontype.Retention{}); err != nil {
 			e.t.Fatalf("ReleaseRun: %v", err)
 		}
 		old = append(old, l.Token)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	ret = lockprovider.Retention{MaxAge: time.Second}
+	ret = batontype.Retention{MaxAge: time.Second}
 	var young []int64
-	for i := range lockprovider.RetentionSlack {
+	for i := range batontype.RetentionSlack {
 		l, err := e.acquireRun(aged, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Duration(i+10)*time.Hour), lockprovider.RunStart{Retention: ret})
 		if err != nil {
 			e.t.Fatalf("AcquireRun: %v", err)
 		}
-		if err := e.releaseRun(l, "k", lockprovider.OutcomeSucceeded, "", ret); err != nil {
+		if err := e.releaseRun(l, "k", batontype.OutcomeSucceeded, "", ret); err != nil {
 			e.t.Fatalf("ReleaseRun: %v", err)
 		}
 		young = append(young, l.Token)
 	}
-	rs = e.runs(aged, lockprovider.RunQuery{})
+	rs = e.runs(aged, batontype.RunQuery{})
 	var held []int64
 	for _, r := range rs {
 		held = append(held, r.Token)
 	}
 	for _, tk := range old {
 		if slices.Contains(held, tk) {
-			e.t.Errorf("%d claims after MaxAge passed the ledger still holds the aged run %d: %v", lockprovider.RetentionSlack, tk, held)
+			e.t.Errorf("%d claims after MaxAge passed the ledger still holds the aged run %d: %v", batontype.RetentionSlack, tk, held)
 		}
 	}
 	for _, tk := range young {
@@ -575,29 +577,29 @@ func testLedgerRetention(e *env) {
 func testLedgerValidation(e *env) {
 	lg := e.p.(lockprovider.Ledger)
 	name := e.name()
-	_, err := e.acquireRun(name, lockprovider.NewOwner(), "v", long, baseTick, lockprovider.RunStart{Retention: lockprovider.Retention{MaxRuns: -1}})
-	e.wantErr(err, lockprovider.ErrInvalid, "AcquireRun with MaxRuns -1")
+	_, err := e.acquireRun(name, lockprovider.NewOwner(), "v", long, baseTick, lockprovider.RunStart{Retention: batontype.Retention{MaxRuns: -1}})
+	e.wantErr(err, batontype.ErrInvalid, "AcquireRun with MaxRuns -1")
 	_, err = e.acquireRun("", lockprovider.NewOwner(), "v", long, baseTick, lockprovider.RunStart{})
-	e.wantErr(err, lockprovider.ErrInvalid, "AcquireRun with an empty name")
+	e.wantErr(err, batontype.ErrInvalid, "AcquireRun with an empty name")
 	l := lockprovider.Lease{Name: name, Owner: lockprovider.NewOwner(), Token: 1}
-	e.wantErr(e.releaseRun(l, "v", "done", "", lockprovider.Retention{}), lockprovider.ErrInvalid, "ReleaseRun with an unknown outcome")
+	e.wantErr(e.releaseRun(l, "v", "done", "", batontype.Retention{}), batontype.ErrInvalid, "ReleaseRun with an unknown outcome")
 	err = lg.ReleaseRun(e.ctx, lockprovider.ReleaseParams{Name: name, Owner: l.Owner}, lockprovider.RunEnd{
-		Run: lockprovider.RunRecord{Job: name, Token: 1}, Outcome: lockprovider.OutcomeSucceeded, Elapsed: -time.Second})
-	e.wantErr(err, lockprovider.ErrInvalid, "ReleaseRun with a negative Elapsed")
+		Run: batontype.RunRecord{Job: name, Token: 1}, Outcome: batontype.OutcomeSucceeded, Elapsed: -time.Second})
+	e.wantErr(err, batontype.ErrInvalid, "ReleaseRun with a negative Elapsed")
 	l.Token = 0
-	e.wantErr(e.releaseRun(l, "v", lockprovider.OutcomeSucceeded, "", lockprovider.Retention{}), lockprovider.ErrInvalid, "ReleaseRun without a token")
-	_, err = lg.Runs(e.ctx, lockprovider.RunQuery{Job: name, Limit: -1})
-	e.wantErr(err, lockprovider.ErrInvalid, "Runs with Limit -1")
+	e.wantErr(e.releaseRun(l, "v", batontype.OutcomeSucceeded, "", batontype.Retention{}), batontype.ErrInvalid, "ReleaseRun without a token")
+	_, err = lg.Runs(e.ctx, batontype.RunQuery{Job: name, Limit: -1})
+	e.wantErr(err, batontype.ErrInvalid, "Runs with Limit -1")
 	_, _, err = lg.LastRuns(e.ctx, "")
-	e.wantErr(err, lockprovider.ErrInvalid, "LastRuns of an empty name")
+	e.wantErr(err, batontype.ErrInvalid, "LastRuns of an empty name")
 }
 
 // registry
 
-func instance(lockedBy string, jobs ...string) lockprovider.Instance {
-	inst := lockprovider.Instance{LockedBy: lockedBy, Version: "v1.2.3", Started: time.Unix(1_700_000_000, 0).UTC()}
+func instance(lockedBy string, jobs ...string) batontype.Instance {
+	inst := batontype.Instance{LockedBy: lockedBy, Version: "v1.2.3", Started: time.Unix(1_700_000_000, 0).UTC()}
 	for _, j := range jobs {
-		inst.Jobs = append(inst.Jobs, lockprovider.JobSpec{
+		inst.Jobs = append(inst.Jobs, batontype.JobSpec{
 			Name: j, Schedule: "@every 1m0s", Locked: true, AtMostFor: time.Minute, AtLeastFor: time.Second,
 			Options: []string{"auto_renew"},
 		})
@@ -605,7 +607,7 @@ func instance(lockedBy string, jobs ...string) lockprovider.Instance {
 	return inst
 }
 
-func (e *env) instances() []lockprovider.Instance {
+func (e *env) instances() []batontype.Instance {
 	e.t.Helper()
 	is, err := e.p.(lockprovider.Registry).Instances(e.ctx)
 	if err != nil {
@@ -619,7 +621,7 @@ func testRegistryList(e *env) {
 	a, b := instance("host-b:2", "report", "sync"), instance("host-a:1", "report")
 	b.Jobs[0].TimeZone = "Europe/Paris"
 	b.Jobs[0].Schedule = "0 2 * * *"
-	for _, i := range []lockprovider.Instance{a, b} {
+	for _, i := range []batontype.Instance{a, b} {
 		if err := r.Register(e.ctx, i, time.Minute); err != nil {
 			e.t.Fatalf("Register(%s): %v", i.LockedBy, err)
 		}
@@ -629,7 +631,7 @@ func testRegistryList(e *env) {
 		e.t.Fatalf("Instances = %+v, want host-a:1 and host-b:2", is)
 	}
 	got := is[0]
-	if got.Version != "v1.2.3" || !got.Started.Equal(b.Started) || !slices.EqualFunc(got.Jobs, b.Jobs, func(x, y lockprovider.JobSpec) bool {
+	if got.Version != "v1.2.3" || !got.Started.Equal(b.Started) || !slices.EqualFunc(got.Jobs, b.Jobs, func(x, y batontype.JobSpec) bool {
 		return x.Name == y.Name && x.Schedule == y.Schedule && x.TimeZone == y.TimeZone && x.Locked == y.Locked &&
 			x.AtMostFor == y.AtMostFor && x.AtLeastFor == y.AtLeastFor && slices.Equal(x.Options, y.Options)
 	}) {
@@ -668,7 +670,7 @@ func testRegistryExpiry(e *env) {
 		e.t.Errorf("after the short TTL: %+v, want only long", is)
 	}
 	err := r.Heartbeat(e.ctx, "short", time.Minute)
-	e.wantErr(err, lockprovider.ErrNotRegistered, "Heartbeat of an expired entry")
+	e.wantErr(err, batontype.ErrNotRegistered, "Heartbeat of an expired entry")
 }
 
 func testRegistryHeartbeat(e *env) {
@@ -695,18 +697,18 @@ func testRegistryHeartbeat(e *env) {
 	if err := r.Deregister(e.ctx, "hb"); err != nil {
 		e.t.Errorf("second Deregister: %v", err)
 	}
-	e.wantErr(r.Heartbeat(e.ctx, "never", time.Minute), lockprovider.ErrNotRegistered, "Heartbeat of an unknown instance")
+	e.wantErr(r.Heartbeat(e.ctx, "never", time.Minute), batontype.ErrNotRegistered, "Heartbeat of an unknown instance")
 }
 
 func testRegistryValidation(e *env) {
 	r := e.p.(lockprovider.Registry)
-	e.wantErr(r.Register(e.ctx, instance(""), time.Minute), lockprovider.ErrInvalid, "Register without LockedBy")
-	e.wantErr(r.Register(e.ctx, instance("x"), time.Millisecond), lockprovider.ErrInvalid, "Register with a 1ms TTL")
+	e.wantErr(r.Register(e.ctx, instance(""), time.Minute), batontype.ErrInvalid, "Register without LockedBy")
+	e.wantErr(r.Register(e.ctx, instance("x"), time.Millisecond), batontype.ErrInvalid, "Register with a 1ms TTL")
 	bad := instance("x", "j")
 	bad.Jobs[0].Name = "a\x00b"
-	e.wantErr(r.Register(e.ctx, bad, time.Minute), lockprovider.ErrInvalid, "Register with a bad job name")
-	e.wantErr(r.Heartbeat(e.ctx, "", time.Minute), lockprovider.ErrInvalid, "Heartbeat without LockedBy")
-	e.wantErr(r.Deregister(e.ctx, "\n"), lockprovider.ErrInvalid, "Deregister with a control character")
+	e.wantErr(r.Register(e.ctx, bad, time.Minute), batontype.ErrInvalid, "Register with a bad job name")
+	e.wantErr(r.Heartbeat(e.ctx, "", time.Minute), batontype.ErrInvalid, "Heartbeat without LockedBy")
+	e.wantErr(r.Deregister(e.ctx, "\n"), batontype.ErrInvalid, "Deregister with a control character")
 	if is := e.instances(); len(is) != 0 {
 		e.t.Errorf("invalid registrations left entries: %+v", is)
 	}

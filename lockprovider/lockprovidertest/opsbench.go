@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -59,8 +61,8 @@ func BenchLedger(b *testing.B, p lockprovider.Provider) {
 			// As the scheduler does: the run's duration on the monotonic
 			// clock (see lockprovider.RunEnd.Elapsed).
 			return led.ReleaseRun(ctx, rp, lockprovider.RunEnd{
-				Run:     lockprovider.RunRecord{Job: name, Token: l.Token, Tick: l.Tick, LockedBy: "bench", Started: l.GrantedAt},
-				Outcome: lockprovider.OutcomeSucceeded, Elapsed: time.Since(claimed),
+				Run:     batontype.RunRecord{Job: name, Token: l.Token, Tick: l.Tick, LockedBy: "bench", Started: l.GrantedAt},
+				Outcome: batontype.OutcomeSucceeded, Elapsed: time.Since(claimed),
 			})
 		}
 	}

@@ -3,6 +3,8 @@ package lockprovidertest
 import (
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -36,7 +38,7 @@ func testStaleAfterTakeover(e *env) {
 	e.mustRelease(name, a)
 	lb := e.mustAcquire(name, b, long, 0)
 	_, err := e.acquire(name, a, long, 0)
-	e.wantErr(err, lockprovider.ErrNotAcquired, "old owner's Acquire")
+	e.wantErr(err, batontype.ErrNotAcquired, "old owner's Acquire")
 	e.checkUntouchedBy(name, a, lb)
 	e.mustRelease(name, b)
 }
@@ -54,11 +56,11 @@ func testForeignOwner(e *env) {
 // holder's lease l is still in force and unchanged.
 func (e *env) checkUntouchedBy(name, stale string, l lockprovider.Lease) {
 	e.t.Helper()
-	e.wantErr(e.release(name, stale), lockprovider.ErrNotHeld, "stale owner's Release")
-	_, err := e.extend(name, stale, lockprovider.MinDuration, 0)
-	e.wantErr(err, lockprovider.ErrNotHeld, "stale owner's Extend to 1ms")
+	e.wantErr(e.release(name, stale), batontype.ErrNotHeld, "stale owner's Release")
+	_, err := e.extend(name, stale, batontype.MinDuration, 0)
+	e.wantErr(err, batontype.ErrNotHeld, "stale owner's Extend to 1ms")
 	_, err = e.extend(name, stale, 2*long, 2*long)
-	e.wantErr(err, lockprovider.ErrNotHeld, "stale owner's Extend to 2m")
+	e.wantErr(err, batontype.ErrNotHeld, "stale owner's Extend to 2m")
 	// Had the 1ms extend applied, the lease would lapse now.
 	time.Sleep(20 * time.Millisecond)
 	e.wantHeld(name, "after a stale owner's Release and Extend")

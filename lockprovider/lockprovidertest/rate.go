@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -59,9 +61,9 @@ func rateCases() []rateCase {
 }
 
 // rateAlgorithms are every algorithm, in declaration order.
-var rateAlgorithms = []lockprovider.Algorithm{
-	lockprovider.FixedWindow, lockprovider.SlidingLog, lockprovider.SlidingWindow,
-	lockprovider.TokenBucket, lockprovider.GCRA,
+var rateAlgorithms = []batontype.Algorithm{
+	batontype.FixedWindow, batontype.SlidingLog, batontype.SlidingWindow,
+	batontype.TokenBucket, batontype.GCRA,
 }
 
 // hour is a period no subtest outlives: no window boundary or refill
@@ -109,7 +111,7 @@ func (e *rateEnv) decide(req lockprovider.RateRequest) lockprovider.RateResult {
 }
 
 // remaining peeks at key and returns each limit's Remaining.
-func (e *rateEnv) remaining(key string, limits []lockprovider.RateLimit) []int64 {
+func (e *rateEnv) remaining(key string, limits []batontype.RateLimit) []int64 {
 	e.t.Helper()
 	res := e.decide(lockprovider.RateRequest{Key: key, Limits: limits})
 	out := make([]int64, len(res.Limits))
@@ -147,21 +149,21 @@ func reference(c *fakeClock) *memory.Provider { return memory.New(&memory.Config
 // Remaining, RetryAfter and ResetAfter. The sequences must both admit and
 // refuse, or they prove nothing.
 func (e *rateEnv) testAgree() {
-	limitSets := [][]lockprovider.RateLimit{
-		{{Algorithm: lockprovider.FixedWindow, Rate: 5, Period: 40 * time.Millisecond}},
-		{{Algorithm: lockprovider.SlidingLog, Rate: 6, Period: 50 * time.Millisecond}},
-		{{Algorithm: lockprovider.SlidingWindow, Rate: 7, Period: 30 * time.Millisecond}},
-		{{Algorithm: lockprovider.TokenBucket, Rate: 3, Period: 20 * time.Millisecond, Burst: 5}},
-		{{Algorithm: lockprovider.GCRA, Rate: 7, Period: 30 * time.Millisecond, Burst: 4}},
+	limitSets := [][]batontype.RateLimit{
+		{{Algorithm: batontype.FixedWindow, Rate: 5, Period: 40 * time.Millisecond}},
+		{{Algorithm: batontype.SlidingLog, Rate: 6, Period: 50 * time.Millisecond}},
+		{{Algorithm: batontype.SlidingWindow, Rate: 7, Period: 30 * time.Millisecond}},
+		{{Algorithm: batontype.TokenBucket, Rate: 3, Period: 20 * time.Millisecond, Burst: 5}},
+		{{Algorithm: batontype.GCRA, Rate: 7, Period: 30 * time.Millisecond, Burst: 4}},
 		{
-			{Algorithm: lockprovider.GCRA, Rate: 3, Period: 10 * time.Millisecond, Burst: 3},
-			{Algorithm: lockprovider.TokenBucket, Rate: 9, Period: 70 * time.Millisecond, Burst: 6},
+			{Algorithm: batontype.GCRA, Rate: 3, Period: 10 * time.Millisecond, Burst: 3},
+			{Algorithm: batontype.TokenBucket, Rate: 9, Period: 70 * time.Millisecond, Burst: 6},
 		},
 		{
-			{Algorithm: lockprovider.FixedWindow, Rate: 8, Period: 50 * time.Millisecond},
-			{Algorithm: lockprovider.SlidingWindow, Rate: 5, Period: 20 * time.Millisecond},
-			{Algorithm: lockprovider.SlidingLog, Rate: 6, Period: 30 * time.Millisecond},
-			{Algorithm: lockprovider.GCRA, Rate: 11, Period: 30 * time.Millisecond, Burst: 5},
+			{Algorithm: batontype.FixedWindow, Rate: 8, Period: 50 * time.Millisecond},
+			{Algorithm: batontype.SlidingWindow, Rate: 5, Period: 20 * time.Millisecond},
+			{Algorithm: batontype.SlidingLog, Rate: 6, Period: 30 * time.Millisecond},
+			{Algorithm: batontype.GCRA, Rate: 11, Period: 30 * time.Millisecond, Burst: 5},
 		},
 	}
 	const (
@@ -223,7 +225,7 @@ func (e *rateEnv) testAgree() {
 // ResetAfter, and Now is the backend's clock, never going backwards.
 func (e *rateEnv) testFreshKey() {
 	for _, alg := range rateAlgorithms {
-		limits := []lockprovider.RateLimit{{Algorithm: alg, Rate: 5, Period: hour}}
+		limits := []batontype.RateLimit{{Algorithm: alg, Rate: 5, Period: hour}}
 		key := e.key()
 		var last time.Time
 		for i := range 5 {
@@ -248,7 +250,7 @@ func (e *rateEnv) testFreshKey() {
 // on a drained one.
 func (e *rateEnv) testPeek() {
 	for _, alg := range rateAlgorithms {
-		limits := []lockprovider.RateLimit{{Algorithm: alg, Rate: 2, Period: hour}}
+		limits := []batontype.RateLimit{{Algorithm: alg, Rate: 2, Period: hour}}
 		key := e.key()
 		for range 3 {
 			res := e.decide(lockprovider.RateRequest{Key: key, Limits: limits})
@@ -270,12 +272,12 @@ func (e *rateEnv) testPeek() {
 // Several limits on one key are checked and charged together: a request
 // refused by one limit charges none, one admitted by all charges all.
 func (e *rateEnv) testAtomic() {
-	limits := []lockprovider.RateLimit{
-		{Algorithm: lockprovider.FixedWindow, Rate: 3, Period: lockprovider.MaxDuration}, // no boundary inside the test
-		{Algorithm: lockprovider.GCRA, Rate: 10, Period: hour, Burst: 10},
-		{Algorithm: lockprovider.SlidingLog, Rate: 5, Period: hour},
-		{Algorithm: lockprovider.TokenBucket, Rate: 10, Period: hour, Burst: 6},
-		{Algorithm: lockprovider.SlidingWindow, Rate: 4, Period: hour},
+	limits := []batontype.RateLimit{
+		{Algorithm: batontype.FixedWindow, Rate: 3, Period: batontype.MaxDuration}, // no boundary inside the test
+		{Algorithm: batontype.GCRA, Rate: 10, Period: hour, Burst: 10},
+		{Algorithm: batontype.SlidingLog, Rate: 5, Period: hour},
+		{Algorithm: batontype.TokenBucket, Rate: 10, Period: hour, Burst: 6},
+		{Algorithm: batontype.SlidingWindow, Rate: 4, Period: hour},
 	}
 	key := e.key()
 	for i := range 3 {
@@ -309,8 +311,8 @@ func (e *rateEnv) testAtomic() {
 func (e *rateEnv) testKeys() {
 	base := e.key()
 	keys := []string{base, base + "}", base + "%7D", base + "%", base + "{x}", base + ":g3600000000",
-		base + "'; DROP TABLE x; --", base + " ключ ✓", strings.Repeat("k", lockprovider.MaxNameLen-len(base)) + base}
-	limits := []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Rate: 3, Period: hour}}
+		base + "'; DROP TABLE x; --", base + " ключ ✓", strings.Repeat("k", batontype.MaxNameLen-len(base)) + base}
+	limits := []batontype.RateLimit{{Algorithm: batontype.GCRA, Rate: 3, Period: hour}}
 	for i, k := range keys {
 		if res := e.decide(lockprovider.RateRequest{Key: k, N: 3, Limits: limits}); !res.Allowed {
 			e.t.Fatalf("key %d %q: full capacity refused (its state is shared with an earlier key?): %+v", i, k, res)
@@ -324,11 +326,11 @@ func (e *rateEnv) testKeys() {
 	// Limits differing only in algorithm or period have their own state
 	// under one key.
 	key := e.key()
-	a := lockprovider.RateLimit{Algorithm: lockprovider.GCRA, Rate: 2, Period: hour}
-	b := lockprovider.RateLimit{Algorithm: lockprovider.TokenBucket, Rate: 2, Period: hour}
-	c := lockprovider.RateLimit{Algorithm: lockprovider.GCRA, Rate: 2, Period: 2 * hour}
-	e.decide(lockprovider.RateRequest{Key: key, N: 2, Limits: []lockprovider.RateLimit{a}})
-	if r := e.remaining(key, []lockprovider.RateLimit{b, c}); r[0] != 2 || r[1] != 2 {
+	a := batontype.RateLimit{Algorithm: batontype.GCRA, Rate: 2, Period: hour}
+	b := batontype.RateLimit{Algorithm: batontype.TokenBucket, Rate: 2, Period: hour}
+	c := batontype.RateLimit{Algorithm: batontype.GCRA, Rate: 2, Period: 2 * hour}
+	e.decide(lockprovider.RateRequest{Key: key, N: 2, Limits: []batontype.RateLimit{a}})
+	if r := e.remaining(key, []batontype.RateLimit{b, c}); r[0] != 2 || r[1] != 2 {
 		e.t.Errorf("limits with another algorithm or period have %v remaining; want [2 2]", r)
 	}
 }
@@ -341,8 +343,8 @@ func (e *rateEnv) testReserve() {
 	// The server clock moves during the test; durations are compared with
 	// this much slack.
 	const slack = 10 * time.Second
-	for _, alg := range []lockprovider.Algorithm{lockprovider.TokenBucket, lockprovider.GCRA} {
-		limits := []lockprovider.RateLimit{{Algorithm: alg, Rate: 1, Period: hour, Burst: 1}}
+	for _, alg := range []batontype.Algorithm{batontype.TokenBucket, batontype.GCRA} {
+		limits := []batontype.RateLimit{{Algorithm: alg, Rate: 1, Period: hour, Burst: 1}}
 		key := e.key()
 		e.decide(lockprovider.RateRequest{Key: key, N: 1, Limits: limits})
 		res := e.decide(lockprovider.RateRequest{Key: key, N: 1, Limits: limits, MaxDelay: 2 * hour})
@@ -375,57 +377,57 @@ func (e *rateEnv) testReserve() {
 }
 
 // Every rule of lockprovider.RateRequest.Validate holds: a bad request
-// returns a *lockprovider.ValidationError matching the rule's sentinel and
+// returns a *batontype.ValidationError matching the rule's sentinel and
 // ErrInvalid, and charges nothing.
 func (e *rateEnv) testRateValidation() {
 	key := e.key()
-	good := lockprovider.RateLimit{Algorithm: lockprovider.GCRA, Rate: 10, Period: hour}
-	window := lockprovider.RateLimit{Algorithm: lockprovider.FixedWindow, Rate: 10, Period: hour}
-	one := []lockprovider.RateLimit{good}
-	tooMany := make([]lockprovider.RateLimit, lockprovider.MaxRateLimits+1)
+	good := batontype.RateLimit{Algorithm: batontype.GCRA, Rate: 10, Period: hour}
+	window := batontype.RateLimit{Algorithm: batontype.FixedWindow, Rate: 10, Period: hour}
+	one := []batontype.RateLimit{good}
+	tooMany := make([]batontype.RateLimit, batontype.MaxRateLimits+1)
 	for i := range tooMany {
-		tooMany[i] = lockprovider.RateLimit{Algorithm: lockprovider.GCRA, Rate: 1, Period: time.Duration(i+1) * time.Second}
+		tooMany[i] = batontype.RateLimit{Algorithm: batontype.GCRA, Rate: 1, Period: time.Duration(i+1) * time.Second}
 	}
-	limit := func(mod func(*lockprovider.RateLimit)) []lockprovider.RateLimit {
+	limit := func(mod func(*batontype.RateLimit)) []batontype.RateLimit {
 		l := good
 		mod(&l)
-		return []lockprovider.RateLimit{l}
+		return []batontype.RateLimit{l}
 	}
 	cases := []struct {
 		name string
 		req  lockprovider.RateRequest
 		want error
 	}{
-		{"empty key", lockprovider.RateRequest{N: 1, Limits: one}, lockprovider.ErrInvalidName},
-		{"long key", lockprovider.RateRequest{Key: strings.Repeat("k", lockprovider.MaxNameLen+1), N: 1, Limits: one}, lockprovider.ErrInvalidName},
-		{"control character", lockprovider.RateRequest{Key: key + "\x00", N: 1, Limits: one}, lockprovider.ErrInvalidName},
-		{"invalid UTF-8", lockprovider.RateRequest{Key: key + "\xff", N: 1, Limits: one}, lockprovider.ErrInvalidName},
-		{"no limits", lockprovider.RateRequest{Key: key, N: 1}, lockprovider.ErrInvalidLimit},
-		{"too many limits", lockprovider.RateRequest{Key: key, N: 1, Limits: tooMany}, lockprovider.ErrInvalidLimit},
-		{"negative cost", lockprovider.RateRequest{Key: key, N: -1, Limits: one}, lockprovider.ErrInvalidCost},
-		{"cost above capacity", lockprovider.RateRequest{Key: key, N: 11, Limits: one}, lockprovider.ErrExceedsCapacity},
-		{"negative MaxDelay", lockprovider.RateRequest{Key: key, N: 1, Limits: one, MaxDelay: -time.Second}, lockprovider.ErrInvalidDuration},
-		{"reserve on a window", lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{window}, MaxDelay: time.Second}, lockprovider.ErrNotReservable},
-		{"refund on a window", lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{good, window}, Refund: true}, lockprovider.ErrNotReservable},
-		{"duplicate limits", lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{good, good}}, lockprovider.ErrInvalidLimit},
-		{"unknown algorithm", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *lockprovider.RateLimit) { l.Algorithm = 0 })}, lockprovider.ErrInvalidLimit},
-		{"zero rate", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *lockprovider.RateLimit) { l.Rate = 0 })}, lockprovider.ErrInvalidLimit},
-		{"zero period", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *lockprovider.RateLimit) { l.Period = 0 })}, lockprovider.ErrInvalidLimit},
-		{"sub-microsecond period", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *lockprovider.RateLimit) { l.Period = time.Second + 1 })}, lockprovider.ErrInvalidLimit},
-		{"over one per microsecond", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *lockprovider.RateLimit) { l.Rate, l.Period = 2000, time.Millisecond })}, lockprovider.ErrInvalidLimit},
-		{"negative burst", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *lockprovider.RateLimit) { l.Burst = -1 })}, lockprovider.ErrInvalidLimit},
-		{"burst on a window", lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.SlidingWindow, Rate: 1, Period: hour, Burst: 2}}}, lockprovider.ErrInvalidLimit},
-		{"huge log", lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.SlidingLog, Rate: lockprovider.MaxLogLimit + 1, Period: hour}}}, lockprovider.ErrInvalidLimit},
-		{"inexact bucket", lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.TokenBucket, Rate: 1_000_003, Period: 24 * hour}}}, lockprovider.ErrInvalidLimit},
+		{"empty key", lockprovider.RateRequest{N: 1, Limits: one}, batontype.ErrInvalidName},
+		{"long key", lockprovider.RateRequest{Key: strings.Repeat("k", batontype.MaxNameLen+1), N: 1, Limits: one}, batontype.ErrInvalidName},
+		{"control character", lockprovider.RateRequest{Key: key + "\x00", N: 1, Limits: one}, batontype.ErrInvalidName},
+		{"invalid UTF-8", lockprovider.RateRequest{Key: key + "\xff", N: 1, Limits: one}, batontype.ErrInvalidName},
+		{"no limits", lockprovider.RateRequest{Key: key, N: 1}, batontype.ErrInvalidLimit},
+		{"too many limits", lockprovider.RateRequest{Key: key, N: 1, Limits: tooMany}, batontype.ErrInvalidLimit},
+		{"negative cost", lockprovider.RateRequest{Key: key, N: -1, Limits: one}, batontype.ErrInvalidCost},
+		{"cost above capacity", lockprovider.RateRequest{Key: key, N: 11, Limits: one}, batontype.ErrExceedsCapacity},
+		{"negative MaxDelay", lockprovider.RateRequest{Key: key, N: 1, Limits: one, MaxDelay: -time.Second}, batontype.ErrInvalidDuration},
+		{"reserve on a window", lockprovider.RateRequest{Key: key, N: 1, Limits: []batontype.RateLimit{window}, MaxDelay: time.Second}, batontype.ErrNotReservable},
+		{"refund on a window", lockprovider.RateRequest{Key: key, N: 1, Limits: []batontype.RateLimit{good, window}, Refund: true}, batontype.ErrNotReservable},
+		{"duplicate limits", lockprovider.RateRequest{Key: key, N: 1, Limits: []batontype.RateLimit{good, good}}, batontype.ErrInvalidLimit},
+		{"unknown algorithm", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *batontype.RateLimit) { l.Algorithm = 0 })}, batontype.ErrInvalidLimit},
+		{"zero rate", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *batontype.RateLimit) { l.Rate = 0 })}, batontype.ErrInvalidLimit},
+		{"zero period", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *batontype.RateLimit) { l.Period = 0 })}, batontype.ErrInvalidLimit},
+		{"sub-microsecond period", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *batontype.RateLimit) { l.Period = time.Second + 1 })}, batontype.ErrInvalidLimit},
+		{"over one per microsecond", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *batontype.RateLimit) { l.Rate, l.Period = 2000, time.Millisecond })}, batontype.ErrInvalidLimit},
+		{"negative burst", lockprovider.RateRequest{Key: key, N: 1, Limits: limit(func(l *batontype.RateLimit) { l.Burst = -1 })}, batontype.ErrInvalidLimit},
+		{"burst on a window", lockprovider.RateRequest{Key: key, N: 1, Limits: []batontype.RateLimit{{Algorithm: batontype.SlidingWindow, Rate: 1, Period: hour, Burst: 2}}}, batontype.ErrInvalidLimit},
+		{"huge log", lockprovider.RateRequest{Key: key, N: 1, Limits: []batontype.RateLimit{{Algorithm: batontype.SlidingLog, Rate: batontype.MaxLogLimit + 1, Period: hour}}}, batontype.ErrInvalidLimit},
+		{"inexact bucket", lockprovider.RateRequest{Key: key, N: 1, Limits: []batontype.RateLimit{{Algorithm: batontype.TokenBucket, Rate: 1_000_003, Period: 24 * hour}}}, batontype.ErrInvalidLimit},
 	}
 	for _, c := range cases {
 		_, err := e.r.RateLimit(e.ctx, c.req)
-		var ve *lockprovider.ValidationError
-		if !errors.Is(err, c.want) || !errors.Is(err, lockprovider.ErrInvalid) || !errors.As(err, &ve) {
-			e.t.Errorf("%s: error %v; want a *lockprovider.ValidationError matching %v", c.name, err, c.want)
+		var ve *batontype.ValidationError
+		if !errors.Is(err, c.want) || !errors.Is(err, batontype.ErrInvalid) || !errors.As(err, &ve) {
+			e.t.Errorf("%s: error %v; want a *batontype.ValidationError matching %v", c.name, err, c.want)
 		}
 	}
-	if r := e.remaining(key, []lockprovider.RateLimit{good, window}); r[0] != 10 || r[1] != 10 {
+	if r := e.remaining(key, []batontype.RateLimit{good, window}); r[0] != 10 || r[1] != 10 {
 		e.t.Errorf("remaining %v after invalid requests; want [10 10] (nothing charged)", r)
 	}
 }
@@ -433,7 +435,7 @@ func (e *rateEnv) testRateValidation() {
 // A done context fails the decision with the context's error and charges
 // nothing.
 func (e *rateEnv) testRateContext() {
-	limits := []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Rate: 3, Period: hour}}
+	limits := []batontype.RateLimit{{Algorithm: batontype.FixedWindow, Rate: 3, Period: hour}}
 	key := e.key()
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancel()
@@ -462,7 +464,7 @@ func (e *rateEnv) testConcurrent() {
 		capacity = 37 // fewer than workers × each, and no divisor of either
 	)
 	for _, alg := range rateAlgorithms {
-		limits := []lockprovider.RateLimit{{Algorithm: alg, Rate: capacity, Period: hour}}
+		limits := []batontype.RateLimit{{Algorithm: alg, Rate: capacity, Period: hour}}
 		key := e.key()
 		var admitted atomic.Int64
 		var wg sync.WaitGroup
@@ -497,7 +499,7 @@ func (e *rateEnv) testConcurrent() {
 func (e *rateEnv) testExpires() {
 	const period = 50 * time.Millisecond
 	for _, alg := range rateAlgorithms {
-		limits := []lockprovider.RateLimit{{Algorithm: alg, Rate: 4, Period: period}}
+		limits := []batontype.RateLimit{{Algorithm: alg, Rate: 4, Period: period}}
 		key := e.key()
 		res := e.decide(lockprovider.RateRequest{Key: key, N: 4, Limits: limits})
 		if !res.Allowed || res.Limits[0].ResetAfter <= 0 || res.Limits[0].ResetAfter > 2*period {

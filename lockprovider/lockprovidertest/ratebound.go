@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -37,14 +39,14 @@ func (e *rateEnv) testBounds() {
 		minAdmittedShare = 0.9
 	)
 	type outcome struct {
-		limit lockprovider.RateLimit
+		limit batontype.RateLimit
 		all   []decision
 		err   error
 	}
 	outs := make([]outcome, len(rateAlgorithms))
 	var all sync.WaitGroup
 	for i, alg := range rateAlgorithms {
-		limit := lockprovider.RateLimit{Algorithm: alg, Rate: boundRate, Period: boundPeriod}
+		limit := batontype.RateLimit{Algorithm: alg, Rate: boundRate, Period: boundPeriod}
 		outs[i].limit = limit
 		key := e.key()
 		until := time.Now().Add(boundWindows * boundPeriod)
@@ -54,7 +56,7 @@ func (e *rateEnv) testBounds() {
 				rng := rand.New(rand.NewPCG(uint64(w), uint64(alg)))
 				var mine []decision
 				for time.Now().Before(until) {
-					res, err := e.r.RateLimit(e.ctx, lockprovider.RateRequest{Key: key, N: 1, Limits: []lockprovider.RateLimit{limit}})
+					res, err := e.r.RateLimit(e.ctx, lockprovider.RateRequest{Key: key, N: 1, Limits: []batontype.RateLimit{limit}})
 					if err != nil {
 						mu.Lock()
 						outs[i].err = err
@@ -104,7 +106,7 @@ func (e *rateEnv) testBounds() {
 
 // replay runs the arrivals through the memory provider at their server
 // times and returns how many it admits.
-func replay(limit lockprovider.RateLimit, all []decision) int {
+func replay(limit batontype.RateLimit, all []decision) int {
 	if len(all) == 0 {
 		return 0
 	}
@@ -113,7 +115,7 @@ func replay(limit lockprovider.RateLimit, all []decision) int {
 	n := 0
 	for _, d := range all {
 		clk.Set(time.UnixMicro(d.at))
-		res, err := ref.RateLimit(context.Background(), lockprovider.RateRequest{Key: "k", N: 1, Limits: []lockprovider.RateLimit{limit}})
+		res, err := ref.RateLimit(context.Background(), lockprovider.RateRequest{Key: "k", N: 1, Limits: []batontype.RateLimit{limit}})
 		if err == nil && res.Allowed {
 			n++
 		}
@@ -123,11 +125,11 @@ func replay(limit lockprovider.RateLimit, all []decision) int {
 
 // violation returns a description of the first definite violation of the
 // limit's bound by admissions at the sorted server times a (µs), or "".
-func violation(limit lockprovider.RateLimit, a []int64) string {
+func violation(limit batontype.RateLimit, a []int64) string {
 	P := limit.Period.Microseconds()
 	L := limit.Rate
 	switch limit.Algorithm {
-	case lockprovider.FixedWindow:
+	case batontype.FixedWindow:
 		// At most L per window aligned to the epoch.
 		count := map[int64]int64{}
 		for _, t := range a {
@@ -136,7 +138,7 @@ func violation(limit lockprovider.RateLimit, a []int64) string {
 				return fmt.Sprintf("%d admissions in window %d", count[t/P], t/P)
 			}
 		}
-	case lockprovider.SlidingLog:
+	case batontype.SlidingLog:
 		// At most L in any span (t-P, t].
 		i := 0
 		for j, t := range a {
@@ -147,7 +149,7 @@ func violation(limit lockprovider.RateLimit, a []int64) string {
 				return fmt.Sprintf("%d admissions in (%d, %d]", j-i+1, t-P, t)
 			}
 		}
-	case lockprovider.SlidingWindow:
+	case batontype.SlidingWindow:
 		// At each admission at elapsed e into window k:
 		// prev·(P−e)/P + cur ≤ L, cur counting every admission of window k
 		// up to this instant (and so at most L per window).
@@ -169,7 +171,7 @@ func violation(limit lockprovider.RateLimit, a []int64) string {
 				return fmt.Sprintf("estimate %.3f at %d (window %d: prev %d, cur %d)", float64(count[k-1])*float64(P-e)/float64(P)+float64(c), t, k, count[k-1], c)
 			}
 		}
-	case lockprovider.TokenBucket, lockprovider.GCRA:
+	case batontype.TokenBucket, batontype.GCRA:
 		// At most B + L·t/P in any closed span of length t.
 		B := limit.Capacity()
 		for i := range a {

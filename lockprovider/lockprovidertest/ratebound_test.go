@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
-	"github.com/baton-go/baton/lockprovider"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -15,23 +15,23 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestViolationChecker(t *testing.T) {
 	t.Parallel()
 	s := int64(time.Second / time.Microsecond)
-	lim := func(alg lockprovider.Algorithm, burst int64) lockprovider.RateLimit {
-		return lockprovider.RateLimit{Algorithm: alg, Rate: 2, Period: time.Second, Burst: burst}
+	lim := func(alg batontype.Algorithm, burst int64) batontype.RateLimit {
+		return batontype.RateLimit{Algorithm: alg, Rate: 2, Period: time.Second, Burst: burst}
 	}
 	cases := []struct {
-		limit lockprovider.RateLimit
+		limit batontype.RateLimit
 		a     []int64
 		bad   bool
 	}{
-		{lim(lockprovider.FixedWindow, 0), []int64{10*s + 1, 10*s + 2, 11*s - 1}, true},
-		{lim(lockprovider.FixedWindow, 0), []int64{11*s - 2, 11*s - 1, 11 * s, 11*s + 1}, false}, // boundary burst is allowed
-		{lim(lockprovider.SlidingLog, 0), []int64{11*s - 2, 11*s - 1, 11 * s}, true},
-		{lim(lockprovider.SlidingLog, 0), []int64{10 * s, 10*s + 1, 11 * s, 11*s + 1}, false},
-		{lim(lockprovider.SlidingWindow, 0), []int64{10 * s, 10*s + 1, 11*s + s/4}, true}, // 2·0.75 + 1 > 2
-		{lim(lockprovider.SlidingWindow, 0), []int64{10 * s, 10*s + 1, 11*s + s/2}, false},
-		{lim(lockprovider.GCRA, 2), []int64{10 * s, 10 * s, 10*s + s/2 - 1}, true},
-		{lim(lockprovider.GCRA, 2), []int64{10 * s, 10 * s, 10*s + s/2}, false},
-		{lim(lockprovider.TokenBucket, 1), []int64{10 * s, 10*s + s/2 - 1}, true},
+		{lim(batontype.FixedWindow, 0), []int64{10*s + 1, 10*s + 2, 11*s - 1}, true},
+		{lim(batontype.FixedWindow, 0), []int64{11*s - 2, 11*s - 1, 11 * s, 11*s + 1}, false}, // boundary burst is allowed
+		{lim(batontype.SlidingLog, 0), []int64{11*s - 2, 11*s - 1, 11 * s}, true},
+		{lim(batontype.SlidingLog, 0), []int64{10 * s, 10*s + 1, 11 * s, 11*s + 1}, false},
+		{lim(batontype.SlidingWindow, 0), []int64{10 * s, 10*s + 1, 11*s + s/4}, true}, // 2·0.75 + 1 > 2
+		{lim(batontype.SlidingWindow, 0), []int64{10 * s, 10*s + 1, 11*s + s/2}, false},
+		{lim(batontype.GCRA, 2), []int64{10 * s, 10 * s, 10*s + s/2 - 1}, true},
+		{lim(batontype.GCRA, 2), []int64{10 * s, 10 * s, 10*s + s/2}, false},
+		{lim(batontype.TokenBucket, 1), []int64{10 * s, 10*s + s/2 - 1}, true},
 	}
 	for i, tc := range cases {
 		if got := violation(tc.limit, tc.a); (got != "") != tc.bad {
@@ -50,7 +50,7 @@ func TestReplay(t *testing.T) {
 		all[i] = decision{at: at}
 	}
 	for _, alg := range rateAlgorithms {
-		if n := replay(lockprovider.RateLimit{Algorithm: alg, Rate: 4, Period: time.Second}, all); n != 4 {
+		if n := replay(batontype.RateLimit{Algorithm: alg, Rate: 4, Period: time.Second}, all); n != 4 {
 			t.Errorf("%s: replay admitted %d of a burst of 10; want the capacity 4", alg, n)
 		}
 	}

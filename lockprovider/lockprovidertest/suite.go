@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -185,7 +187,7 @@ func (e *env) free(name string) bool {
 	case err == nil:
 		e.mustRelease(name, owner)
 		return true
-	case errors.Is(err, lockprovider.ErrNotAcquired):
+	case errors.Is(err, batontype.ErrNotAcquired):
 		return false
 	default:
 		e.t.Fatalf("probe Acquire(%q): unexpected error %v", name, err)

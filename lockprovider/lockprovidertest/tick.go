@@ -3,6 +3,8 @@ package lockprovidertest
 import (
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -42,7 +44,7 @@ func (e *env) grantTick(name string, tick time.Time, why string) {
 func (e *env) refuseTick(name string, tick time.Time, why string) {
 	e.t.Helper()
 	_, err := e.acquireTick(name, lockprovider.NewOwner(), tick, long)
-	e.wantErr(err, lockprovider.ErrStaleTick, why)
+	e.wantErr(err, batontype.ErrStaleTick, why)
 }
 
 // A tick is granted once: the same or an older tick is refused with

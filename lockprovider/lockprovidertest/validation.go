@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -26,7 +28,7 @@ type badName struct {
 func badNames() []badName {
 	return []badName{
 		{"empty name", ""},
-		{"over-long name", strings.Repeat("n", lockprovider.MaxNameLen+1)},
+		{"over-long name", strings.Repeat("n", batontype.MaxNameLen+1)},
 		{"name with newline", "job\nname"},
 		{"name with NUL", "job\x00name"},
 		{"name with DEL", "job\x7fname"},
@@ -42,7 +44,7 @@ type badOwner struct {
 func badOwners() []badOwner {
 	return []badOwner{
 		{"empty owner", ""},
-		{"over-long owner", strings.Repeat("o", lockprovider.MaxOwnerLen+1)},
+		{"over-long owner", strings.Repeat("o", batontype.MaxOwnerLen+1)},
 		{"owner with control character", "own\ter"},
 		{"owner with invalid UTF-8", "own\xfeer"},
 	}
@@ -58,14 +60,14 @@ func badDurationCases() []badDurations {
 	return []badDurations{
 		{"zero AtMostFor", 0, 0, "AtMostFor"},
 		{"negative AtMostFor", -time.Second, 0, "AtMostFor"},
-		{"AtMostFor below the minimum", lockprovider.MinDuration - 1, 0, "AtMostFor"},
-		{"AtMostFor above the maximum", lockprovider.MaxDuration + time.Second, 0, "AtMostFor"},
+		{"AtMostFor below the minimum", batontype.MinDuration - 1, 0, "AtMostFor"},
+		{"AtMostFor above the maximum", batontype.MaxDuration + time.Second, 0, "AtMostFor"},
 		{"negative AtLeastFor", time.Second, -time.Millisecond, "AtLeastFor"},
 		{"AtLeastFor above AtMostFor", time.Second, time.Second + time.Millisecond, "AtLeastFor"},
 	}
 }
 
-// wantInvalid checks that err is a *lockprovider.ValidationError for field
+// wantInvalid checks that err is a *batontype.ValidationError for field
 // that matches sentinel and ErrInvalid.
 func (e *env) wantInvalid(err, sentinel error, field, what string) {
 	e.t.Helper()
@@ -73,16 +75,16 @@ func (e *env) wantInvalid(err, sentinel error, field, what string) {
 		e.t.Errorf("%s: no error, want %v", what, sentinel)
 		return
 	}
-	if !errors.Is(err, sentinel) || !errors.Is(err, lockprovider.ErrInvalid) {
+	if !errors.Is(err, sentinel) || !errors.Is(err, batontype.ErrInvalid) {
 		e.t.Errorf("%s: error %v does not match %v and ErrInvalid", what, err, sentinel)
 	}
-	var ve *lockprovider.ValidationError
+	var ve *batontype.ValidationError
 	if !errors.As(err, &ve) {
-		e.t.Errorf("%s: error %v (%T) is not a *lockprovider.ValidationError", what, err, err)
+		e.t.Errorf("%s: error %v (%T) is not a *batontype.ValidationError", what, err, err)
 	} else if ve.Field != field {
 		e.t.Errorf("%s: ValidationError.Field = %q, want %q", what, ve.Field, field)
 	}
-	for _, definite := range []error{lockprovider.ErrNotAcquired, lockprovider.ErrNotHeld, lockprovider.ErrStaleTick} {
+	for _, definite := range []error{batontype.ErrNotAcquired, batontype.ErrNotHeld, batontype.ErrStaleTick} {
 		if errors.Is(err, definite) {
 			e.t.Errorf("%s: error %v also matches %v", what, err, definite)
 		}
@@ -102,34 +104,34 @@ func testValidateAcquire(e *env) {
 		e.t.Helper()
 		_, err := e.p.Acquire(e.ctx, p)
 		e.wantInvalid(err, sentinel, field, "Acquire with "+what)
-		if lockprovider.ValidateName(p.Name) == nil {
+		if batontype.ValidateName(p.Name) == nil {
 			e.wantFree(p.Name, "after Acquire with "+what)
 		}
 	}
 	for _, c := range badNames() {
 		p := valid()
 		p.Name = c.name
-		check(p, lockprovider.ErrInvalidName, "Name", c.what)
+		check(p, batontype.ErrInvalidName, "Name", c.what)
 	}
 	for _, c := range badOwners() {
 		p := valid()
 		p.Owner = c.owner
-		check(p, lockprovider.ErrInvalidOwner, "Owner", c.what)
+		check(p, batontype.ErrInvalidOwner, "Owner", c.what)
 	}
 	for _, c := range badDurationCases() {
 		p := valid()
 		p.AtMostFor, p.AtLeastFor = c.atMost, c.atLeast
-		check(p, lockprovider.ErrInvalidDuration, c.field, c.what)
+		check(p, batontype.ErrInvalidDuration, c.field, c.what)
 	}
 	p := valid()
-	p.LockedBy = strings.Repeat("h", lockprovider.MaxLockedByLen+1)
-	check(p, lockprovider.ErrInvalid, "LockedBy", "over-long LockedBy")
+	p.LockedBy = strings.Repeat("h", batontype.MaxLockedByLen+1)
+	check(p, batontype.ErrInvalid, "LockedBy", "over-long LockedBy")
 	p = valid()
 	p.LockedBy = "host\n1"
-	check(p, lockprovider.ErrInvalid, "LockedBy", "LockedBy with a control character")
+	check(p, batontype.ErrInvalid, "LockedBy", "LockedBy with a control character")
 	p = valid()
 	p.Tick = time.Unix(-60, 0)
-	check(p, lockprovider.ErrInvalid, "Tick", "a tick before 1970")
+	check(p, batontype.ErrInvalid, "Tick", "a tick before 1970")
 }
 
 // Every invalid input to Extend is refused with a typed error and changes
@@ -146,17 +148,17 @@ func testValidateExtend(e *env) {
 	for _, c := range badNames() {
 		p := valid
 		p.Name = c.name
-		check(p, lockprovider.ErrInvalidName, "Name", c.what)
+		check(p, batontype.ErrInvalidName, "Name", c.what)
 	}
 	for _, c := range badOwners() {
 		p := valid
 		p.Owner = c.owner
-		check(p, lockprovider.ErrInvalidOwner, "Owner", c.what)
+		check(p, batontype.ErrInvalidOwner, "Owner", c.what)
 	}
 	for _, c := range badDurationCases() {
 		p := valid
 		p.AtMostFor, p.AtLeastFor = c.atMost, c.atLeast
-		check(p, lockprovider.ErrInvalidDuration, c.field, c.what)
+		check(p, batontype.ErrInvalidDuration, c.field, c.what)
 	}
 	again, err := e.acquire(name, owner, long, 0)
 	if err != nil || !sameLease(again, l) {
@@ -174,12 +176,12 @@ func testValidateRelease(e *env) {
 	for _, c := range badNames() {
 		p := valid
 		p.Name = c.name
-		e.wantInvalid(e.p.Release(e.ctx, p), lockprovider.ErrInvalidName, "Name", "Release with "+c.what)
+		e.wantInvalid(e.p.Release(e.ctx, p), batontype.ErrInvalidName, "Name", "Release with "+c.what)
 	}
 	for _, c := range badOwners() {
 		p := valid
 		p.Owner = c.owner
-		e.wantInvalid(e.p.Release(e.ctx, p), lockprovider.ErrInvalidOwner, "Owner", "Release with "+c.what)
+		e.wantInvalid(e.p.Release(e.ctx, p), batontype.ErrInvalidOwner, "Owner", "Release with "+c.what)
 	}
 	e.wantHeld(name, "after invalid Releases")
 	e.mustRelease(name, owner)
@@ -195,11 +197,11 @@ func testValidateCapabilities(e *env) {
 	for _, c := range badNames() {
 		if isInspector {
 			_, err := in.Inspect(e.ctx, c.name)
-			e.wantInvalid(err, lockprovider.ErrInvalidName, "Name", "Inspect with "+c.what)
+			e.wantInvalid(err, batontype.ErrInvalidName, "Name", "Inspect with "+c.what)
 		}
 		if isNotifier {
 			stop, err := rn.NotifyRelease(e.ctx, c.name, make(chan struct{}, 1))
-			e.wantInvalid(err, lockprovider.ErrInvalidName, "Name", "NotifyRelease with "+c.what)
+			e.wantInvalid(err, batontype.ErrInvalidName, "Name", "NotifyRelease with "+c.what)
 			if stop != nil {
 				stop()
 			}
@@ -212,7 +214,7 @@ func testValidateCapabilities(e *env) {
 func testValidEdges(e *env) {
 	base := e.name()
 	names := []string{
-		base + strings.Repeat("x", lockprovider.MaxNameLen-len(base)),
+		base + strings.Repeat("x", batontype.MaxNameLen-len(base)),
 		base + " with spaces",
 		base + "{braces}:colons",
 		base + "}{",
@@ -221,11 +223,11 @@ func testValidEdges(e *env) {
 		base + "/ジョブ/ü",
 	}
 	for _, name := range names {
-		owner := strings.Repeat("a", lockprovider.MaxOwnerLen-32) + lockprovider.NewOwner()
+		owner := strings.Repeat("a", batontype.MaxOwnerLen-32) + lockprovider.NewOwner()
 		l, err := e.p.Acquire(e.ctx, lockprovider.AcquireParams{
 			Name: name, Owner: owner,
-			LockedBy:  strings.Repeat("h", lockprovider.MaxLockedByLen),
-			AtMostFor: lockprovider.MinDuration, AtLeastFor: lockprovider.MinDuration,
+			LockedBy:  strings.Repeat("h", batontype.MaxLockedByLen),
+			AtMostFor: batontype.MinDuration, AtLeastFor: batontype.MinDuration,
 		})
 		if err != nil {
 			e.t.Errorf("Acquire(%q) with limit values: %v", name, err)

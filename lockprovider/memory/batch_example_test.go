@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -33,7 +35,7 @@ func ExampleProvider_AcquireBatch() {
 		switch {
 		case r.Err == nil:
 			fmt.Println(r.Lease.Name, "granted, token", r.Lease.Token)
-		case errors.Is(r.Err, lockprovider.ErrNotAcquired):
+		case errors.Is(r.Err, batontype.ErrNotAcquired):
 			fmt.Println("held elsewhere")
 		}
 	}

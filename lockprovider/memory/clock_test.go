@@ -8,6 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -31,7 +33,7 @@ func TestSynctestBoundaries(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(9*time.Second - time.Nanosecond)
-		if _, err := p.Acquire(ctx, b); !errors.Is(err, lockprovider.ErrNotAcquired) {
+		if _, err := p.Acquire(ctx, b); !errors.Is(err, batontype.ErrNotAcquired) {
 			t.Fatalf("1ns before AtLeastUntil: %v, want ErrNotAcquired", err)
 		}
 		time.Sleep(time.Nanosecond)
@@ -49,7 +51,7 @@ func TestSynctestBoundaries(t *testing.T) {
 			t.Fatalf("Extend 1ns before Until: %v", err)
 		}
 		time.Sleep(time.Minute)
-		if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: b.Name, Owner: b.Owner, AtMostFor: time.Minute}); !errors.Is(err, lockprovider.ErrNotHeld) {
+		if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: b.Name, Owner: b.Owner, AtMostFor: time.Minute}); !errors.Is(err, batontype.ErrNotHeld) {
 			t.Fatalf("Extend at Until: %v, want ErrNotHeld", err)
 		}
 	})

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -13,7 +15,7 @@ import (
 // watchers. Guarded by Provider.mu.
 type controlState struct {
 	paused   map[string]struct{}
-	requests map[string]lockprovider.RunRequest
+	requests map[string]batontype.RunRequest
 	watchers map[*waiter]struct{}
 }
 
@@ -24,7 +26,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := batontype.ValidateName(job); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -46,15 +48,15 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 }
 
 // RequestRun implements lockprovider.Control.
-func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
+func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (batontype.RunRequest, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
 	if err := r.Validate(); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
 	r = r.WithDefaults()
 	p.mu.Lock()
@@ -63,7 +65,7 @@ func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (l
 	r.Requested, r.Until = now, now.Add(r.TTL)
 	c := &p.control
 	if c.requests == nil {
-		c.requests = make(map[string]lockprovider.RunRequest)
+		c.requests = make(map[string]batontype.RunRequest)
 	}
 	c.requests[r.ID] = r
 	p.announceControlLocked()
@@ -71,42 +73,42 @@ func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (l
 }
 
 // ClaimRun implements lockprovider.Control.
-func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
+func (p *Provider) ClaimRun(ctx context.Context, id string) (batontype.RunRequest, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
-	if err := lockprovider.ValidateRunRequestID(id); err != nil {
-		return lockprovider.RunRequest{}, err
+	if err := batontype.ValidateRunRequestID(id); err != nil {
+		return batontype.RunRequest{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r, ok := p.control.requests[id]
 	if !ok {
-		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+		return batontype.RunRequest{}, batontype.ErrNoRequest
 	}
 	delete(p.control.requests, id)
 	if !p.now().Before(r.Until) {
-		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+		return batontype.RunRequest{}, batontype.ErrNoRequest
 	}
 	return r, nil
 }
 
 // ControlState implements lockprovider.Control.
-func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.ControlState{}, err
+		return batontype.ControlState{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return lockprovider.ControlState{}, err
+		return batontype.ControlState{}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := &p.control
 	now := p.now()
-	st := lockprovider.ControlState{Paused: slices.Sorted(maps.Keys(c.paused))}
+	st := batontype.ControlState{Paused: slices.Sorted(maps.Keys(c.paused))}
 	for id, r := range c.requests {
 		if !now.Before(r.Until) {
 			delete(c.requests, id)
@@ -114,7 +116,7 @@ func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState,
 		}
 		st.Requests = append(st.Requests, r)
 	}
-	slices.SortFunc(st.Requests, func(a, b lockprovider.RunRequest) int { return a.Requested.Compare(b.Requested) })
+	slices.SortFunc(st.Requests, func(a, b batontype.RunRequest) int { return a.Requested.Compare(b.Requested) })
 	return st, nil
 }
 

@@ -9,10 +9,10 @@
 // Semantics, as for every provider: Acquire grants a free or expired name
 // and is idempotent for the owner that holds it; Extend and Release act only
 // for the owner token of the live lease and otherwise return
-// lockprovider.ErrNotHeld; Release before AtLeastUntil keeps the lease until
+// batontype.ErrNotHeld; Release before AtLeastUntil keeps the lease until
 // then; fencing tokens count up per name from 1 and never repeat, across
 // release and expiry; the newest tick granted per name is remembered and a
-// tick that is not newer is refused with lockprovider.ErrStaleTick. A done
+// tick that is not newer is refused with batontype.ErrStaleTick. A done
 // context returns its error and changes nothing.
 //
 // The provider also implements lockprovider.ReleaseNotifier (a non-blocking

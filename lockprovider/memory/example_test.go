@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -24,7 +26,7 @@ func Example() {
 	b := a
 	b.Owner = lockprovider.NewOwner()
 	_, err = p.Acquire(ctx, b)
-	fmt.Println("second owner:", errors.Is(err, lockprovider.ErrNotAcquired))
+	fmt.Println("second owner:", errors.Is(err, batontype.ErrNotAcquired))
 
 	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err != nil {
 		panic(err)

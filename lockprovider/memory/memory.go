@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -95,11 +97,11 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			// A retried acquire gets the grant it already has.
 			return r.lease, nil
 		}
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		return lockprovider.Lease{}, batontype.ErrNotAcquired
 	}
 	if !ap.Tick.IsZero() {
 		if !ap.Tick.After(r.lastTick) {
-			return lockprovider.Lease{}, lockprovider.ErrStaleTick
+			return lockprovider.Lease{}, batontype.ErrStaleTick
 		}
 		r.lastTick = ap.Tick
 	}
@@ -133,7 +135,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 	now := p.now()
 	r := p.names[ep.Name]
 	if r == nil || !r.held(now) || r.lease.Owner != ep.Owner {
-		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+		return lockprovider.Lease{}, batontype.ErrNotHeld
 	}
 	r.lease.Until = now.Add(ep.AtMostFor)
 	r.lease.AtLeastUntil = now.Add(ep.AtLeastFor)
@@ -156,7 +158,7 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 	now := p.now()
 	r := p.names[rp.Name]
 	if r == nil || !r.held(now) || r.lease.Owner != rp.Owner {
-		return lockprovider.ErrNotHeld
+		return batontype.ErrNotHeld
 	}
 	if r.lease.AtLeastUntil.After(now) {
 		// Still inside the minimum hold: the lease ends at that bound.
@@ -180,7 +182,7 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return func() {}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := batontype.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -209,28 +211,28 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 }
 
 // Inspect implements lockprovider.Inspector.
-func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return lockprovider.LeaseInfo{}, err
+	if err := batontype.ValidateName(name); err != nil {
+		return batontype.LeaseInfo{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.names[name]
 	if r == nil || r.fence == 0 {
-		return lockprovider.LeaseInfo{Name: name}, nil
+		return batontype.LeaseInfo{Name: name}, nil
 	}
 	return r.info(name, p.now()), nil
 }
 
 // List implements lockprovider.Inspector. It reports every name ever
 // granted, sorted by name.
-func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+func (p *Provider) List(ctx context.Context) ([]batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -240,19 +242,19 @@ func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	out := make([]lockprovider.LeaseInfo, 0, len(p.names))
+	out := make([]batontype.LeaseInfo, 0, len(p.names))
 	for name, r := range p.names {
 		if r.fence == 0 {
 			continue
 		}
 		out = append(out, r.info(name, now))
 	}
-	slices.SortFunc(out, func(a, b lockprovider.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b batontype.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-func (r *record) info(name string, now time.Time) lockprovider.LeaseInfo {
-	return lockprovider.LeaseInfo{
+func (r *record) info(name string, now time.Time) batontype.LeaseInfo {
+	return batontype.LeaseInfo{
 		Name:      name,
 		Exists:    true,
 		Held:      r.held(now),

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -14,9 +15,9 @@ import (
 // opsState holds the run ledger and the job registry. Guarded by
 // Provider.mu.
 type opsState struct {
-	runs      map[string][]lockprovider.RunRecord // per job, oldest first
-	claims    map[string]int64                    // runs opened per job, for the amortised trim
-	instances map[string]lockprovider.Instance
+	runs      map[string][]batontype.RunRecord // per job, oldest first
+	claims    map[string]int64                 // runs opened per job, for the amortised trim
+	instances map[string]batontype.Instance
 }
 
 var (
@@ -27,22 +28,22 @@ var (
 )
 
 // ForceRelease implements lockprovider.Admin.
-func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return lockprovider.LeaseInfo{}, err
+	if err := batontype.ValidateName(name); err != nil {
+		return batontype.LeaseInfo{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
 	r := p.names[name]
 	if r == nil || !r.held(now) || (token != 0 && r.fence != token) {
-		return lockprovider.LeaseInfo{}, lockprovider.ErrNotHeld
+		return batontype.LeaseInfo{}, batontype.ErrNotHeld
 	}
 	info := r.info(name, now)
 	r.lease.Until = now
@@ -66,7 +67,7 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateName(key); err != nil {
+	if err := batontype.ValidateName(key); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -92,7 +93,7 @@ func (p *Provider) Ping(ctx context.Context) error {
 }
 
 // ListRates implements lockprovider.RateLister.
-func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
+func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := p.now().UnixMicro()
-	var out []lockprovider.RateInfo
+	var out []batontype.RateInfo
 	for k, e := range s.entries {
 		if e.expires <= now {
 			continue
@@ -112,9 +113,9 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 		if !ok {
 			continue
 		}
-		out = append(out, lockprovider.RateInfo{Key: k.key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(e.expires)})
+		out = append(out, batontype.RateInfo{Key: k.key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(e.expires)})
 	}
-	slices.SortFunc(out, func(a, b lockprovider.RateInfo) int {
+	slices.SortFunc(out, func(a, b batontype.RateInfo) int {
 		if c := strings.Compare(a.Key, b.Key); c != 0 {
 			return c
 		}
@@ -142,14 +143,14 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 	if n := len(runs); n > 0 && runs[n-1].Token == l.Token {
 		return l, nil // a retried acquire: the run is already open
 	}
-	runs = append(runs, lockprovider.RunRecord{
+	runs = append(runs, batontype.RunRecord{
 		Job: ap.Name, Tick: ap.Tick, LockedBy: ap.LockedBy, Token: l.Token, Started: l.GrantedAt,
 		CatchUp: run.CatchUp, Manual: run.Manual,
 	})
 	// The retention is applied on every RetentionSlack-th claim of the
 	// job, as the Redis and PostgreSQL providers do.
 	o.claims[ap.Name]++
-	if o.claims[ap.Name]%lockprovider.RetentionSlack == 0 {
+	if o.claims[ap.Name]%batontype.RetentionSlack == 0 {
 		runs = trimRuns(runs, run.Retention, l.GrantedAt)
 	}
 	o.runs[ap.Name] = runs
@@ -171,7 +172,7 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 		return err
 	}
 	relErr := p.Release(ctx, rp)
-	if relErr != nil && !errors.Is(relErr, lockprovider.ErrNotHeld) {
+	if relErr != nil && !errors.Is(relErr, batontype.ErrNotHeld) {
 		return relErr
 	}
 	p.mu.Lock()
@@ -180,18 +181,18 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 	// The record AcquireRun opened is completed; one trimmed meanwhile (the
 	// run fell out of the retention) is not recorded again.
 	runs := o.runs[end.Run.Job]
-	if i := slices.IndexFunc(runs, func(r lockprovider.RunRecord) bool { return r.Token == end.Run.Token }); i >= 0 {
+	if i := slices.IndexFunc(runs, func(r batontype.RunRecord) bool { return r.Token == end.Run.Token }); i >= 0 {
 		fin := p.now()
 		if end.Elapsed > 0 {
 			fin = runs[i].Started.Add(end.Elapsed)
 		}
-		runs[i].Finished, runs[i].Outcome, runs[i].Error = fin, end.Outcome, lockprovider.CutError(end.Error)
+		runs[i].Finished, runs[i].Outcome, runs[i].Error = fin, end.Outcome, batontype.CutError(end.Error)
 	}
 	return relErr
 }
 
 // trimRuns applies a retention to one job's runs, oldest first.
-func trimRuns(runs []lockprovider.RunRecord, r lockprovider.Retention, now time.Time) []lockprovider.RunRecord {
+func trimRuns(runs []batontype.RunRecord, r batontype.Retention, now time.Time) []batontype.RunRecord {
 	r = r.WithDefaults()
 	if n := len(runs) - r.MaxRuns; n > 0 {
 		runs = slices.Delete(runs, 0, n)
@@ -205,7 +206,7 @@ func trimRuns(runs []lockprovider.RunRecord, r lockprovider.Retention, now time.
 }
 
 // Runs implements lockprovider.Ledger.
-func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
+func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.RunRecord, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	runs := p.opsLocked().runs[q.Job]
-	var out []lockprovider.RunRecord
+	var out []batontype.RunRecord
 	for i := len(runs) - 1; i >= 0 && len(out) < q.Lim(); i-- {
 		r := runs[i]
 		if (q.Since.IsZero() || !r.Started.Before(q.Since)) && (q.Until.IsZero() || r.Started.Before(q.Until)) {
@@ -229,11 +230,11 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 }
 
 // LastRuns implements lockprovider.Ledger.
-func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
+func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess batontype.RunRecord, err error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRecord{}, lockprovider.RunRecord{}, err
+		return batontype.RunRecord{}, batontype.RunRecord{}, err
 	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := batontype.ValidateName(job); err != nil {
 		return last, lastSuccess, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -247,7 +248,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 		last = runs[len(runs)-1]
 	}
 	for i := len(runs) - 1; i >= 0; i-- {
-		if runs[i].Outcome == lockprovider.OutcomeSucceeded {
+		if runs[i].Outcome == batontype.OutcomeSucceeded {
 			return last, runs[i], nil
 		}
 	}
@@ -255,7 +256,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 }
 
 // Register implements lockprovider.Registry.
-func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
+func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
@@ -279,10 +280,10 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateRegistryTTL(ttl); err != nil {
+	if err := batontype.ValidateRegistryTTL(ttl); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -295,7 +296,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 	inst, ok := o.instances[lockedBy]
 	if !ok || !inst.Until.After(now) {
 		delete(o.instances, lockedBy)
-		return lockprovider.ErrNotRegistered
+		return batontype.ErrNotRegistered
 	}
 	inst.Heartbeat, inst.Until = now, now.Add(ttl)
 	o.instances[lockedBy] = inst
@@ -307,7 +308,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -320,7 +321,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 }
 
 // Instances implements lockprovider.Registry.
-func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
+func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -331,7 +332,7 @@ func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, erro
 	defer p.mu.Unlock()
 	now := p.now()
 	o := p.opsLocked()
-	var out []lockprovider.Instance
+	var out []batontype.Instance
 	for k, inst := range o.instances {
 		if !inst.Until.After(now) {
 			delete(o.instances, k)
@@ -340,7 +341,7 @@ func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, erro
 		inst.Jobs = slices.Clone(inst.Jobs)
 		out = append(out, inst)
 	}
-	slices.SortFunc(out, func(a, b lockprovider.Instance) int { return strings.Compare(a.LockedBy, b.LockedBy) })
+	slices.SortFunc(out, func(a, b batontype.Instance) int { return strings.Compare(a.LockedBy, b.LockedBy) })
 	return out, nil
 }
 
@@ -348,9 +349,9 @@ func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, erro
 func (p *Provider) opsLocked() *opsState {
 	o := &p.ops
 	if o.runs == nil {
-		o.runs = make(map[string][]lockprovider.RunRecord)
+		o.runs = make(map[string][]batontype.RunRecord)
 		o.claims = make(map[string]int64)
-		o.instances = make(map[string]lockprovider.Instance)
+		o.instances = make(map[string]batontype.Instance)
 	}
 	return o
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/ratemath"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
@@ -75,11 +76,11 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 		e := s.entries[k]
 		if e == nil || e.expires <= now {
 			e = &rateEntry{}
-			if l.Algorithm == lockprovider.TokenBucket {
+			if l.Algorithm == batontype.TokenBucket {
 				p, _ := ratewire.Reduced(l)
 				e.a, e.b = l.Capacity()*p, now
 			}
-			if l.Algorithm == lockprovider.GCRA {
+			if l.Algorithm == batontype.GCRA {
 				e.a = now
 			}
 		}
@@ -116,21 +117,21 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 		L := l.Rate
 		p, q := ratewire.Reduced(l)
 		switch l.Algorithm {
-		case lockprovider.FixedWindow:
+		case batontype.FixedWindow:
 			if w := now / P; e.a < w {
 				e.a, e.b = w, 0
 			}
 			if e.b+n > L {
 				d[i] = (e.a+1)*P - now
 			}
-		case lockprovider.SlidingLog:
+		case batontype.SlidingLog:
 			cut := sort.Search(len(e.log), func(j int) bool { return e.log[j] > now-P })
 			e.log = e.log[cut:]
 			c := int64(len(e.log))
 			if c+n > L {
 				d[i] = max(1, e.log[c+n-L-1]+P-now)
 			}
-		case lockprovider.SlidingWindow:
+		case batontype.SlidingWindow:
 			w := now / P
 			switch {
 			case e.a == w-1:
@@ -155,13 +156,13 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 					d[i] = P - el + ep
 				}
 			}
-		case lockprovider.TokenBucket:
+		case batontype.TokenBucket:
 			e.a = tbTokens(e.a, e.b, now, l.Capacity()*p, q)
 			e.b = now
 			if req := n * p; e.a < req {
 				d[i] = ceilDiv(req-e.a, q)
 			}
-		case lockprovider.GCRA:
+		case batontype.GCRA:
 			if e.a < now {
 				e.a, e.b = now, 0
 			}
@@ -173,7 +174,7 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 	}
 	allowed := D <= int64(r.MaxDelay/time.Microsecond)
 	for _, l := range r.Limits {
-		if _, q := ratewire.Reduced(l); l.Algorithm == lockprovider.TokenBucket && D > ratemath.MaxProduct/q {
+		if _, q := ratewire.Reduced(l); l.Algorithm == batontype.TokenBucket && D > ratemath.MaxProduct/q {
 			allowed = false // the debt would not be representable exactly
 		}
 	}
@@ -188,7 +189,7 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 		p, q := ratewire.Reduced(l)
 		var rem, reset int64
 		switch l.Algorithm {
-		case lockprovider.FixedWindow:
+		case batontype.FixedWindow:
 			if charge {
 				e.b += n
 				e.expires = (e.a + 1) * P
@@ -197,7 +198,7 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 			if e.b > 0 {
 				reset = (e.a+1)*P - now
 			}
-		case lockprovider.SlidingLog:
+		case batontype.SlidingLog:
 			if charge {
 				j := sort.Search(len(e.log), func(j int) bool { return e.log[j] > now })
 				add := make([]int64, n)
@@ -211,7 +212,7 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 			if c := len(e.log); c > 0 {
 				reset = max(0, e.log[c-1]+P-now)
 			}
-		case lockprovider.SlidingWindow:
+		case batontype.SlidingWindow:
 			el := max(0, now-e.a*P)
 			if charge {
 				e.b += n
@@ -227,7 +228,7 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 			if charge {
 				e.expires = now + reset
 			}
-		case lockprovider.TokenBucket:
+		case batontype.TokenBucket:
 			C := l.Capacity() * p
 			switch {
 			case charge:
@@ -240,7 +241,7 @@ func decide(now int64, r lockprovider.RateRequest, es []*rateEntry) []int64 {
 			if charge || r.Refund {
 				e.expires = now + reset
 			}
-		case lockprovider.GCRA:
+		case batontype.GCRA:
 			switch {
 			case charge:
 				if ts := now + D; e.a < ts {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -20,12 +22,12 @@ func TestRateEntriesSwept(t *testing.T) {
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	size := func() int { p.rate.mu.Lock(); defer p.rate.mu.Unlock(); return len(p.rate.entries) }
 	ctx := context.Background()
-	limits := []lockprovider.RateLimit{
-		{Algorithm: lockprovider.FixedWindow, Rate: 5, Period: time.Second},
-		{Algorithm: lockprovider.SlidingLog, Rate: 5, Period: time.Second},
-		{Algorithm: lockprovider.SlidingWindow, Rate: 5, Period: time.Second},
-		{Algorithm: lockprovider.TokenBucket, Rate: 5, Period: time.Second},
-		{Algorithm: lockprovider.GCRA, Rate: 5, Period: time.Second},
+	limits := []batontype.RateLimit{
+		{Algorithm: batontype.FixedWindow, Rate: 5, Period: time.Second},
+		{Algorithm: batontype.SlidingLog, Rate: 5, Period: time.Second},
+		{Algorithm: batontype.SlidingWindow, Rate: 5, Period: time.Second},
+		{Algorithm: batontype.TokenBucket, Rate: 5, Period: time.Second},
+		{Algorithm: batontype.GCRA, Rate: 5, Period: time.Second},
 	}
 	for i := range 500 {
 		if _, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: "k" + strconv.Itoa(i), N: 1, Limits: limits}); err != nil {

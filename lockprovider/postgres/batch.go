@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -240,7 +242,7 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 		if ends != nil {
 			e := ends[i]
 			tokens, elapsed = append(tokens, e.Run.Token), append(elapsed, e.Elapsed)
-			outcomes, errTxt = append(outcomes, string(e.Outcome)), append(errTxt, lockprovider.CutError(e.Error))
+			outcomes, errTxt = append(outcomes, string(e.Outcome)), append(errTxt, batontype.CutError(e.Error))
 		}
 	}
 	if len(idx) == 0 {
@@ -284,7 +286,7 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 	}
 	for k, i := range idx {
 		if !released[k] {
-			errs[i] = lockprovider.ErrNotHeld
+			errs[i] = batontype.ErrNotHeld
 		}
 	}
 	return errs, nil

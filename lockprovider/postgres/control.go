@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -56,7 +58,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := batontype.ValidateName(job); err != nil {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.control.pause, job, paused, controlPayload); err != nil {
@@ -66,55 +68,55 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 }
 
 // RequestRun implements lockprovider.Control in one statement.
-func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
+func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (batontype.RunRequest, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
 	if err := r.Validate(); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
 	r = r.WithDefaults()
 	var ignored bool
 	err := p.db.QueryRow(ctx, p.control.request, r.ID, r.Job, r.RequestedBy, r.TTL, controlPayload).
 		Scan(&r.Requested, &r.Until, &ignored)
 	if err != nil {
-		return lockprovider.RunRequest{}, opError("request run", r.Job, err)
+		return batontype.RunRequest{}, opError("request run", r.Job, err)
 	}
 	return r, nil
 }
 
 // ClaimRun implements lockprovider.Control in one statement.
-func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
+func (p *Provider) ClaimRun(ctx context.Context, id string) (batontype.RunRequest, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
-	if err := lockprovider.ValidateRunRequestID(id); err != nil {
-		return lockprovider.RunRequest{}, err
+	if err := batontype.ValidateRunRequestID(id); err != nil {
+		return batontype.RunRequest{}, err
 	}
-	r := lockprovider.RunRequest{ID: id}
+	r := batontype.RunRequest{ID: id}
 	var live bool
 	err := p.db.QueryRow(ctx, p.control.claim, id).Scan(&r.Job, &r.RequestedBy, &r.Requested, &r.Until, &live)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+		return batontype.RunRequest{}, batontype.ErrNoRequest
 	case err != nil:
-		return lockprovider.RunRequest{}, opError("claim run request", "", err)
+		return batontype.RunRequest{}, opError("claim run request", "", err)
 	case !live:
-		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+		return batontype.RunRequest{}, batontype.ErrNoRequest
 	}
 	return r, nil
 }
 
 // ControlState implements lockprovider.Control in one statement.
-func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.ControlState{}, err
+		return batontype.ControlState{}, err
 	}
 	rows, err := p.db.Query(ctx, p.control.state)
 	if err != nil {
-		return lockprovider.ControlState{}, opError("control state", "", err)
+		return batontype.ControlState{}, opError("control state", "", err)
 	}
-	var st lockprovider.ControlState
+	var st batontype.ControlState
 	var (
 		isReq       bool
 		job, id, by string
@@ -125,11 +127,11 @@ func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState,
 			st.Paused = append(st.Paused, job)
 			return nil
 		}
-		st.Requests = append(st.Requests, lockprovider.RunRequest{ID: id, Job: job, RequestedBy: by, Requested: at.Time, Until: until.Time})
+		st.Requests = append(st.Requests, batontype.RunRequest{ID: id, Job: job, RequestedBy: by, Requested: at.Time, Until: until.Time})
 		return nil
 	})
 	if err != nil {
-		return lockprovider.ControlState{}, opError("control state", "", err)
+		return batontype.ControlState{}, opError("control state", "", err)
 	}
 	slices.Sort(st.Paused) // byte order, whatever the database's collation
 	return st, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
@@ -51,9 +52,9 @@ func TestControlOneRoundTrip(t *testing.T) {
 			t.Errorf("%s sent %d statements, want 1", what, n)
 		}
 	}
-	var r lockprovider.RunRequest
+	var r batontype.RunRequest
 	one("SetPaused", func() error { return p.SetPaused(ctx, "job", true) })
-	one("RequestRun", func() (err error) { r, err = p.RequestRun(ctx, lockprovider.RunRequest{Job: "job"}); return err })
+	one("RequestRun", func() (err error) { r, err = p.RequestRun(ctx, batontype.RunRequest{Job: "job"}); return err })
 	one("ControlState", func() error { _, err := p.ControlState(ctx); return err })
 	one("ClaimRun", func() error { _, err := p.ClaimRun(ctx, r.ID); return err })
 }

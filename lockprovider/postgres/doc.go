@@ -73,8 +73,8 @@
 // context has no deadline waits as long as the connection stays silent, so
 // always pass one (baton.Locker and the scheduler do). A server that could
 // not be reached or did not answer in time gives an error matching
-// lockprovider.ErrUnavailable, never ErrNotAcquired: an
-// *lockprovider.UnavailableError with NotSent set when pgx guarantees the
+// batontype.ErrUnavailable, never ErrNotAcquired: an
+// *batontype.UnavailableError with NotSent set when pgx guarantees the
 // statement never went out (a failed connection attempt, a closed pool),
 // otherwise of unknown outcome.
 //

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
@@ -35,7 +37,7 @@ func Example() {
 		Name: "nightly-report", Owner: owner,
 		AtMostFor: 10 * time.Minute, AtLeastFor: time.Minute,
 	})
-	if errors.Is(err, lockprovider.ErrNotAcquired) {
+	if errors.Is(err, batontype.ErrNotAcquired) {
 		return // another replica runs it
 	}
 	if err != nil {

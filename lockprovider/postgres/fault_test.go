@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -56,7 +57,7 @@ func TestFaultStaleTickRace(t *testing.T) {
 		wg.Wait()
 		// The stale claim is refused: as stale, or as held when the new
 		// claim got there first.
-		if !errors.Is(staleErr, lockprovider.ErrStaleTick) && !errors.Is(staleErr, lockprovider.ErrNotAcquired) {
+		if !errors.Is(staleErr, batontype.ErrStaleTick) && !errors.Is(staleErr, batontype.ErrNotAcquired) {
 			t.Errorf("round %d: stale claim: %v; want ErrStaleTick or ErrNotAcquired", i, staleErr)
 		}
 		if newErr != nil {
@@ -136,16 +137,16 @@ func TestFaultUnavailable(t *testing.T) {
 	ctx := t.Context()
 	check := func(what string, err error, notSent bool) {
 		t.Helper()
-		var u *lockprovider.UnavailableError
+		var u *batontype.UnavailableError
 		switch {
-		case !errors.As(err, &u) || !errors.Is(err, lockprovider.ErrUnavailable):
+		case !errors.As(err, &u) || !errors.Is(err, batontype.ErrUnavailable):
 			t.Errorf("%s: %v; want an *UnavailableError", what, err)
-		case errors.Is(err, lockprovider.ErrNotAcquired):
+		case errors.Is(err, batontype.ErrNotAcquired):
 			t.Errorf("%s: %v matches ErrNotAcquired", what, err)
 		case u.NotSent != notSent:
 			t.Errorf("%s: NotSent %v; want %v (%v)", what, u.NotSent, notSent, err)
-		case lockprovider.Definite(err) != notSent:
-			t.Errorf("%s: Definite %v; want %v", what, lockprovider.Definite(err), notSent)
+		case batontype.Definite(err) != notSent:
+			t.Errorf("%s: Definite %v; want %v", what, batontype.Definite(err), notSent)
 		}
 		t.Logf("%s: %v", what, err)
 	}
@@ -246,8 +247,8 @@ func TestTypedNilDB(t *testing.T) {
 	t.Parallel()
 	for _, db := range []postgres.DB{(*pgxpool.Pool)(nil), (*pgx.Conn)(nil)} {
 		_, err := postgres.New(db, nil)
-		var ve *lockprovider.ValidationError
-		if !errors.As(err, &ve) || !errors.Is(err, lockprovider.ErrInvalid) {
+		var ve *batontype.ValidationError
+		if !errors.As(err, &ve) || !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("New(%T(nil)): %v; want a ValidationError matching ErrInvalid", db, err)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -50,11 +52,11 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return func() {}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := batontype.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if ch == nil {
-		return nil, &lockprovider.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	return p.listen.add(ctx, name, ch)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -239,10 +240,10 @@ func TestNotifyWithoutListener(t *testing.T) {
 		t.Fatalf("NotifyRelease on a pgx.Tx without Config.Listen: %v, want ErrNoListener", err)
 	}
 	q, _ := postgres.New(pg.Pool, nil)
-	if _, err := q.NotifyRelease(ctx, "", make(chan struct{}, 1)); !errors.Is(err, lockprovider.ErrInvalidName) {
+	if _, err := q.NotifyRelease(ctx, "", make(chan struct{}, 1)); !errors.Is(err, batontype.ErrInvalidName) {
 		t.Errorf("empty name: %v, want ErrInvalidName", err)
 	}
-	if _, err := q.NotifyRelease(ctx, "x", nil); !errors.Is(err, lockprovider.ErrInvalid) {
+	if _, err := q.NotifyRelease(ctx, "x", nil); !errors.Is(err, batontype.ErrInvalid) {
 		t.Errorf("nil channel: %v, want ErrInvalid", err)
 	}
 }

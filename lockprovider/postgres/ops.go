@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -84,14 +85,14 @@ func (o *opsQueries) render(p *Provider) error {
 }
 
 // ForceRelease implements lockprovider.Admin in one statement.
-func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return lockprovider.LeaseInfo{}, err
+	if err := batontype.ValidateName(name); err != nil {
+		return batontype.LeaseInfo{}, err
 	}
-	info := lockprovider.LeaseInfo{Name: name, Exists: true, Held: true}
+	info := batontype.LeaseInfo{Name: name, Exists: true, Held: true}
 	var (
 		lastTick pgtype.Timestamptz
 		atLeast  time.Time
@@ -101,9 +102,9 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 		Scan(&info.LockedBy, &info.GrantedAt, &info.Until, &info.Token, &lastTick, &atLeast, &ignored)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return lockprovider.LeaseInfo{}, lockprovider.ErrNotHeld
+		return batontype.LeaseInfo{}, batontype.ErrNotHeld
 	case err != nil:
-		return lockprovider.LeaseInfo{}, opError("force-release", name, err)
+		return batontype.LeaseInfo{}, opError("force-release", name, err)
 	}
 	if lastTick.Valid {
 		info.LastTick = lastTick.Time
@@ -117,7 +118,7 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateName(key); err != nil {
+	if err := batontype.ValidateName(key); err != nil {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.ops.resetRate, key); err != nil {
@@ -139,7 +140,7 @@ func (p *Provider) Ping(ctx context.Context) error {
 }
 
 // ListRates implements lockprovider.RateLister in one statement.
-func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
+func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -147,14 +148,14 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 	if err != nil {
 		return nil, opError("list rates", "", err)
 	}
-	var out []lockprovider.RateInfo
+	var out []batontype.RateInfo
 	var (
 		key, lim string
 		exp      int64
 	)
 	_, err = pgx.ForEachRow(rows, []any{&key, &lim, &exp}, func() error {
 		if a, per, ok := ratewire.ParseID(lim); ok {
-			out = append(out, lockprovider.RateInfo{Key: key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(exp)})
+			out = append(out, batontype.RateInfo{Key: key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(exp)})
 		}
 		return nil
 	})
@@ -201,19 +202,19 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 	}
 	// Exec: the row count (one row if rel released) is the answer.
 	tag, err := p.db.Exec(ctx, p.ops.releaseRun, r.Name, r.Owner, end.Run.Token,
-		string(end.Outcome), lockprovider.CutError(end.Error), end.Elapsed)
+		string(end.Outcome), batontype.CutError(end.Error), end.Elapsed)
 	switch {
 	case err != nil:
 		return opError("release", r.Name, err)
 	case tag.RowsAffected() == 0:
-		return lockprovider.ErrNotHeld
+		return batontype.ErrNotHeld
 	}
 	return nil
 }
 
-func scanRun(row pgx.CollectableRow, extra ...any) (lockprovider.RunRecord, error) {
+func scanRun(row pgx.CollectableRow, extra ...any) (batontype.RunRecord, error) {
 	var (
-		r         lockprovider.RunRecord
+		r         batontype.RunRecord
 		tick, fin pgtype.Timestamptz
 		outcome   string
 	)
@@ -227,12 +228,12 @@ func scanRun(row pgx.CollectableRow, extra ...any) (lockprovider.RunRecord, erro
 	if fin.Valid {
 		r.Finished = fin.Time
 	}
-	r.Outcome = lockprovider.Outcome(outcome)
+	r.Outcome = batontype.Outcome(outcome)
 	return r, nil
 }
 
 // Runs implements lockprovider.Ledger in one statement.
-func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
+func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.RunRecord, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -250,7 +251,7 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 	if err != nil {
 		return nil, opError("runs of", q.Job, err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.RunRecord, error) { return scanRun(row) })
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (batontype.RunRecord, error) { return scanRun(row) })
 	if err != nil {
 		return nil, opError("runs of", q.Job, err)
 	}
@@ -258,11 +259,11 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 }
 
 // LastRuns implements lockprovider.Ledger in one statement.
-func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
+func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess batontype.RunRecord, err error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRecord{}, lockprovider.RunRecord{}, err
+		return batontype.RunRecord{}, batontype.RunRecord{}, err
 	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := batontype.ValidateName(job); err != nil {
 		return last, lastSuccess, err
 	}
 	rows, err := p.db.Query(ctx, p.ops.lastRuns, job)
@@ -286,7 +287,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 }
 
 // Register implements lockprovider.Registry in one statement.
-func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
+func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
@@ -309,10 +310,10 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateRegistryTTL(ttl); err != nil {
+	if err := batontype.ValidateRegistryTTL(ttl); err != nil {
 		return err
 	}
 	tag, err := p.db.Exec(ctx, p.ops.heartbeat, lockedBy, ttl)
@@ -320,7 +321,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 		return opError("heartbeat", lockedBy, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return lockprovider.ErrNotRegistered
+		return batontype.ErrNotRegistered
 	}
 	return nil
 }
@@ -330,7 +331,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.ops.deregister, lockedBy); err != nil {
@@ -340,7 +341,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 }
 
 // Instances implements lockprovider.Registry in one statement.
-func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
+func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -348,9 +349,9 @@ func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, erro
 	if err != nil {
 		return nil, opError("instances", "", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.Instance, error) {
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (batontype.Instance, error) {
 		var (
-			inst       lockprovider.Instance
+			inst       batontype.Instance
 			id, info   string
 			hb, expiry time.Time
 		)

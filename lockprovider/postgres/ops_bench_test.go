@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
@@ -59,7 +60,7 @@ func TestLedgerOneRoundTrip(t *testing.T) {
 	}
 	mid := cnt.n.Load()
 	err = p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "one-rt", Owner: owner}, lockprovider.RunEnd{
-		Run: lockprovider.RunRecord{Job: "one-rt", Token: l.Token, Tick: l.Tick, Started: l.GrantedAt}, Outcome: lockprovider.OutcomeSucceeded})
+		Run: batontype.RunRecord{Job: "one-rt", Token: l.Token, Tick: l.Tick, Started: l.GrantedAt}, Outcome: batontype.OutcomeSucceeded})
 	if err != nil {
 		t.Fatal(err)
 	}

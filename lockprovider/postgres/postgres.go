@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/pgident"
@@ -142,12 +143,12 @@ type migration struct {
 // database; call Migrate (or apply SchemaSQL) before the first Acquire.
 func New(db DB, cfg *Config) (*Provider, error) {
 	if db == nil {
-		return nil, &lockprovider.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	if isnil.IsNil(db) {
 		// A typed nil (e.g. a *pgxpool.Pool never assigned) would panic at
 		// first use, far from the cause.
-		return nil, &lockprovider.ValidationError{Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	var c Config
 	if cfg != nil {
@@ -218,10 +219,10 @@ func resolveNames(c *Config) (names, error) {
 		}
 	}
 	if len(table) > maxTableLen {
-		return names{}, &lockprovider.ValidationError{
+		return names{}, &batontype.ValidationError{
 			Field: "Table", Value: strconv.Quote(table),
 			Reason: fmt.Sprintf("must be at most %d bytes (the waiters table adds %q)", maxTableLen, waitersSuffix),
-			Err:    lockprovider.ErrInvalid,
+			Err:    batontype.ErrInvalid,
 		}
 	}
 	if c.Schema != "" {
@@ -295,7 +296,7 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		Scan(&l.GrantedAt, &l.Until, &l.AtLeastUntil, &l.Token)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		return lockprovider.Lease{}, batontype.ErrNotAcquired
 	case err != nil:
 		return lockprovider.Lease{}, acquireError(a.Name, err)
 	}
@@ -352,33 +353,33 @@ func (r *acquireRow) result(a lockprovider.AcquireParams) (lockprovider.Lease, e
 	case !curOwner.Valid:
 		// The row did not exist when the statement started, and a
 		// concurrent insert of the same name won.
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		return lockprovider.Lease{}, batontype.ErrNotAcquired
 	case until.Time.After(now):
 		if curOwner.String == a.Owner {
 			return lease(), nil // already ours: the same grant, unchanged
 		}
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		return lockprovider.Lease{}, batontype.ErrNotAcquired
 	case open:
 		// Free and the tick newer when the statement started, yet another
 		// session changed the row before this one could lock it: it took
 		// the name.
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		return lockprovider.Lease{}, batontype.ErrNotAcquired
 	default:
 		// Free, yet not granted: only the tick condition can refuse.
-		return lockprovider.Lease{}, lockprovider.ErrStaleTick
+		return lockprovider.Lease{}, batontype.ErrStaleTick
 	}
 }
 
 func acquireError(name string, err error) error {
 	if contended(err) {
-		return fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
+		return fmt.Errorf("%w (%s)", batontype.ErrNotAcquired, sqlState(err))
 	}
 	return opError("acquire", name, err)
 }
 
 // opError wraps a failed statement once, with one prefix. A server that
 // could not be reached or did not answer in time (as backenderr.Postgres
-// tells) gives an *lockprovider.UnavailableError.
+// tells) gives an *batontype.UnavailableError.
 func opError(op, name string, err error) error {
 	var wrapped error
 	if name == "" {
@@ -387,7 +388,7 @@ func opError(op, name string, err error) error {
 		wrapped = fmt.Errorf("postgres: %s %q: %w", op, name, err)
 	}
 	if unavailable, notSent := backenderr.Postgres(err); unavailable {
-		return &lockprovider.UnavailableError{NotSent: notSent, Err: wrapped}
+		return &batontype.UnavailableError{NotSent: notSent, Err: wrapped}
 	}
 	return wrapped
 }
@@ -414,7 +415,7 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 	err := p.db.QueryRow(ctx, p.extendSQL, pgx.QueryExecModeExec, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
 		Scan(&at, &until, &atLeast, &fence, &lastTick)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+		return lockprovider.Lease{}, batontype.ErrNotHeld
 	}
 	if err != nil {
 		return lockprovider.Lease{}, opError("extend", e.Name, err)
@@ -445,36 +446,36 @@ func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 		return opError("release", r.Name, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return lockprovider.ErrNotHeld
+		return batontype.ErrNotHeld
 	}
 	return nil
 }
 
 // Inspect implements lockprovider.Inspector.
-func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return lockprovider.LeaseInfo{}, err
+	if err := batontype.ValidateName(name); err != nil {
+		return batontype.LeaseInfo{}, err
 	}
 	rows, err := p.db.Query(ctx, p.inspectSQL, name)
 	if err != nil {
-		return lockprovider.LeaseInfo{}, opError("inspect", name, err)
+		return batontype.LeaseInfo{}, opError("inspect", name, err)
 	}
 	infos, err := collectInfos(rows)
 	if err != nil {
-		return lockprovider.LeaseInfo{}, opError("inspect", name, err)
+		return batontype.LeaseInfo{}, opError("inspect", name, err)
 	}
 	if len(infos) == 0 {
-		return lockprovider.LeaseInfo{Name: name}, nil
+		return batontype.LeaseInfo{Name: name}, nil
 	}
 	return infos[0], nil
 }
 
 // List implements lockprovider.Inspector. It reads the whole table, ordered
 // by name.
-func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+func (p *Provider) List(ctx context.Context) ([]batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -489,10 +490,10 @@ func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 	return infos, nil
 }
 
-func collectInfos(rows pgx.Rows) ([]lockprovider.LeaseInfo, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.LeaseInfo, error) {
+func collectInfos(rows pgx.Rows) ([]batontype.LeaseInfo, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (batontype.LeaseInfo, error) {
 		var (
-			i        = lockprovider.LeaseInfo{Exists: true}
+			i        = batontype.LeaseInfo{Exists: true}
 			lastTick pgtype.Timestamptz
 		)
 		var atLeast time.Time

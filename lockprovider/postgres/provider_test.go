@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
@@ -142,21 +143,21 @@ func TestInvalidIdentifiers(t *testing.T) {
 	}
 	for _, cfg := range bad {
 		_, err := postgres.New(pg.Pool, &cfg)
-		var ve *lockprovider.ValidationError
-		if !errors.Is(err, lockprovider.ErrInvalid) || !errors.As(err, &ve) {
-			t.Errorf("New(%+v) = %v, want a *lockprovider.ValidationError matching ErrInvalid", cfg, err)
+		var ve *batontype.ValidationError
+		if !errors.Is(err, batontype.ErrInvalid) || !errors.As(err, &ve) {
+			t.Errorf("New(%+v) = %v, want a *batontype.ValidationError matching ErrInvalid", cfg, err)
 		}
-		if _, err := postgres.SchemaSQL(&cfg); !errors.Is(err, lockprovider.ErrInvalid) {
+		if _, err := postgres.SchemaSQL(&cfg); !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("SchemaSQL(%+v) = %v, want ErrInvalid", cfg, err)
 		}
 	}
-	if _, err := postgres.New(nil, nil); !errors.Is(err, lockprovider.ErrInvalid) {
+	if _, err := postgres.New(nil, nil); !errors.Is(err, batontype.ErrInvalid) {
 		t.Errorf("New(nil) = %v, want ErrInvalid", err)
 	}
 	if _, err := postgres.New(pg.Pool, &postgres.Config{Table: strings.Repeat("b", 55)}); err != nil {
 		t.Errorf("55-byte table name rejected: %v", err)
 	}
-	if _, err := postgres.New(pg.Pool, &postgres.Config{Table: strings.Repeat("b", 56)}); !errors.Is(err, lockprovider.ErrInvalid) {
+	if _, err := postgres.New(pg.Pool, &postgres.Config{Table: strings.Repeat("b", 56)}); !errors.Is(err, batontype.ErrInvalid) {
 		t.Errorf("56-byte table name (waiters table would exceed 63 bytes): %v, want ErrInvalid", err)
 	}
 }
@@ -220,7 +221,7 @@ func TestAcquireInOldTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	q, _ := postgres.New(pg.Pool, nil)
-	if _, err := q.Acquire(ctx, params("old-tx", ttl)); !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if _, err := q.Acquire(ctx, params("old-tx", ttl)); !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Fatalf("second owner right after commit: %v, want ErrNotAcquired", err)
 	}
 }
@@ -250,7 +251,7 @@ func TestContenderDoesNotQueue(t *testing.T) {
 	start := time.Now()
 	_, err = p.Acquire(ctx, params("busy", time.Minute))
 	took := time.Since(start)
-	if !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Errorf("Acquire of a row locked by another transaction: %v, want ErrNotAcquired", err)
 	}
 	if took > hold/3 {
@@ -303,7 +304,7 @@ func TestSessionTimeZone(t *testing.T) {
 	if d := l.Until.Sub(l.GrantedAt); d != 300*time.Millisecond {
 		t.Errorf("Until-GrantedAt = %v, want 300ms", d)
 	}
-	if _, err := q.Acquire(ctx, params("tz", time.Minute)); !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if _, err := q.Acquire(ctx, params("tz", time.Minute)); !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Errorf("other session while held: %v, want ErrNotAcquired", err)
 	}
 	info, err := q.Inspect(ctx, "tz")
@@ -345,7 +346,7 @@ func TestSerializationFailure(t *testing.T) {
 		}
 		inTx, _ := postgres.New(tx, nil)
 		_, err = inTx.Acquire(ctx, params("ser", time.Minute))
-		if !errors.Is(err, lockprovider.ErrNotAcquired) {
+		if !errors.Is(err, batontype.ErrNotAcquired) {
 			t.Errorf("%s: Acquire after a concurrent update = %v, want ErrNotAcquired", iso, err)
 		}
 		_ = tx.Rollback(ctx)
@@ -385,8 +386,8 @@ func TestStaleRowTakeover(t *testing.T) {
 func TestOverLongName(t *testing.T) {
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
-	_, err := p.Acquire(ctx, params(strings.Repeat("n", lockprovider.MaxNameLen+1), time.Minute))
-	if !errors.Is(err, lockprovider.ErrInvalidName) || errors.Is(err, lockprovider.ErrNotAcquired) {
+	_, err := p.Acquire(ctx, params(strings.Repeat("n", batontype.MaxNameLen+1), time.Minute))
+	if !errors.Is(err, batontype.ErrInvalidName) || errors.Is(err, batontype.ErrNotAcquired) {
 		t.Fatalf("over-long name: %v, want ErrInvalidName", err)
 	}
 	var n int
@@ -448,7 +449,7 @@ func TestRowIsolation(t *testing.T) {
 	}
 	// A held name's row is unchanged by a contender, not even rewritten.
 	for range 3 {
-		if _, err := p.Acquire(ctx, params("held", time.Hour)); !errors.Is(err, lockprovider.ErrNotAcquired) {
+		if _, err := p.Acquire(ctx, params("held", time.Hour)); !errors.Is(err, batontype.ErrNotAcquired) {
 			t.Fatalf("Acquire of a held name: %v", err)
 		}
 	}
@@ -503,7 +504,7 @@ func TestOneStatementPerOperation(t *testing.T) {
 	}
 	count("Acquire", acquire(a), nil)
 	count("Acquire again (same owner)", acquire(a), nil)
-	count("Acquire by another owner", acquire(params("rt", time.Minute)), lockprovider.ErrNotAcquired)
+	count("Acquire by another owner", acquire(params("rt", time.Minute)), batontype.ErrNotAcquired)
 	count("Extend", func() error {
 		_, err := p.Extend(ctx, lockprovider.ExtendParams{Name: "rt", Owner: a.Owner, AtMostFor: time.Hour})
 		return err
@@ -516,12 +517,12 @@ func TestOneStatementPerOperation(t *testing.T) {
 	count("Release", func() error { return p.Release(ctx, lockprovider.ReleaseParams{Name: "rt", Owner: ta.Owner}) }, nil)
 	tb := params("rt", time.Minute)
 	tb.Tick = tick
-	count("Acquire with a stale tick", acquire(tb), lockprovider.ErrStaleTick)
-	count("Release when not held", func() error { return p.Release(ctx, lockprovider.ReleaseParams{Name: "rt", Owner: tb.Owner}) }, lockprovider.ErrNotHeld)
+	count("Acquire with a stale tick", acquire(tb), batontype.ErrStaleTick)
+	count("Release when not held", func() error { return p.Release(ctx, lockprovider.ReleaseParams{Name: "rt", Owner: tb.Owner}) }, batontype.ErrNotHeld)
 	count("Extend when not held", func() error {
 		_, err := p.Extend(ctx, lockprovider.ExtendParams{Name: "rt", Owner: tb.Owner, AtMostFor: time.Hour})
 		return err
-	}, lockprovider.ErrNotHeld)
+	}, batontype.ErrNotHeld)
 }
 
 // The methods outside the lockprovider interfaces, which the conformance
@@ -529,10 +530,10 @@ func TestOneStatementPerOperation(t *testing.T) {
 func TestOwnMethodsNilContext(t *testing.T) {
 	p, _ := newProvider(t, nil)
 	var nilCtx context.Context
-	if err := p.Migrate(nilCtx); !errors.Is(err, lockprovider.ErrNilContext) {
+	if err := p.Migrate(nilCtx); !errors.Is(err, batontype.ErrNilContext) {
 		t.Errorf("Migrate(nil): %v; want ErrNilContext", err)
 	}
-	if _, err := p.SweepRates(nilCtx); !errors.Is(err, lockprovider.ErrNilContext) {
+	if _, err := p.SweepRates(nilCtx); !errors.Is(err, batontype.ErrNilContext) {
 		t.Errorf("SweepRates(nil): %v; want ErrNilContext", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -68,16 +69,16 @@ func TestRateOneStatement(t *testing.T) {
 	t.Parallel()
 	p, _, tr := rateProvider(t, postgres.Config{})
 	ctx := context.Background()
-	all := []lockprovider.RateLimit{
-		{Algorithm: lockprovider.FixedWindow, Rate: 3, Period: time.Hour},
-		{Algorithm: lockprovider.SlidingLog, Rate: 3, Period: time.Hour},
-		{Algorithm: lockprovider.SlidingWindow, Rate: 3, Period: time.Hour},
-		{Algorithm: lockprovider.TokenBucket, Rate: 3, Period: time.Hour},
-		{Algorithm: lockprovider.GCRA, Rate: 3, Period: time.Hour},
+	all := []batontype.RateLimit{
+		{Algorithm: batontype.FixedWindow, Rate: 3, Period: time.Hour},
+		{Algorithm: batontype.SlidingLog, Rate: 3, Period: time.Hour},
+		{Algorithm: batontype.SlidingWindow, Rate: 3, Period: time.Hour},
+		{Algorithm: batontype.TokenBucket, Rate: 3, Period: time.Hour},
+		{Algorithm: batontype.GCRA, Rate: 3, Period: time.Hour},
 	}
 	requests := []lockprovider.RateRequest{{Key: "all", N: 1, Limits: all}}
 	for _, l := range all {
-		requests = append(requests, lockprovider.RateRequest{Key: "one-" + l.Algorithm.String(), N: 1, Limits: []lockprovider.RateLimit{l}})
+		requests = append(requests, lockprovider.RateRequest{Key: "one-" + l.Algorithm.String(), N: 1, Limits: []batontype.RateLimit{l}})
 	}
 	for _, r := range requests {
 		for i := range 5 { // admitted, then refused
@@ -121,7 +122,7 @@ func TestRateTablePersistence(t *testing.T) {
 			t.Errorf("RateLogged=%v: persistence %q; want %q", logged, got, want)
 		}
 		if _, err := q.RateLimit(context.Background(), lockprovider.RateRequest{Key: "k", N: 1,
-			Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Rate: 10, Period: time.Second}}}); err != nil {
+			Limits: []batontype.RateLimit{{Algorithm: batontype.GCRA, Rate: 10, Period: time.Second}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +132,7 @@ func TestRateTablePersistence(t *testing.T) {
 		t.Errorf("logged custom table persistence %q; want p", got)
 	}
 	res, err := q.RateLimit(context.Background(), lockprovider.RateRequest{Key: "k", N: 2,
-		Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Rate: 2, Period: time.Hour}}})
+		Limits: []batontype.RateLimit{{Algorithm: batontype.FixedWindow, Rate: 2, Period: time.Hour}}})
 	if err != nil || !res.Allowed || res.Limits[0].Remaining != 0 {
 		t.Fatalf("custom table: %+v, %v", res, err)
 	}
@@ -146,8 +147,8 @@ func TestRateSweep(t *testing.T) {
 	t.Parallel()
 	p, pg, _ := rateProvider(t, postgres.Config{})
 	ctx := context.Background()
-	short := []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Rate: 1, Period: time.Millisecond}}
-	long := []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Rate: 1, Period: time.Hour}}
+	short := []batontype.RateLimit{{Algorithm: batontype.FixedWindow, Rate: 1, Period: time.Millisecond}}
+	long := []batontype.RateLimit{{Algorithm: batontype.GCRA, Rate: 1, Period: time.Hour}}
 	for i := range 300 {
 		if _, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: fmt.Sprint("short-", i), N: 1, Limits: short}); err != nil {
 			t.Fatal(err)
@@ -187,14 +188,14 @@ func TestRateSweep(t *testing.T) {
 func TestRateNoDeadlock(t *testing.T) {
 	t.Parallel()
 	p, _, _ := rateProvider(t, postgres.Config{})
-	a := lockprovider.RateLimit{Algorithm: lockprovider.GCRA, Rate: 1000, Period: time.Second}
-	b := lockprovider.RateLimit{Algorithm: lockprovider.FixedWindow, Rate: 1000, Period: time.Second}
+	a := batontype.RateLimit{Algorithm: batontype.GCRA, Rate: 1000, Period: time.Second}
+	b := batontype.RateLimit{Algorithm: batontype.FixedWindow, Rate: 1000, Period: time.Second}
 	errs := make(chan error, 8)
 	for w := range 8 {
 		go func() {
-			limits := []lockprovider.RateLimit{a, b}
+			limits := []batontype.RateLimit{a, b}
 			if w%2 == 1 {
-				limits = []lockprovider.RateLimit{b, a}
+				limits = []batontype.RateLimit{b, a}
 			}
 			for range 100 {
 				if _, err := p.RateLimit(context.Background(), lockprovider.RateRequest{Key: "hot", N: 1, Limits: limits}); err != nil {
@@ -217,8 +218,8 @@ func TestRateValidation(t *testing.T) {
 	p, _, tr := rateProvider(t, postgres.Config{})
 	before := tr.n.Load()
 	_, err := p.RateLimit(context.Background(), lockprovider.RateRequest{Key: "", N: 1,
-		Limits: []lockprovider.RateLimit{{Algorithm: lockprovider.GCRA, Rate: 1, Period: time.Second}}})
-	if !errors.Is(err, lockprovider.ErrInvalidName) {
+		Limits: []batontype.RateLimit{{Algorithm: batontype.GCRA, Rate: 1, Period: time.Second}}})
+	if !errors.Is(err, batontype.ErrInvalidName) {
 		t.Errorf("empty key: %v", err)
 	}
 	if tr.n.Load() != before {

@@ -7,6 +7,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -252,7 +254,7 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 			switch n, _ := replies[j].(int64); n {
 			case 1:
 			case 0:
-				errs[i] = lockprovider.ErrNotHeld
+				errs[i] = batontype.ErrNotHeld
 			default:
 				errs[i] = unknown("release", ps[i].Name, unexpected(replies[j]))
 			}

@@ -10,6 +10,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -34,7 +36,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := batontype.ValidateName(job); err != nil {
 		return err
 	}
 	flag := "0"
@@ -49,62 +51,62 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 }
 
 // RequestRun implements lockprovider.Control in one script call.
-func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
+func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (batontype.RunRequest, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
 	if err := r.Validate(); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
 	r = r.WithDefaults()
 	keys, ch := p.controlKeys()
 	v, err := controlScript.Run(ctx, p.client, keys, "req", r.ID, r.Job+"\n"+r.RequestedBy+"\n"+r.ID, r.TTL.Milliseconds(), ch).Int64Slice()
 	if err != nil {
-		return lockprovider.RunRequest{}, opError("request run", r.Job, err)
+		return batontype.RunRequest{}, opError("request run", r.Job, err)
 	}
 	if len(v) != 2 {
-		return lockprovider.RunRequest{}, opError("request run", r.Job, unexpected(v))
+		return batontype.RunRequest{}, opError("request run", r.Job, unexpected(v))
 	}
 	r.Requested, r.Until = time.UnixMilli(v[0]), time.UnixMilli(v[1])
 	return r, nil
 }
 
 // ClaimRun implements lockprovider.Control in one script call.
-func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
+func (p *Provider) ClaimRun(ctx context.Context, id string) (batontype.RunRequest, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
+		return batontype.RunRequest{}, err
 	}
-	if err := lockprovider.ValidateRunRequestID(id); err != nil {
-		return lockprovider.RunRequest{}, err
+	if err := batontype.ValidateRunRequestID(id); err != nil {
+		return batontype.RunRequest{}, err
 	}
 	keys, ch := p.controlKeys()
 	v, err := controlScript.Run(ctx, p.client, keys, "claim", id, ch).Result()
 	if err != nil {
-		return lockprovider.RunRequest{}, opError("claim run request", "", err)
+		return batontype.RunRequest{}, opError("claim run request", "", err)
 	}
 	if v == int64(0) {
-		return lockprovider.RunRequest{}, lockprovider.ErrNoRequest
+		return batontype.RunRequest{}, batontype.ErrNoRequest
 	}
 	s, _ := v.(string)
 	r, ok := parseRequest(id, s)
 	if !ok {
-		return lockprovider.RunRequest{}, opError("claim run request", "", unexpected(v))
+		return batontype.RunRequest{}, opError("claim run request", "", unexpected(v))
 	}
 	return r, nil
 }
 
 // ControlState implements lockprovider.Control in one script call.
-func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
+func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.ControlState{}, err
+		return batontype.ControlState{}, err
 	}
 	keys, ch := p.controlKeys()
 	v, err := controlScript.Run(ctx, p.client, keys, "state", ch).Slice()
 	if err != nil {
-		return lockprovider.ControlState{}, opError("control state", "", err)
+		return batontype.ControlState{}, opError("control state", "", err)
 	}
-	bad := func() (lockprovider.ControlState, error) {
-		return lockprovider.ControlState{}, opError("control state", "", unexpected(v))
+	bad := func() (batontype.ControlState, error) {
+		return batontype.ControlState{}, opError("control state", "", unexpected(v))
 	}
 	if len(v) < 2 {
 		return bad()
@@ -113,7 +115,7 @@ func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState,
 	if !ok || int(n) > len(v)-2 {
 		return bad()
 	}
-	var st lockprovider.ControlState
+	var st batontype.ControlState
 	for _, x := range v[2 : 2+n] {
 		s, ok := x.(string)
 		if !ok {
@@ -130,23 +132,23 @@ func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState,
 		}
 		st.Requests = append(st.Requests, r)
 	}
-	slices.SortFunc(st.Requests, func(a, b lockprovider.RunRequest) int { return a.Requested.Compare(b.Requested) })
+	slices.SortFunc(st.Requests, func(a, b batontype.RunRequest) int { return a.Requested.Compare(b.Requested) })
 	return st, nil
 }
 
 // parseRequest decodes a stored request (see control.lua): requested,
 // until, job, by and id, each on its own line. A non-empty id must match.
-func parseRequest(id, s string) (lockprovider.RunRequest, bool) {
+func parseRequest(id, s string) (batontype.RunRequest, bool) {
 	f := strings.SplitN(s, "\n", 5)
 	if len(f) != 5 {
-		return lockprovider.RunRequest{}, false
+		return batontype.RunRequest{}, false
 	}
 	req, err1 := strconv.ParseInt(f[0], 10, 64)
 	until, err2 := strconv.ParseInt(f[1], 10, 64)
 	if err1 != nil || err2 != nil || (id != "" && f[4] != id) {
-		return lockprovider.RunRequest{}, false
+		return batontype.RunRequest{}, false
 	}
-	return lockprovider.RunRequest{ID: f[4], Job: f[2], RequestedBy: f[3], Requested: time.UnixMilli(req), Until: time.UnixMilli(until)}, true
+	return batontype.RunRequest{ID: f[4], Job: f[2], RequestedBy: f[3], Requested: time.UnixMilli(req), Until: time.UnixMilli(until)}, true
 }
 
 // WatchControl implements lockprovider.Control: a sharded pub/sub

@@ -3,6 +3,7 @@ package redis_test
 import (
 	"testing"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
@@ -54,9 +55,9 @@ func TestControlOneRoundTrip(t *testing.T) {
 			t.Errorf("%s sent %d commands, want 1", what, n)
 		}
 	}
-	var r lockprovider.RunRequest
+	var r batontype.RunRequest
 	one("SetPaused", func() error { return p.SetPaused(ctx, "job", true) })
-	one("RequestRun", func() (err error) { r, err = p.RequestRun(ctx, lockprovider.RunRequest{Job: "job"}); return err })
+	one("RequestRun", func() (err error) { r, err = p.RequestRun(ctx, batontype.RunRequest{Job: "job"}); return err })
 	one("ControlState", func() error { _, err := p.ControlState(ctx); return err })
 	one("ClaimRun", func() error { _, err := p.ClaimRun(ctx, r.ID); return err })
 }

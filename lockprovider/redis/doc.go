@@ -77,7 +77,7 @@
 //
 // New refuses a *goredis.Client (standalone or Sentinel failover),
 // *goredis.ClusterClient or *goredis.Ring whose ContextTimeoutEnabled is
-// false, with a ValidationError matching lockprovider.ErrInvalid that names
+// false, with a ValidationError matching batontype.ErrInvalid that names
 // the option. Without it go-redis ignores context deadlines: it bounds each
 // socket read by ReadTimeout (3 s by default) and write by WriteTimeout,
 // and resends up to MaxRetries times (3), so a call against a server that
@@ -88,8 +88,8 @@
 // honour context deadlines themselves.
 //
 // A server that could not be reached or did not answer in time gives an
-// error matching lockprovider.ErrUnavailable, never ErrNotAcquired: an
-// *lockprovider.UnavailableError with NotSent set when the command cannot
+// error matching batontype.ErrUnavailable, never ErrNotAcquired: an
+// *batontype.UnavailableError with NotSent set when the command cannot
 // have been sent (a refused dial, a closed client, no pooled connection free
 // within PoolTimeout), otherwise of unknown outcome (timeouts, resets, a
 // server answering LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN or BUSY).

@@ -8,6 +8,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
@@ -27,7 +29,7 @@ func Example() {
 		Name: "daily-report", Owner: owner, LockedBy: "host-1", AtMostFor: time.Minute,
 	})
 	switch {
-	case errors.Is(err, lockprovider.ErrNotAcquired):
+	case errors.Is(err, batontype.ErrNotAcquired):
 		return // another replica holds it
 	case err != nil:
 		panic(err) // outcome unknown: the lease, if granted, lapses at its expiry

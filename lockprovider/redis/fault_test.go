@@ -10,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -38,8 +39,8 @@ func TestNewRefusesClients(t *testing.T) {
 		{"(*Ring)(nil)", (*goredis.Ring)(nil), "nil"},
 	} {
 		_, err := redisprovider.New(c.client, nil)
-		var ve *lockprovider.ValidationError
-		if !errors.As(err, &ve) || !errors.Is(err, lockprovider.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+		var ve *batontype.ValidationError
+		if !errors.As(err, &ve) || !errors.Is(err, batontype.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%s): %v; want a ValidationError matching ErrInvalid that says %q", c.name, err, c.want)
 		}
 	}
@@ -49,11 +50,11 @@ func TestNewRefusesClients(t *testing.T) {
 // NotSent, never a "held".
 func checkUnavailable(t *testing.T, what string, err error, notSent bool) {
 	t.Helper()
-	var u *lockprovider.UnavailableError
+	var u *batontype.UnavailableError
 	switch {
-	case !errors.As(err, &u) || !errors.Is(err, lockprovider.ErrUnavailable):
+	case !errors.As(err, &u) || !errors.Is(err, batontype.ErrUnavailable):
 		t.Errorf("%s: %v; want an *UnavailableError", what, err)
-	case errors.Is(err, lockprovider.ErrNotAcquired):
+	case errors.Is(err, batontype.ErrNotAcquired):
 		t.Errorf("%s: %v matches ErrNotAcquired", what, err)
 	case u.NotSent != notSent:
 		t.Errorf("%s: NotSent %v; want %v (%v)", what, u.NotSent, notSent, err)

@@ -10,23 +10,25 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
 // Inspect implements lockprovider.Inspector in one script call.
-func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return lockprovider.LeaseInfo{}, err
+	if err := batontype.ValidateName(name); err != nil {
+		return batontype.LeaseInfo{}, err
 	}
 	lease, fence := p.keys(name)
 	v, err := p.inspect.Run(ctx, p.client, []string{lease, fence, p.tickKey(lease)}).Slice()
 	if err != nil {
-		return lockprovider.LeaseInfo{}, opError("inspect", name, err)
+		return batontype.LeaseInfo{}, opError("inspect", name, err)
 	}
-	info := lockprovider.LeaseInfo{Name: name}
+	info := batontype.LeaseInfo{Name: name}
 	if len(v) != 4 {
 		return info, fmt.Errorf("redis: inspect %q: %w", name, unexpected(v))
 	}
@@ -64,7 +66,7 @@ func intField(v any) (int64, bool) {
 // for the provider's keys and inspects each name: O(keys under the prefix)
 // work on the server and one round trip per name. Meant for operators, not
 // for hot paths.
-func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+func (p *Provider) List(ctx context.Context) ([]batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -80,7 +82,7 @@ func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 			names = append(names, name)
 		}
 	}
-	out := make([]lockprovider.LeaseInfo, 0, len(names))
+	out := make([]batontype.LeaseInfo, 0, len(names))
 	for _, name := range names {
 		info, err := p.Inspect(ctx, name)
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -53,9 +55,9 @@ func decodeAcquire(v any, ap lockprovider.AcquireParams, tick, atMost, atLeast i
 	switch v := v.(type) {
 	case int64:
 		if v < 0 {
-			return lockprovider.Lease{}, lockprovider.ErrStaleTick
+			return lockprovider.Lease{}, batontype.ErrStaleTick
 		}
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		return lockprovider.Lease{}, batontype.ErrNotAcquired
 	case []any:
 		if len(v) == 2 { // a new grant: {fence, expiry}
 			f, ok1 := v[0].(int64)
@@ -95,7 +97,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 		return lockprovider.Lease{}, unknown("extend", ep.Name, err)
 	}
 	if v == int64(0) {
-		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+		return lockprovider.Lease{}, batontype.ErrNotHeld
 	}
 	if a, ok := v.([]any); ok {
 		if l, ok := heldReply(a, ep.Name, ep.Owner); ok {
@@ -120,7 +122,7 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 	case err != nil:
 		return unknown("release", rp.Name, err)
 	case n == 0:
-		return lockprovider.ErrNotHeld
+		return batontype.ErrNotHeld
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -58,34 +59,34 @@ var (
 )
 
 // ForceRelease implements lockprovider.Admin in one script call.
-func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return lockprovider.LeaseInfo{}, err
+	if err := batontype.ValidateName(name); err != nil {
+		return batontype.LeaseInfo{}, err
 	}
 	lease, fence := p.keys(name)
 	v, err := adminScript.Run(ctx, p.client, []string{lease, fence}, "force", token).Result()
 	if err != nil {
-		return lockprovider.LeaseInfo{}, unknown("force-release", name, err)
+		return batontype.LeaseInfo{}, unknown("force-release", name, err)
 	}
 	if v == int64(0) {
-		return lockprovider.LeaseInfo{}, lockprovider.ErrNotHeld
+		return batontype.LeaseInfo{}, batontype.ErrNotHeld
 	}
 	if a, ok := v.([]any); ok && len(a) == 3 {
 		f, ok1 := intField(a[0])
 		s, ok2 := a[1].(string)
 		until, ok3 := intField(a[2])
 		if pl, ok := parseLease(s, until); ok && ok1 && ok2 && ok3 {
-			return lockprovider.LeaseInfo{
+			return batontype.LeaseInfo{
 				Name: name, Exists: true, Held: true, LockedBy: pl.lockedBy,
 				GrantedAt: pl.granted, Until: time.UnixMilli(until), Token: f, LastTick: pl.tick,
 				AtLeastUntil: lockprovider.MinHold(pl.granted, pl.atLeastUntil),
 			}, nil
 		}
 	}
-	return lockprovider.LeaseInfo{}, unknown("force-release", name, unexpected(v))
+	return batontype.LeaseInfo{}, unknown("force-release", name, unexpected(v))
 }
 
 // Ping implements lockprovider.Admin.
@@ -116,7 +117,7 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateName(key); err != nil {
+	if err := batontype.ValidateName(key); err != nil {
 		return err
 	}
 	keys, err := p.scanKeys(ctx, globEscape(p.rateKeyBase(key))+"*")
@@ -134,7 +135,7 @@ func (p *Provider) ResetRate(ctx context.Context, key string) error {
 
 // ListRates implements lockprovider.RateLister: a SCAN and one script call
 // per key. Meant for operators, not for hot paths.
-func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
+func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 	if err != nil {
 		return nil, opError("list rates", "", err)
 	}
-	var out []lockprovider.RateInfo
+	var out []batontype.RateInfo
 	for _, k := range keys {
 		rest := strings.TrimPrefix(k, base)
 		i := strings.LastIndex(rest, "}:")
@@ -165,9 +166,9 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 		if exp < 0 {
 			continue // gone since the scan
 		}
-		out = append(out, lockprovider.RateInfo{Key: name, Algorithm: a, Period: per, ResetAt: time.UnixMilli(exp)})
+		out = append(out, batontype.RateInfo{Key: name, Algorithm: a, Period: per, ResetAt: time.UnixMilli(exp)})
 	}
-	slices.SortFunc(out, func(a, b lockprovider.RateInfo) int {
+	slices.SortFunc(out, func(a, b batontype.RateInfo) int {
 		if c := strings.Compare(a.Key, b.Key); c != 0 {
 			return c
 		}
@@ -273,7 +274,7 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 // retentionArgs are ledger_acquire.lua's retention arguments: the records
 // the list keeps (a run that ended has two, see ledger_acquire.lua), the
 // age, and the list's expiry (the age and a sixteenth), in ms.
-func retentionArgs(r lockprovider.Retention) (maxRecords int, maxAge, listTTL int64) {
+func retentionArgs(r batontype.Retention) (maxRecords int, maxAge, listTTL int64) {
 	r = r.WithDefaults()
 	maxAge = r.MaxAge.Milliseconds()
 	return 2*r.MaxRuns - 1, maxAge, maxAge + maxAge/16
@@ -344,7 +345,7 @@ func releaseRunArgs(owner string, end lockprovider.RunEnd) []any {
 		strconv.FormatInt(r.Token, 10) + "\n" + strconv.FormatInt(r.Started.UnixMilli(), 10) + "\n" +
 			runRest(tick, r.CatchUp, r.Manual, r.LockedBy) + "\n",
 		fin,
-		"\n" + string(end.Outcome) + "\n" + lockprovider.CutError(end.Error)}
+		"\n" + string(end.Outcome) + "\n" + batontype.CutError(end.Error)}
 }
 
 // ReleaseRun implements lockprovider.Ledger: Release's own script with the
@@ -365,7 +366,7 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 	case err != nil:
 		return unknown("release", rp.Name, err)
 	case n == 0:
-		return lockprovider.ErrNotHeld
+		return batontype.ErrNotHeld
 	}
 	return nil
 }
@@ -374,13 +375,13 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 // Each run is its start record with the newest end record of its token,
 // if any; an end record without its start record (trimmed while the run
 // ran) is not a run.
-func (p *Provider) readRuns(ctx context.Context, job string) ([]lockprovider.RunRecord, error) {
+func (p *Provider) readRuns(ctx context.Context, job string) ([]batontype.RunRecord, error) {
 	recs, err := ledgerRunsScript.Run(ctx, p.client, []string{p.key(job) + runsSuffix}).StringSlice()
 	if err != nil {
 		return nil, opError("runs of", job, err)
 	}
-	runs := make([]lockprovider.RunRecord, 0, len(recs)/2+1)
-	ends := make(map[int64]lockprovider.RunRecord)
+	runs := make([]batontype.RunRecord, 0, len(recs)/2+1)
+	ends := make(map[int64]batontype.RunRecord)
 	for _, s := range recs {
 		rec, ended, ok := parseRecord(job, s)
 		switch {
@@ -397,7 +398,7 @@ func (p *Provider) readRuns(ctx context.Context, job string) ([]lockprovider.Run
 			runs[i].Finished, runs[i].Outcome, runs[i].Error = e.Finished, e.Outcome, e.Error
 		}
 	}
-	slices.SortStableFunc(runs, func(a, b lockprovider.RunRecord) int { return b.Started.Compare(a.Started) })
+	slices.SortStableFunc(runs, func(a, b batontype.RunRecord) int { return b.Started.Compare(a.Started) })
 	return runs, nil
 }
 
@@ -412,26 +413,26 @@ func msTime(s string) time.Time {
 // parseRecord decodes a run record (see ledger_acquire.lua): token,
 // started, tick, flags, lockedBy, and for an end record finished,
 // outcome, error.
-func parseRecord(job, s string) (rec lockprovider.RunRecord, ended, ok bool) {
+func parseRecord(job, s string) (rec batontype.RunRecord, ended, ok bool) {
 	f := strings.SplitN(s, "\n", 8)
 	if len(f) != 5 && len(f) != 8 {
 		return rec, false, false
 	}
-	rec = lockprovider.RunRecord{Job: job, Started: msTime(f[1]), Tick: msTime(f[2]), LockedBy: f[4],
+	rec = batontype.RunRecord{Job: job, Started: msTime(f[1]), Tick: msTime(f[2]), LockedBy: f[4],
 		CatchUp: strings.Contains(f[3], "c"), Manual: strings.Contains(f[3], "m")}
 	var err error
 	if rec.Token, err = strconv.ParseInt(f[0], 10, 64); err != nil {
 		return rec, false, false
 	}
 	if len(f) == 8 {
-		rec.Finished, rec.Outcome, rec.Error = msTime(f[5]), lockprovider.Outcome(f[6]), f[7]
+		rec.Finished, rec.Outcome, rec.Error = msTime(f[5]), batontype.Outcome(f[6]), f[7]
 	}
 	return rec, len(f) == 8, true
 }
 
 // Runs implements lockprovider.Ledger in one script call. The list holds
 // at most the retention's MaxRuns records, which bounds the work.
-func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
+func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.RunRecord, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -455,11 +456,11 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 }
 
 // LastRuns implements lockprovider.Ledger in one script call.
-func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
+func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess batontype.RunRecord, err error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRecord{}, lockprovider.RunRecord{}, err
+		return batontype.RunRecord{}, batontype.RunRecord{}, err
 	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := batontype.ValidateName(job); err != nil {
 		return last, lastSuccess, err
 	}
 	runs, err := p.readRuns(ctx, job)
@@ -470,7 +471,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 		last = runs[0]
 	}
 	for _, r := range runs {
-		if r.Outcome == lockprovider.OutcomeSucceeded {
+		if r.Outcome == batontype.OutcomeSucceeded {
 			return last, r, nil
 		}
 	}
@@ -484,7 +485,7 @@ func (p *Provider) registryKeys() []string {
 }
 
 // Register implements lockprovider.Registry in one script call.
-func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
+func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
@@ -507,10 +508,10 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateRegistryTTL(ttl); err != nil {
+	if err := batontype.ValidateRegistryTTL(ttl); err != nil {
 		return err
 	}
 	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "hb", lockedBy, "", ttl.Milliseconds()).Result()
@@ -518,7 +519,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 		return opError("heartbeat", lockedBy, err)
 	}
 	if v == int64(0) {
-		return lockprovider.ErrNotRegistered
+		return batontype.ErrNotRegistered
 	}
 	return nil
 }
@@ -528,7 +529,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
 		return err
 	}
 	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "del", lockedBy).Err(); err != nil {
@@ -538,7 +539,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 }
 
 // Instances implements lockprovider.Registry in one script call.
-func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
+func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -549,13 +550,13 @@ func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, erro
 	if len(v) == 0 || (len(v)-1)%4 != 0 {
 		return nil, fmt.Errorf("redis: instances: %w", unexpected(v))
 	}
-	var out []lockprovider.Instance
+	var out []batontype.Instance
 	for i := 1; i < len(v); i += 4 {
 		id, _ := v[i].(string)
 		until, ok1 := intField(v[i+1])
 		hb, ok2 := intField(v[i+2])
 		js, _ := v[i+3].(string)
-		var inst lockprovider.Instance
+		var inst batontype.Instance
 		if !ok1 || !ok2 || js == "" {
 			continue // removed between the reads of one script: cannot happen, but do not fail a listing
 		}
@@ -565,6 +566,6 @@ func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, erro
 		inst.LockedBy, inst.Heartbeat, inst.Until = id, time.UnixMilli(hb), time.UnixMilli(until)
 		out = append(out, inst)
 	}
-	slices.SortFunc(out, func(a, b lockprovider.Instance) int { return strings.Compare(a.LockedBy, b.LockedBy) })
+	slices.SortFunc(out, func(a, b batontype.Instance) int { return strings.Compare(a.LockedBy, b.LockedBy) })
 	return out, nil
 }

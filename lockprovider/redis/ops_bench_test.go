@@ -8,6 +8,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
@@ -51,7 +52,7 @@ func TestLedgerOneRoundTrip(t *testing.T) {
 		}
 		mid := cnt.n.Load()
 		err = p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "one-rt", Owner: owner}, lockprovider.RunEnd{
-			Run: lockprovider.RunRecord{Job: "one-rt", Token: l.Token, Tick: l.Tick, Started: l.GrantedAt}, Outcome: lockprovider.OutcomeSucceeded})
+			Run: batontype.RunRecord{Job: "one-rt", Token: l.Token, Tick: l.Tick, Started: l.GrantedAt}, Outcome: batontype.OutcomeSucceeded})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +69,7 @@ func TestLedgerListExpiry(t *testing.T) {
 	c := testenv.Redis(t)
 	p, prefix := newProvider(t, c)
 	ctx := t.Context()
-	ret := lockprovider.Retention{MaxAge: time.Hour}
+	ret := batontype.Retention{MaxAge: time.Hour}
 	want := ret.MaxAge + ret.MaxAge/16
 	claim := func(i int) {
 		t.Helper()
@@ -79,7 +80,7 @@ func TestLedgerListExpiry(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "expiry", Owner: owner}, lockprovider.RunEnd{
-			Run: lockprovider.RunRecord{Job: "expiry", Token: l.Token, Tick: l.Tick, Started: l.GrantedAt}, Outcome: lockprovider.OutcomeSucceeded})
+			Run: batontype.RunRecord{Job: "expiry", Token: l.Token, Tick: l.Tick, Started: l.GrantedAt}, Outcome: batontype.OutcomeSucceeded})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +110,7 @@ func TestLedgerListExpiry(t *testing.T) {
 	if ttl := c.PTTL(ctx, key).Val(); ttl <= ret.MaxAge || ttl > want {
 		t.Errorf("recreated run list expires in %v, want in (%v, %v]", ttl, ret.MaxAge, want)
 	}
-	if runs, err := p.Runs(ctx, lockprovider.RunQuery{Job: "expiry"}); err != nil || len(runs) != 1 || runs[0].Outcome != lockprovider.OutcomeSucceeded {
+	if runs, err := p.Runs(ctx, batontype.RunQuery{Job: "expiry"}); err != nil || len(runs) != 1 || runs[0].Outcome != batontype.OutcomeSucceeded {
 		t.Errorf("runs of the recreated list: %+v, %v; want one, succeeded", runs, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -41,19 +42,19 @@ func TestNewRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true}) // never dialled
 	t.Cleanup(func() { _ = c.Close() })
-	if _, err := redisprovider.New(nil, nil); !errors.Is(err, lockprovider.ErrInvalid) {
+	if _, err := redisprovider.New(nil, nil); !errors.Is(err, batontype.ErrInvalid) {
 		t.Errorf("New(nil client): %v, want ErrInvalid", err)
 	}
 	for _, prefix := range []string{"a{b", "a}b", "tab\there", "nl\n", "\xff", strings.Repeat("p", 101)} {
 		_, err := redisprovider.New(c, &redisprovider.Config{Prefix: prefix})
-		var ve *lockprovider.ValidationError
-		if !errors.As(err, &ve) || ve.Field != "Prefix" || !errors.Is(err, lockprovider.ErrInvalid) {
+		var ve *batontype.ValidationError
+		if !errors.As(err, &ve) || ve.Field != "Prefix" || !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("New(Prefix %q): %v, want a *ValidationError for Prefix", prefix, err)
 		}
 	}
 	for _, ttl := range []time.Duration{-time.Hour, time.Minute} {
 		_, err := redisprovider.New(c, &redisprovider.Config{RecordTTL: ttl})
-		if !errors.Is(err, lockprovider.ErrInvalidDuration) {
+		if !errors.Is(err, batontype.ErrInvalidDuration) {
 			t.Errorf("New(RecordTTL %v): %v, want ErrInvalidDuration", ttl, err)
 		}
 	}
@@ -73,19 +74,19 @@ func TestValidationBeforeNetwork(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	p, _ := newProvider(t, c)
 	ctx := t.Context()
-	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "", Owner: "o", AtMostFor: time.Second}); !errors.Is(err, lockprovider.ErrInvalidName) {
+	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "", Owner: "o", AtMostFor: time.Second}); !errors.Is(err, batontype.ErrInvalidName) {
 		t.Errorf("Acquire empty name: %v", err)
 	}
-	if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: "n", Owner: "o", AtMostFor: time.Second, AtLeastFor: 2 * time.Second}); !errors.Is(err, lockprovider.ErrInvalidDuration) {
+	if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: "n", Owner: "o", AtMostFor: time.Second, AtLeastFor: 2 * time.Second}); !errors.Is(err, batontype.ErrInvalidDuration) {
 		t.Errorf("Extend AtLeastFor > AtMostFor: %v", err)
 	}
-	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "n"}); !errors.Is(err, lockprovider.ErrInvalidOwner) {
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "n"}); !errors.Is(err, batontype.ErrInvalidOwner) {
 		t.Errorf("Release without owner: %v", err)
 	}
-	if _, err := p.Inspect(ctx, "bad\x00name"); !errors.Is(err, lockprovider.ErrInvalidName) {
+	if _, err := p.Inspect(ctx, "bad\x00name"); !errors.Is(err, batontype.ErrInvalidName) {
 		t.Errorf("Inspect control char: %v", err)
 	}
-	if _, err := p.NotifyRelease(ctx, "", make(chan struct{})); !errors.Is(err, lockprovider.ErrInvalidName) {
+	if _, err := p.NotifyRelease(ctx, "", make(chan struct{})); !errors.Is(err, batontype.ErrInvalidName) {
 		t.Errorf("NotifyRelease empty name: %v", err)
 	}
 	if n := hook.n.Load(); n != 0 {
@@ -94,7 +95,7 @@ func TestValidationBeforeNetwork(t *testing.T) {
 	// A backend failure is unavailability, not a refusal; a refused dial
 	// sent nothing.
 	_, err := p.Acquire(ctx, acquireParams("n"))
-	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotAcquired) || !lockprovider.Definite(err) {
+	if !errors.Is(err, batontype.ErrUnavailable) || errors.Is(err, batontype.ErrNotAcquired) || !batontype.Definite(err) {
 		t.Errorf("Acquire on a dead server: %v, want a definite ErrUnavailable", err)
 	}
 }
@@ -250,7 +251,7 @@ func TestAwkwardNames(t *testing.T) {
 	t.Parallel()
 	p, prefix := newProvider(t, testenv.Redis(t))
 	ctx := t.Context()
-	names := []string{"}", "}x", "a}b{c", "%7D", "100%", "{x}", "*?[a]\\", "ünï cödé", strings.Repeat("n", lockprovider.MaxNameLen)}
+	names := []string{"}", "}x", "a}b{c", "%7D", "100%", "{x}", "*?[a]\\", "ünï cödé", strings.Repeat("n", batontype.MaxNameLen)}
 	for _, n := range names {
 		if _, err := p.Acquire(ctx, acquireParams(n)); err != nil {
 			t.Fatalf("Acquire(%q): %v", n, err)
@@ -424,7 +425,7 @@ func TestLeaseEncoding(t *testing.T) {
 	if info, err := p.Inspect(ctx, ap.Name); err != nil || !info.Held || !info.Until.Equal(x.AtLeastUntil) {
 		t.Errorf("after Release inside AtLeastFor: %+v, %v; want held until %v", info, err, x.AtLeastUntil)
 	}
-	if _, err := p.Acquire(ctx, acquireParams(ap.Name)); !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if _, err := p.Acquire(ctx, acquireParams(ap.Name)); !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Errorf("Acquire by another owner inside AtLeastFor: %v", err)
 	}
 }

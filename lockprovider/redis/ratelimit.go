@@ -8,6 +8,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -36,11 +37,11 @@ var (
 var (
 	rateScript    = goredis.NewScript(rateSrc)
 	rateOneScript = [...]*goredis.Script{
-		lockprovider.FixedWindow:   goredis.NewScript(rateFWSrc),
-		lockprovider.SlidingLog:    goredis.NewScript(rateSLSrc),
-		lockprovider.SlidingWindow: goredis.NewScript(rateSWSrc),
-		lockprovider.TokenBucket:   goredis.NewScript(rateTBSrc),
-		lockprovider.GCRA:          goredis.NewScript(rateGCRASrc),
+		batontype.FixedWindow:   goredis.NewScript(rateFWSrc),
+		batontype.SlidingLog:    goredis.NewScript(rateSLSrc),
+		batontype.SlidingWindow: goredis.NewScript(rateSWSrc),
+		batontype.TokenBucket:   goredis.NewScript(rateTBSrc),
+		batontype.GCRA:          goredis.NewScript(rateGCRASrc),
 	}
 )
 
@@ -87,7 +88,7 @@ func rateArgs(prefix string, r lockprovider.RateRequest) (*goredis.Script, []str
 	b := append(append(append(buf[:0], prefix...), "rl:{"...), key...)
 	b = append(b, "}:"...)
 	base := len(b)
-	keyOf := func(l lockprovider.RateLimit) string {
+	keyOf := func(l batontype.RateLimit) string {
 		b = ratewire.AppendID(b[:base], l)
 		return string(b)
 	}

@@ -10,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -65,12 +66,12 @@ func newRateProvider(t testing.TB, client redisprovider.Client) *redisprovider.P
 	return p
 }
 
-var everyAlgorithm = []lockprovider.RateLimit{
-	{Algorithm: lockprovider.FixedWindow, Rate: 3, Period: time.Minute},
-	{Algorithm: lockprovider.SlidingLog, Rate: 3, Period: time.Minute},
-	{Algorithm: lockprovider.SlidingWindow, Rate: 3, Period: time.Minute},
-	{Algorithm: lockprovider.TokenBucket, Rate: 3, Period: time.Minute},
-	{Algorithm: lockprovider.GCRA, Rate: 3, Period: time.Minute},
+var everyAlgorithm = []batontype.RateLimit{
+	{Algorithm: batontype.FixedWindow, Rate: 3, Period: time.Minute},
+	{Algorithm: batontype.SlidingLog, Rate: 3, Period: time.Minute},
+	{Algorithm: batontype.SlidingWindow, Rate: 3, Period: time.Minute},
+	{Algorithm: batontype.TokenBucket, Rate: 3, Period: time.Minute},
+	{Algorithm: batontype.GCRA, Rate: 3, Period: time.Minute},
 }
 
 // Each decision is one EVALSHA, admitted or refused, one limit or five.
@@ -89,7 +90,7 @@ func TestRateOneRoundTrip(t *testing.T) {
 	log.take()
 	requests := []lockprovider.RateRequest{{Key: "all", N: 1, Limits: everyAlgorithm}}
 	for _, l := range everyAlgorithm {
-		requests = append(requests, lockprovider.RateRequest{Key: "one", N: 1, Limits: []lockprovider.RateLimit{l}})
+		requests = append(requests, lockprovider.RateRequest{Key: "one", N: 1, Limits: []batontype.RateLimit{l}})
 	}
 	for _, r := range requests {
 		for i := range 5 { // admitted three times, then refused
@@ -156,7 +157,7 @@ func TestRateKeysExpire(t *testing.T) {
 func TestRateKeyEscaping(t *testing.T) {
 	t.Parallel()
 	p := newRateProvider(t, testenv.Redis(t))
-	limit := []lockprovider.RateLimit{{Algorithm: lockprovider.FixedWindow, Rate: 1, Period: time.Hour}}
+	limit := []batontype.RateLimit{{Algorithm: batontype.FixedWindow, Rate: 1, Period: time.Hour}}
 	for _, key := range []string{"a}b", "a%7Db", "a%257Db", "{a}b"} {
 		res, err := p.RateLimit(context.Background(), lockprovider.RateRequest{Key: key, N: 1, Limits: limit})
 		if err != nil || !res.Allowed {

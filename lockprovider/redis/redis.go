@@ -9,6 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
@@ -112,9 +113,9 @@ func New(client Client, cfg *Config) (*Provider, error) {
 	switch {
 	case c.RecordTTL == 0:
 		c.RecordTTL = DefaultRecordTTL
-	case c.RecordTTL < time.Hour || c.RecordTTL > lockprovider.MaxDuration*10:
-		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
-			Reason: "must be between 1h and " + (lockprovider.MaxDuration * 10).String(), Err: lockprovider.ErrInvalidDuration}
+	case c.RecordTTL < time.Hour || c.RecordTTL > batontype.MaxDuration*10:
+		return nil, &batontype.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
+			Reason: "must be between 1h and " + (batontype.MaxDuration * 10).String(), Err: batontype.ErrInvalidDuration}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -143,7 +144,7 @@ func New(client Client, cfg *Config) (*Provider, error) {
 // cannot be inspected and are taken as they are.
 func checkClient(client Client) error {
 	invalid := func(value, reason string) error {
-		return &lockprovider.ValidationError{Field: "client", Value: value, Reason: reason, Err: lockprovider.ErrInvalid}
+		return &batontype.ValidationError{Field: "client", Value: value, Reason: reason, Err: batontype.ErrInvalid}
 	}
 	if client == nil {
 		return invalid("nil", "must not be nil")
@@ -177,7 +178,7 @@ func checkClient(client Client) error {
 
 // opError wraps a failed call once, with one prefix. A server that could
 // not be reached, did not answer in time or cannot serve (as
-// backenderr.Redis tells) gives an *lockprovider.UnavailableError.
+// backenderr.Redis tells) gives an *batontype.UnavailableError.
 func opError(op, name string, err error) error {
 	var wrapped error
 	if name == "" {
@@ -186,7 +187,7 @@ func opError(op, name string, err error) error {
 		wrapped = fmt.Errorf("redis: %s %q: %w", op, name, err)
 	}
 	if unavailable, notSent := backenderr.Redis(err); unavailable {
-		return &lockprovider.UnavailableError{NotSent: notSent, Err: wrapped}
+		return &batontype.UnavailableError{NotSent: notSent, Err: wrapped}
 	}
 	return wrapped
 }

@@ -29,7 +29,7 @@
 // sent; the grant is valid until the q-th latest of those instants, less
 // the drift allowance AtMostFor*Config.DriftFactor + Config.DriftMin (1 % +
 // 2 ms by default). Otherwise it is released everywhere and Acquire returns
-// an error matching lockprovider.ErrUnavailable. One round cannot do both:
+// an error matching batontype.ErrUnavailable. One round cannot do both:
 // the token must be read from a majority and then be on a majority before
 // anyone uses it, so that every later grant, whose majority overlaps this
 // one, reads a larger counter. docs/guarantees.md gives the argument and
@@ -78,7 +78,7 @@
 // there; what such a request takes after the release lapses at AtMostFor.
 //
 // When fewer than a majority answer, operations return an
-// *lockprovider.UnavailableError (NotSent when every failure was a refused
+// *batontype.UnavailableError (NotSent when every failure was a refused
 // connection), never ErrNotAcquired.
 //
 // # Keys

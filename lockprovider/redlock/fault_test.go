@@ -12,6 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
@@ -36,7 +37,7 @@ func TestTwoOfFiveDown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Acquire with 3 of 5 masters: %v", err)
 	}
-	if _, err := acquire(t, p, "n", lockprovider.NewOwner(), time.Minute); !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if _, err := acquire(t, p, "n", lockprovider.NewOwner(), time.Minute); !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Errorf("second owner: %v, want ErrNotAcquired", err)
 	}
 	if _, err := p.Extend(t.Context(), lockprovider.ExtendParams{Name: "n", Owner: owner, AtMostFor: time.Minute}); err != nil {
@@ -60,10 +61,10 @@ func TestThreeOfFiveDown(t *testing.T) {
 		servers[i].Kill()
 	}
 	_, err := acquire(t, p, "n", lockprovider.NewOwner(), time.Minute)
-	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotAcquired) {
+	if !errors.Is(err, batontype.ErrUnavailable) || errors.Is(err, batontype.ErrNotAcquired) {
 		t.Fatalf("Acquire with 2 of 5 masters: %v, want ErrUnavailable and not ErrNotAcquired", err)
 	}
-	if !lockprovider.Definite(err) {
+	if !batontype.Definite(err) {
 		t.Errorf("Acquire against refused connections: %v, want a definite (not sent) error", err)
 	}
 	t.Logf("Acquire with 2 of 5: %v", err)
@@ -281,7 +282,7 @@ func TestPartition(t *testing.T) {
 	if minority.Token <= before.Token {
 		t.Errorf("token %d, want > %d", minority.Token, before.Token)
 	}
-	if _, err := acquire(t, p, "n", lockprovider.NewOwner(), time.Minute); !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if _, err := acquire(t, p, "n", lockprovider.NewOwner(), time.Minute); !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Errorf("second owner with 2 of 5 partitioned: %v, want ErrNotAcquired", err)
 	}
 	if err := p.Release(t.Context(), lockprovider.ReleaseParams{Name: "n", Owner: owner}); err != nil {
@@ -290,7 +291,7 @@ func TestPartition(t *testing.T) {
 
 	proxies[4].SetMode(testenv.Blackhole)
 	_, err = acquire(t, p, "n", lockprovider.NewOwner(), 2*time.Second)
-	if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotAcquired) || lockprovider.Definite(err) {
+	if !errors.Is(err, batontype.ErrUnavailable) || errors.Is(err, batontype.ErrNotAcquired) || batontype.Definite(err) {
 		t.Errorf("Acquire with 3 of 5 partitioned: %v, want ErrUnavailable of unknown outcome", err)
 	}
 

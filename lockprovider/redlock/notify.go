@@ -9,6 +9,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -54,11 +56,11 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return func() {}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := batontype.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if ch == nil {
-		return nil, &lockprovider.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -114,7 +116,7 @@ func (n *notifier) add(ctx context.Context, key string, ch chan<- struct{}) (fun
 			return nil, ctx.Err()
 		case <-timer.C:
 			stop()
-			return nil, fmt.Errorf("redlock: subscribe releases: %w", &lockprovider.UnavailableError{
+			return nil, fmt.Errorf("redlock: subscribe releases: %w", &batontype.UnavailableError{
 				Err: errors.New("a majority of masters did not confirm within " + n.p.timeout.String())})
 		}
 	}

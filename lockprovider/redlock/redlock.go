@@ -15,6 +15,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
@@ -107,11 +108,11 @@ var (
 // the defaults. It makes no network call.
 func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 	if len(masters) == 0 {
-		return nil, &lockprovider.ValidationError{Field: "masters", Value: "[]", Reason: "must not be empty", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "masters", Value: "[]", Reason: "must not be empty", Err: batontype.ErrInvalid}
 	}
 	for i, m := range masters {
 		if m == nil {
-			return nil, &lockprovider.ValidationError{Field: "masters", Value: "[" + strconv.Itoa(i) + "]", Reason: "is nil", Err: lockprovider.ErrInvalid}
+			return nil, &batontype.ValidationError{Field: "masters", Value: "[" + strconv.Itoa(i) + "]", Reason: "is nil", Err: batontype.ErrInvalid}
 		}
 	}
 	var c Config
@@ -127,27 +128,27 @@ func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 	case c.DriftFactor == 0:
 		c.DriftFactor = DefaultDriftFactor
 	case c.DriftFactor < 0 || c.DriftFactor >= 0.5:
-		return nil, &lockprovider.ValidationError{Field: "DriftFactor", Value: strconv.FormatFloat(c.DriftFactor, 'g', -1, 64),
-			Reason: "must be in [0, 0.5)", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "DriftFactor", Value: strconv.FormatFloat(c.DriftFactor, 'g', -1, 64),
+			Reason: "must be in [0, 0.5)", Err: batontype.ErrInvalid}
 	}
 	switch {
 	case c.DriftMin == 0:
 		c.DriftMin = DefaultDriftMin
 	case c.DriftMin < 0:
-		return nil, &lockprovider.ValidationError{Field: "DriftMin", Value: c.DriftMin.String(), Reason: "must not be negative", Err: lockprovider.ErrInvalidDuration}
+		return nil, &batontype.ValidationError{Field: "DriftMin", Value: c.DriftMin.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
 	}
 	switch {
 	case c.Timeout == 0:
 		c.Timeout = DefaultTimeout
 	case c.Timeout < time.Millisecond:
-		return nil, &lockprovider.ValidationError{Field: "Timeout", Value: c.Timeout.String(), Reason: "must be at least 1ms", Err: lockprovider.ErrInvalidDuration}
+		return nil, &batontype.ValidationError{Field: "Timeout", Value: c.Timeout.String(), Reason: "must be at least 1ms", Err: batontype.ErrInvalidDuration}
 	}
 	switch {
 	case c.RecordTTL == 0:
 		c.RecordTTL = DefaultRecordTTL
-	case c.RecordTTL < time.Hour || c.RecordTTL > lockprovider.MaxDuration*10:
-		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
-			Reason: "must be between 1h and " + (lockprovider.MaxDuration * 10).String(), Err: lockprovider.ErrInvalidDuration}
+	case c.RecordTTL < time.Hour || c.RecordTTL > batontype.MaxDuration*10:
+		return nil, &batontype.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
+			Reason: "must be between 1h and " + (batontype.MaxDuration * 10).String(), Err: batontype.ErrInvalidDuration}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -227,7 +228,7 @@ func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f f
 
 // failure summarises the errors of a round that fell short of a majority:
 // the caller's context error when it ended, else an
-// *lockprovider.UnavailableError (NotSent when no request can have reached
+// *batontype.UnavailableError (NotSent when no request can have reached
 // a master that could have changed the outcome).
 func failure(ctx context.Context, what string, replies []reply, why string) error {
 	if err := ctx.Err(); err != nil {
@@ -244,9 +245,9 @@ func failure(ctx context.Context, what string, replies []reply, why string) erro
 		}
 	}
 	if len(errs) == 0 {
-		return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{Err: errors.New(why)})
+		return fmt.Errorf("redlock: %s: %w", what, &batontype.UnavailableError{Err: errors.New(why)})
 	}
-	return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{NotSent: notSent, Err: fmt.Errorf("%s: %w", why, errors.Join(errs...))})
+	return fmt.Errorf("redlock: %s: %w", what, &batontype.UnavailableError{NotSent: notSent, Err: fmt.Errorf("%s: %w", why, errors.Join(errs...))})
 }
 
 // value fields after the owner: token atLeastAt granted until atLeastUntil
@@ -305,7 +306,7 @@ func toInt(v any) (int64, bool) {
 // granted. The grant counts only when a majority recorded the token within
 // the lease's validity, AtMostFor minus the time spent minus the drift
 // allowance; otherwise it is released on every master and Acquire fails
-// with an error matching lockprovider.ErrUnavailable.
+// with an error matching batontype.ErrUnavailable.
 //
 // When contenders split the masters so that nobody holds a majority, each
 // releases what it took and tries again after a short random pause, for up
@@ -347,7 +348,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			if err := ctx.Err(); err != nil {
 				return lockprovider.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
 			}
-			return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+			return lockprovider.Lease{}, batontype.ErrNotAcquired
 		}
 		time.Sleep(pause)
 		if start.IsZero() {
@@ -466,14 +467,14 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		case held+stale+len(granting) < p.quorum:
 			err = failure(ctx, "acquire", replies, "too few masters answered")
 		case stale > 0:
-			err = lockprovider.ErrStaleTick
+			err = batontype.ErrStaleTick
 		case majority:
-			err = lockprovider.ErrNotAcquired
+			err = batontype.ErrNotAcquired
 		case top:
-			return lockprovider.Lease{}, splitKeep, lockprovider.ErrNotAcquired
+			return lockprovider.Lease{}, splitKeep, batontype.ErrNotAcquired
 		default:
 			sp = splitDrop
-			err = lockprovider.ErrNotAcquired
+			err = batontype.ErrNotAcquired
 		}
 		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
 		return lockprovider.Lease{}, sp, err
@@ -540,7 +541,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 }
 
 func (p *Provider) late(what string, start time.Time, validity time.Duration) error {
-	return fmt.Errorf("redlock: %s: %w", what, &lockprovider.UnavailableError{
+	return fmt.Errorf("redlock: %s: %w", what, &batontype.UnavailableError{
 		Err: fmt.Errorf("a majority did not answer within the lease's validity %v (took %v)", validity, time.Since(start))})
 }
 
@@ -618,7 +619,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 		}
 		return best.lease(ep.Name, ep.Owner), nil
 	case refusedBy > len(p.masters)-p.quorum || (ok >= p.quorum && (best == nil || best.token == 0)):
-		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+		return lockprovider.Lease{}, batontype.ErrNotHeld
 	default:
 		return lockprovider.Lease{}, failure(ctx, "extend", replies, "too few masters answered")
 	}
@@ -654,7 +655,7 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 	case ok >= p.quorum:
 		return nil
 	case refusedBy > len(p.masters)-p.quorum:
-		return lockprovider.ErrNotHeld
+		return batontype.ErrNotHeld
 	default:
 		return failure(ctx, "release", replies, "too few masters answered")
 	}

@@ -10,18 +10,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/scheduler"
 )
 
 // ErrInvalidDuration is matched (errors.Is) by every error of ParseDuration.
-// It also matches lockprovider.ErrInvalid.
-var ErrInvalidDuration = lockprovider.ErrInvalidDuration
+// It also matches batontype.ErrInvalid.
+var ErrInvalidDuration = batontype.ErrInvalidDuration
 
 // durationError is the error of ParseDuration: the module's one validation
 // error type.
 func durationError(input, reason string) error {
-	return &lockprovider.ValidationError{Field: "duration", Value: strconv.Quote(input), Reason: reason, Err: ErrInvalidDuration}
+	return &batontype.ValidationError{Field: "duration", Value: strconv.Quote(input), Reason: reason, Err: ErrInvalidDuration}
 }
 
 // The two forms Spring (and so ShedLock's annotations) accept: ISO-8601
@@ -50,7 +51,7 @@ var simpleUnits = map[string]time.Duration{
 // (milliseconds). Like ShedLock's annotation parser it rejects negative
 // results. A year, month or week part ("P1Y", "P1W") is not a duration
 // there either, and is rejected. Every error is a
-// *lockprovider.ValidationError matching ErrInvalidDuration.
+// *batontype.ValidationError matching ErrInvalidDuration.
 func ParseDuration(s string) (time.Duration, error) {
 	d, err := parse(s)
 	if err != nil {
@@ -153,16 +154,16 @@ type SchedulerLock struct {
 //	name, opts, err := shedlock.SchedulerLock{Name: "report", LockAtMostFor: "PT14M"}.Options()
 //	job, err := sched.Cron("0 */15 * * * *").Locked(name, opts...).Do(report)
 //
-// It returns an error matching lockprovider.ErrInvalid for an invalid name
+// It returns an error matching batontype.ErrInvalid for an invalid name
 // or duration, or an at-least bound above the at-most one.
 func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
-	if err := lockprovider.ValidateName(l.Name); err != nil {
+	if err := batontype.ValidateName(l.Name); err != nil {
 		return "", nil, err
 	}
 	// parse reads one attribute; its errors name the job and the attribute.
 	parse := func(field, v string) (time.Duration, error) {
 		d, err := ParseDuration(v)
-		var ve *lockprovider.ValidationError
+		var ve *batontype.ValidationError
 		if errors.As(err, &ve) {
 			ve.Job, ve.Field = l.Name, field
 		}
@@ -190,13 +191,13 @@ func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
 	var err error
 	switch {
 	case atMost >= 0 && atLeast >= 0:
-		err = lockprovider.ValidateDurations(atMost, atLeast)
+		err = batontype.ValidateDurations(atMost, atLeast)
 	case atMost >= 0:
-		err = lockprovider.ValidateDurations(atMost, 0)
+		err = batontype.ValidateDurations(atMost, 0)
 	case atLeast >= 0:
-		err = lockprovider.ValidateDurations(lockprovider.MaxDuration, atLeast)
+		err = batontype.ValidateDurations(batontype.MaxDuration, atLeast)
 	}
-	var ve *lockprovider.ValidationError
+	var ve *batontype.ValidationError
 	if errors.As(err, &ve) {
 		ve.Job = l.Name
 	}

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/lockprovider/shedlock"
 	"github.com/baton-go/baton/scheduler"
@@ -54,9 +55,9 @@ func TestParseDurationErrors(t *testing.T) {
 		"P200000D", "9223372036854775807s", "PT99999999999999999999S",
 	} {
 		d, err := shedlock.ParseDuration(in)
-		var ve *lockprovider.ValidationError
-		if !errors.As(err, &ve) || !errors.Is(err, shedlock.ErrInvalidDuration) || !errors.Is(err, lockprovider.ErrInvalid) {
-			t.Errorf("ParseDuration(%q) = %v, %v; want a *lockprovider.ValidationError matching ErrInvalidDuration", in, d, err)
+		var ve *batontype.ValidationError
+		if !errors.As(err, &ve) || !errors.Is(err, shedlock.ErrInvalidDuration) || !errors.Is(err, batontype.ErrInvalid) {
+			t.Errorf("ParseDuration(%q) = %v, %v; want a *batontype.ValidationError matching ErrInvalidDuration", in, d, err)
 		}
 	}
 }
@@ -93,7 +94,7 @@ func TestSchedulerLockOptions(t *testing.T) {
 		{Name: "inverted", LockAtMostFor: "PT1M", LockAtLeastFor: "PT2M"},
 		{Name: "zero", LockAtMostFor: "PT0S"},
 	} {
-		if _, _, err := l.Options(); !errors.Is(err, lockprovider.ErrInvalid) {
+		if _, _, err := l.Options(); !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("%+v: Options error %v, want ErrInvalid", l, err)
 		}
 	}

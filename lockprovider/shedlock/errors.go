@@ -3,13 +3,13 @@ package shedlock
 import (
 	"fmt"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/backenderr"
-	"github.com/baton-go/baton/lockprovider"
 )
 
 // pgError wraps an error of operation op on name once. When PostgreSQL
 // could not be reached or did not answer in time (as the native provider
-// tells) it is reported as a *lockprovider.UnavailableError (never as a
+// tells) it is reported as a *batontype.UnavailableError (never as a
 // refusal); other errors (server error replies, the caller's cancellation)
 // are passed on as they are.
 func pgError(op, name string, err error) error {
@@ -23,7 +23,7 @@ func redisError(op, name string, err error) error {
 
 func backendError(op, name string, err error, classify func(error) (unavailable, notSent bool)) error {
 	if unavailable, notSent := classify(err); unavailable {
-		err = &lockprovider.UnavailableError{NotSent: notSent, Err: err}
+		err = &batontype.UnavailableError{NotSent: notSent, Err: err}
 	}
 	return fmt.Errorf("shedlock: %s %q: %w", op, name, err)
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
 )
 
 // DefaultPollInterval is how often a provider reads the state of the names
@@ -14,13 +14,13 @@ import (
 const DefaultPollInterval = 100 * time.Millisecond
 
 // pollInterval returns the configured PollInterval d, or the default for
-// zero, or a *lockprovider.ValidationError when d is out of range.
+// zero, or a *batontype.ValidationError when d is out of range.
 func pollInterval(d time.Duration) (time.Duration, error) {
 	switch {
 	case d == 0:
 		return DefaultPollInterval, nil
 	case d < time.Millisecond || d > time.Minute:
-		return 0, &lockprovider.ValidationError{Field: "PollInterval", Value: d.String(), Reason: "must be between 1ms and 1m", Err: lockprovider.ErrInvalidDuration}
+		return 0, &batontype.ValidationError{Field: "PollInterval", Value: d.String(), Reason: "must be between 1ms and 1m", Err: batontype.ErrInvalidDuration}
 	}
 	return d, nil
 }

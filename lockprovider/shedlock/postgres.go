@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -103,7 +104,7 @@ var ErrNotReady = errors.New("shedlock: column type not known yet (call Migrate 
 // columns were added by your own migrations) before the first Acquire.
 func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
 	if db == nil {
-		return nil, &lockprovider.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	if cfg.Table == "" {
 		cfg.Table = DefaultTable
@@ -115,7 +116,7 @@ func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
 	switch cfg.Columns {
 	case DetectColumns, Timestamp, Timestamptz:
 	default:
-		return nil, &lockprovider.ValidationError{Field: "Columns", Value: cfg.Columns.String(), Reason: "unknown column type", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "Columns", Value: cfg.Columns.String(), Reason: "unknown column type", Err: batontype.ErrInvalid}
 	}
 	// Refuse a bad time configuration now; with DetectColumns, Check
 	// repeats this for the type it finds.
@@ -131,7 +132,7 @@ func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
 	p := &Postgres{db: db, cfg: cfg, table: table, lockedBy: cfg.LockedBy}
 	if p.lockedBy == "" {
 		h, _ := os.Hostname()
-		p.lockedBy = lockprovider.Shorten(h, lockprovider.MaxLockedByLen-len("…"))
+		p.lockedBy = batontype.Shorten(h, batontype.MaxLockedByLen-len("…"))
 	}
 	// The shared validation of LockedBy (length, UTF-8, no control
 	// characters), through the parameters it normally checks.
@@ -286,7 +287,7 @@ func (p *Postgres) Check(ctx context.Context) error {
 		cols = ct
 	}
 	if p.cfg.Columns != DetectColumns && p.cfg.Columns != cols {
-		return &lockprovider.ValidationError{Field: "Columns", Value: p.cfg.Columns.String(),
+		return &batontype.ValidationError{Field: "Columns", Value: p.cfg.Columns.String(),
 			Reason: "the table's columns are " + cols.String(), Err: ErrTimeMode}
 	}
 	for _, c := range []string{"name", "locked_by", "owner", "at_least_until", "fence", "last_tick"} {
@@ -330,7 +331,7 @@ func (p *Postgres) queries() (*queries, error) {
 // holderText is the locked_by value of a Go grant: the informational part,
 // shortened to fit ShedLock's VARCHAR(255), then '#' and the owner token.
 func holderText(info, owner string) string {
-	max := lockprovider.MaxLockedByLen - 1 - utf8.RuneCountInString(owner)
+	max := batontype.MaxLockedByLen - 1 - utf8.RuneCountInString(owner)
 	if utf8.RuneCountInString(info) > max {
 		r := []rune(info)
 		info = string(r[:max])
@@ -370,7 +371,7 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		Scan(&granted, &existed, &held, &mine, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		if contended(err) {
-			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
+			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", batontype.ErrNotAcquired, sqlState(err))
 		}
 		return lockprovider.Lease{}, pgError("acquire", a.Name, err)
 	}
@@ -385,16 +386,16 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		}
 		return l, nil
 	case !existed, held.Bool:
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		return lockprovider.Lease{}, batontype.ErrNotAcquired
 	case open:
 		// Free and the tick newer when the statement started, yet another
 		// session locked or changed the row first: it took the name.
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		return lockprovider.Lease{}, batontype.ErrNotAcquired
 	case tick != nil:
 		// Free, yet not granted: only the tick condition refuses.
-		return lockprovider.Lease{}, lockprovider.ErrStaleTick
+		return lockprovider.Lease{}, batontype.ErrStaleTick
 	}
-	return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+	return lockprovider.Lease{}, batontype.ErrNotAcquired
 }
 
 // Extend implements lockprovider.Provider in one UPDATE.
@@ -417,7 +418,7 @@ func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 	err = p.db.QueryRow(ctx, q.extend, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
 		Scan(&at, &until, &atLeast, &fence, &lastTick)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+		return lockprovider.Lease{}, batontype.ErrNotHeld
 	}
 	if err != nil {
 		return lockprovider.Lease{}, pgError("extend", e.Name, err)
@@ -446,7 +447,7 @@ func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 		return pgError("release", r.Name, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return lockprovider.ErrNotHeld
+		return batontype.ErrNotHeld
 	}
 	return nil
 }
@@ -454,25 +455,25 @@ func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 // Inspect implements lockprovider.Inspector. Rows of Java grants report
 // the Java host as LockedBy and Token 0 unless a Go replica held the name
 // before.
-func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (p *Postgres) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return lockprovider.LeaseInfo{}, err
+	if err := batontype.ValidateName(name); err != nil {
+		return batontype.LeaseInfo{}, err
 	}
 	infos, err := p.read(ctx, []string{name})
 	if err != nil {
-		return lockprovider.LeaseInfo{}, pgError("inspect", name, err)
+		return batontype.LeaseInfo{}, pgError("inspect", name, err)
 	}
 	if len(infos) == 0 {
-		return lockprovider.LeaseInfo{Name: name}, nil
+		return batontype.LeaseInfo{Name: name}, nil
 	}
 	return infos[0], nil
 }
 
 // List implements lockprovider.Inspector: every row, ordered by name.
-func (p *Postgres) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+func (p *Postgres) List(ctx context.Context) ([]batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -483,7 +484,7 @@ func (p *Postgres) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 	return infos, nil
 }
 
-func (p *Postgres) read(ctx context.Context, names []string) ([]lockprovider.LeaseInfo, error) {
+func (p *Postgres) read(ctx context.Context, names []string) ([]batontype.LeaseInfo, error) {
 	q, err := p.queries()
 	if err != nil {
 		return nil, err
@@ -492,9 +493,9 @@ func (p *Postgres) read(ctx context.Context, names []string) ([]lockprovider.Lea
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (lockprovider.LeaseInfo, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (batontype.LeaseInfo, error) {
 		var (
-			i               = lockprovider.LeaseInfo{Exists: true}
+			i               = batontype.LeaseInfo{Exists: true}
 			owner           pgtype.Text
 			lastTick        pgtype.Timestamptz
 			lockedAt, until time.Time
@@ -518,7 +519,7 @@ func (p *Postgres) NotifyRelease(ctx context.Context, name string, ch chan<- str
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return func() {}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := batontype.ValidateName(name); err != nil {
 		return nil, err
 	}
 	return p.poll.register(ctx, name, ch)

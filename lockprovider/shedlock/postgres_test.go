@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
@@ -114,7 +115,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	}
 
 	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: "nightly", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
-	if !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Fatalf("Acquire of a lock a New York JVM holds: %v, want ErrNotAcquired", err)
 	}
 	info, err := p.Inspect(ctx, "nightly")
@@ -163,7 +164,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
-	if !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Fatalf("Acquire inside the JVM's lockAtLeastFor: %v, want ErrNotAcquired", err)
 	}
 	time.Sleep(350 * time.Millisecond)
@@ -173,7 +174,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 }
 
 // Configurations that could misread the Java fleet's times are refused at
-// start with an error matching ErrTimeMode and lockprovider.ErrInvalid.
+// start with an error matching ErrTimeMode and batontype.ErrInvalid.
 func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
 	pg := testenv.Postgres(t)
 	ny := newYork(t)
@@ -189,7 +190,7 @@ func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
 		{"DB time on timestamptz without the JVM zone", shedlock.PostgresConfig{TimeMode: shedlock.DBTime, Columns: shedlock.Timestamptz}},
 	} {
 		_, err := shedlock.NewPostgres(pg.Pool, c.cfg)
-		if !errors.Is(err, shedlock.ErrTimeMode) || !errors.Is(err, lockprovider.ErrInvalid) {
+		if !errors.Is(err, shedlock.ErrTimeMode) || !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("%s: NewPostgres error %v, want ErrTimeMode", c.what, err)
 		}
 	}
@@ -221,7 +222,7 @@ func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
 		{TimeMode: shedlock.DBTime, Table: "shed lock"},
 		{TimeMode: shedlock.DBTime, Schema: "a;b"},
 	} {
-		if _, err := shedlock.NewPostgres(pg.Pool, cfg); !errors.Is(err, lockprovider.ErrInvalid) {
+		if _, err := shedlock.NewPostgres(pg.Pool, cfg); !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("NewPostgres(%+v): %v, want ErrInvalid", cfg, err)
 		}
 	}
@@ -287,7 +288,7 @@ func TestPostgresSwitchToNativeKeepsTokensIncreasing(t *testing.T) {
 		t.Errorf("native token %d for a name first used natively, not above %d", f, fresh)
 	}
 	_, err = native.Acquire(ctx, lockprovider.AcquireParams{Name: "busy", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
-	if !errors.Is(err, lockprovider.ErrNotAcquired) {
+	if !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Errorf("native Acquire of a name a Java replica holds: %v, want ErrNotAcquired (hold carried over)", err)
 	}
 	// Idempotent.
@@ -334,7 +335,7 @@ func TestPostgresStaleTickDoesNotBlockNewTick(t *testing.T) {
 		wg.Go(func() { <-start; _, _, newErr = acquire(name, next) })
 		close(start)
 		wg.Wait()
-		if !errors.Is(staleErr, lockprovider.ErrStaleTick) && !errors.Is(staleErr, lockprovider.ErrNotAcquired) {
+		if !errors.Is(staleErr, batontype.ErrStaleTick) && !errors.Is(staleErr, batontype.ErrNotAcquired) {
 			t.Errorf("round %d: stale claim: %v", i, staleErr)
 		}
 		if newErr != nil {
@@ -351,13 +352,13 @@ func TestPostgresStaleTickDoesNotBlockNewTick(t *testing.T) {
 func TestPostgresOwnMethodsNilContext(t *testing.T) {
 	p, _ := newPG(t, shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
 	var nilCtx context.Context
-	if err := p.Migrate(nilCtx); !errors.Is(err, lockprovider.ErrNilContext) {
+	if err := p.Migrate(nilCtx); !errors.Is(err, batontype.ErrNilContext) {
 		t.Errorf("Migrate(nil): %v; want ErrNilContext", err)
 	}
-	if err := p.Check(nilCtx); !errors.Is(err, lockprovider.ErrNilContext) {
+	if err := p.Check(nilCtx); !errors.Is(err, batontype.ErrNilContext) {
 		t.Errorf("Check(nil): %v; want ErrNilContext", err)
 	}
-	if _, err := p.ExportTokens(nilCtx, "", ""); !errors.Is(err, lockprovider.ErrNilContext) {
+	if _, err := p.ExportTokens(nilCtx, "", ""); !errors.Is(err, batontype.ErrNilContext) {
 		t.Errorf("ExportTokens(nil): %v; want ErrNilContext", err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -98,7 +100,7 @@ var (
 // client. It makes no network call.
 func NewRedis(client RedisClient, cfg RedisConfig) (*Redis, error) {
 	if client == nil {
-		return nil, &lockprovider.ValidationError{Field: "client", Value: "nil", Reason: "must not be nil", Err: lockprovider.ErrInvalid}
+		return nil, &batontype.ValidationError{Field: "client", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	if cfg.KeyPrefix == "" {
 		cfg.KeyPrefix = DefaultKeyPrefix
@@ -114,9 +116,9 @@ func NewRedis(client RedisClient, cfg RedisConfig) (*Redis, error) {
 	switch {
 	case cfg.RecordTTL == 0:
 		cfg.RecordTTL = DefaultRecordTTL
-	case cfg.RecordTTL < time.Hour || cfg.RecordTTL > 10*lockprovider.MaxDuration:
-		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: cfg.RecordTTL.String(),
-			Reason: "must be between 1h and " + (10 * lockprovider.MaxDuration).String(), Err: lockprovider.ErrInvalidDuration}
+	case cfg.RecordTTL < time.Hour || cfg.RecordTTL > 10*batontype.MaxDuration:
+		return nil, &batontype.ValidationError{Field: "RecordTTL", Value: cfg.RecordTTL.String(),
+			Reason: "must be between 1h and " + (10 * batontype.MaxDuration).String(), Err: batontype.ErrInvalidDuration}
 	}
 	poll, err := pollInterval(cfg.PollInterval)
 	if err != nil {
@@ -129,7 +131,7 @@ func NewRedis(client RedisClient, cfg RedisConfig) (*Redis, error) {
 	lockedBy := cfg.LockedBy
 	if lockedBy == "" {
 		h, _ := os.Hostname()
-		lockedBy = lockprovider.Shorten(h, lockprovider.MaxLockedByLen-len("…"))
+		lockedBy = batontype.Shorten(h, batontype.MaxLockedByLen-len("…"))
 	}
 	if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
 		return nil, err
@@ -162,7 +164,7 @@ func validateKeyPart(field, s string) error {
 	if reason == "" {
 		return nil
 	}
-	return &lockprovider.ValidationError{Field: field, Value: strconv.Quote(s), Reason: reason, Err: lockprovider.ErrInvalid}
+	return &batontype.ValidationError{Field: field, Value: strconv.Quote(s), Reason: reason, Err: batontype.ErrInvalid}
 }
 
 // Key returns ShedLock's key of name: "<KeyPrefix>:<Environment>:<name>".
@@ -239,9 +241,9 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 	}
 	switch {
 	case len(v) == 1 && v[0] == 0:
-		return lockprovider.Lease{}, lockprovider.ErrNotAcquired
+		return lockprovider.Lease{}, batontype.ErrNotAcquired
 	case len(v) == 1 && v[0] == -1:
-		return lockprovider.Lease{}, lockprovider.ErrStaleTick
+		return lockprovider.Lease{}, batontype.ErrStaleTick
 	case len(v) != 6:
 		return lockprovider.Lease{}, fmt.Errorf("shedlock: acquire %q: unexpected reply %v", a.Name, v)
 	}
@@ -271,7 +273,7 @@ func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockpr
 	}
 	vs, ok := res.([]any)
 	if !ok {
-		return lockprovider.Lease{}, lockprovider.ErrNotHeld
+		return lockprovider.Lease{}, batontype.ErrNotHeld
 	}
 	v := make([]int64, len(vs))
 	for i, x := range vs {
@@ -301,7 +303,7 @@ func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error
 		return redisError("release", p.Name, err)
 	}
 	if n == 0 {
-		return lockprovider.ErrNotHeld
+		return batontype.ErrNotHeld
 	}
 	return nil
 }
@@ -309,32 +311,32 @@ func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error
 // Inspect implements lockprovider.Inspector. A Java grant reports the
 // Java host and the time from its value, and the fencing token of the last
 // Go grant (0 if none).
-func (r *Redis) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (r *Redis) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return lockprovider.LeaseInfo{}, err
+	if err := batontype.ValidateName(name); err != nil {
+		return batontype.LeaseInfo{}, err
 	}
 	info, err := r.read(ctx, name)
 	if err != nil {
-		return lockprovider.LeaseInfo{}, redisError("inspect", name, err)
+		return batontype.LeaseInfo{}, redisError("inspect", name, err)
 	}
 	return info, nil
 }
 
-func (r *Redis) read(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
+func (r *Redis) read(ctx context.Context, name string) (batontype.LeaseInfo, error) {
 	key, meta := r.keys(name)
 	vs, err := r.inspect.Run(ctx, r.client, []string{key, meta}).Slice()
 	if err != nil {
-		return lockprovider.LeaseInfo{}, err
+		return batontype.LeaseInfo{}, err
 	}
 	if len(vs) != 6 {
-		return lockprovider.LeaseInfo{}, fmt.Errorf("unexpected reply %v", vs)
+		return batontype.LeaseInfo{}, fmt.Errorf("unexpected reply %v", vs)
 	}
 	str := func(i int) string { s, _ := vs[i].(string); return s }
 	num := func(i int) int64 { n, _ := strconv.ParseInt(str(i), 10, 64); return n }
-	info := lockprovider.LeaseInfo{Name: name, Token: num(4)}
+	info := batontype.LeaseInfo{Name: name, Token: num(4)}
 	if t := num(5); t != 0 {
 		info.LastTick = ms(t)
 	}
@@ -363,7 +365,7 @@ func (r *Redis) read(ctx context.Context, name string) (lockprovider.LeaseInfo, 
 // List implements lockprovider.Inspector: every held ShedLock key of the
 // configured prefix and environment. It SCANs every master (or shard) and
 // reads each name, so it is meant for operators, not hot paths.
-func (r *Redis) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
+func (r *Redis) List(ctx context.Context) ([]batontype.LeaseInfo, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -384,7 +386,7 @@ func (r *Redis) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 			}
 			for _, k := range keys {
 				name := strings.TrimPrefix(k, r.base)
-				if !seen[name] && lockprovider.ValidateName(name) == nil {
+				if !seen[name] && batontype.ValidateName(name) == nil {
 					seen[name] = true
 					names = append(names, name)
 				}
@@ -411,7 +413,7 @@ func (r *Redis) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
 	if err != nil {
 		return nil, redisError("list", r.base+"*", err)
 	}
-	var infos []lockprovider.LeaseInfo
+	var infos []batontype.LeaseInfo
 	for _, name := range names {
 		info, err := r.read(ctx, name)
 		if err != nil {
@@ -447,7 +449,7 @@ func (r *Redis) NotifyRelease(ctx context.Context, name string, ch chan<- struct
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return func() {}, err
 	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := batontype.ValidateName(name); err != nil {
 		return nil, err
 	}
 	return r.poll.register(ctx, name, ch)

@@ -9,6 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
@@ -143,7 +144,7 @@ func TestRedisShedLockFormat(t *testing.T) {
 		t.Fatalf("java lock after Go's lockAtLeastFor: %v %v", ok, err)
 	}
 	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: "nightly", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
-	if err != lockprovider.ErrNotAcquired {
+	if err != batontype.ErrNotAcquired {
 		t.Fatalf("Acquire of a Java-held name: %v, want ErrNotAcquired", err)
 	}
 	info, err := p.Inspect(ctx, "nightly")
@@ -154,7 +155,7 @@ func TestRedisShedLockFormat(t *testing.T) {
 		t.Errorf("Inspect of a Java grant = %+v, want held by java-host since %v, last Go token %d", info, created, l.Token)
 	}
 	// A stale Go owner cannot release the Java lock.
-	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "nightly", Owner: owner}); err != lockprovider.ErrNotHeld {
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "nightly", Owner: owner}); err != batontype.ErrNotHeld {
 		t.Errorf("stale Release of a Java-held name: %v, want ErrNotHeld", err)
 	}
 	if err := java.unlock(ctx, "nightly", created, 0); err != nil {
@@ -196,7 +197,7 @@ func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
 	}
 	// A Go replica on time finds the Java grant.
 	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: tick})
-	if err != lockprovider.ErrNotAcquired {
+	if err != batontype.ErrNotAcquired {
 		t.Fatalf("Acquire while Java holds: %v, want ErrNotAcquired", err)
 	}
 	if err := java.unlock(ctx, "job", created, 0); err != nil {
@@ -204,7 +205,7 @@ func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
 	}
 	// A late Go replica for the same tick: served already.
 	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: tick})
-	if err != lockprovider.ErrStaleTick {
+	if err != batontype.ErrStaleTick {
 		t.Errorf("late Acquire for a tick Java served: %v, want ErrStaleTick", err)
 	}
 	// The next tick is granted.

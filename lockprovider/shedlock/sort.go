@@ -4,9 +4,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
 )
 
-func sortInfos(infos []lockprovider.LeaseInfo) {
-	slices.SortFunc(infos, func(a, b lockprovider.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
+func sortInfos(infos []batontype.LeaseInfo) {
+	slices.SortFunc(infos, func(a, b batontype.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
 }

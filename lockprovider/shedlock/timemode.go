@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
 )
 
 // TimeMode says which clock and which time zone the Java fleet's
@@ -70,8 +70,8 @@ func (c ColumnType) String() string {
 
 // ErrTimeMode is matched (errors.Is) by every refusal of a time
 // configuration that could make a Go replica misread the Java replicas'
-// times. It matches lockprovider.ErrInvalid too.
-var ErrTimeMode = fmt.Errorf("%w: ShedLock time mode", lockprovider.ErrInvalid)
+// times. It matches batontype.ErrInvalid too.
+var ErrTimeMode = fmt.Errorf("%w: ShedLock time mode", batontype.ErrInvalid)
 
 // zoneRE is an IANA zone name as both Go and PostgreSQL spell it.
 var zoneRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$`)
@@ -84,7 +84,7 @@ type representation struct {
 }
 
 func timeError(field, value, reason string) error {
-	return &lockprovider.ValidationError{Field: field, Value: strconv.Quote(value), Reason: reason, Err: ErrTimeMode}
+	return &batontype.ValidationError{Field: field, Value: strconv.Quote(value), Reason: reason, Err: ErrTimeMode}
 }
 
 // resolveRepresentation decides, from the Java fleet's time mode and the

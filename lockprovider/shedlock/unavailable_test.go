@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/shedlock"
@@ -38,11 +39,11 @@ func TestUnreachableBackendIsUnavailable(t *testing.T) {
 	}
 	for _, p := range []lockprovider.Provider{pg, rd} {
 		_, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
-		if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotAcquired) {
+		if !errors.Is(err, batontype.ErrUnavailable) || errors.Is(err, batontype.ErrNotAcquired) {
 			t.Errorf("%T: Acquire on a closed port: %v, want ErrUnavailable", p, err)
 		}
 		err = p.Release(ctx, lockprovider.ReleaseParams{Name: "job", Owner: "o"})
-		if !errors.Is(err, lockprovider.ErrUnavailable) || errors.Is(err, lockprovider.ErrNotHeld) {
+		if !errors.Is(err, batontype.ErrUnavailable) || errors.Is(err, batontype.ErrNotHeld) {
 			t.Errorf("%T: Release on a closed port: %v, want ErrUnavailable", p, err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -233,7 +234,7 @@ func TestBrowser(t *testing.T) {
 
 	// State in PostgreSQL: a held lock and rate-limit keys over, near and
 	// well within their limit.
-	limit := lockprovider.RateLimit{Algorithm: lockprovider.TokenBucket, Rate: 100, Period: time.Hour}
+	limit := batontype.RateLimit{Algorithm: batontype.TokenBucket, Rate: 100, Period: time.Hour}
 	hold := func() lockprovider.Lease {
 		l, err := pp.Acquire(ctx, lockprovider.AcquireParams{Name: "payments", Owner: lockprovider.NewOwner(), AtMostFor: 2 * time.Minute, LockedBy: "billing-7"})
 		if err != nil {
@@ -243,14 +244,14 @@ func TestBrowser(t *testing.T) {
 	}
 	lease := hold()
 	for key, n := range map[string]int64{"api:alice": 100, "api:bob": 95, "api:carol": 10} {
-		if _, err := pp.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: []lockprovider.RateLimit{limit}}); err != nil {
+		if _, err := pp.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: []batontype.RateLimit{limit}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	backends := []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}}
 	cfg := status.Config{Backends: backends, Grace: 2 * time.Second, Refresh: time.Second,
-		Limits: func(string) []lockprovider.RateLimit { return []lockprovider.RateLimit{limit} }}
+		Limits: func(string) []batontype.RateLimit { return []batontype.RateLimit{limit} }}
 	rw := cfg
 	rw.Actions = true
 	pageRW, err := status.New(rw)
@@ -290,7 +291,7 @@ func TestBrowser(t *testing.T) {
 	checked, catchUps := 0, 0
 	claimed, missed := map[string]bool{}, map[string]int{}
 	for _, j := range jobs {
-		recs, err := rp.Runs(ctx, lockprovider.RunQuery{Job: j.name, Since: from, Until: now})
+		recs, err := rp.Runs(ctx, batontype.RunQuery{Job: j.name, Since: from, Until: now})
 		if err != nil {
 			t.Fatal(err)
 		}

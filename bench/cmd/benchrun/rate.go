@@ -9,6 +9,8 @@ import (
 	"github.com/ulule/limiter/v3"
 	ululeredis "github.com/ulule/limiter/v3/drivers/store/redis"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/ratelimit"
 )
@@ -22,7 +24,7 @@ var algorithms = []ratelimit.Algorithm{
 func benchLimit(alg ratelimit.Algorithm) ratelimit.Limit {
 	l := ratelimit.Limit{Algorithm: alg, Rate: 1_000_000, Period: time.Second}
 	if alg == ratelimit.SlidingLog {
-		l.Rate = lockprovider.MaxLogLimit
+		l.Rate = batontype.MaxLogLimit
 	}
 	return l
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -335,7 +337,7 @@ func measureTick(ctx context.Context, run tickRun, jobs, instances int) (tickSam
 		relFailure atomic.Value
 	)
 	released := func(err error) {
-		if err != nil && !errors.Is(err, lockprovider.ErrNotHeld) && !errors.Is(err, redislock.ErrLockNotHeld) {
+		if err != nil && !errors.Is(err, batontype.ErrNotHeld) && !errors.Is(err, redislock.ErrLockNotHeld) {
 			// The lease stays held until it expires: the next round
 			// would find the name taken.
 			relFailed.Add(1)

@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
-	"github.com/baton-go/baton/lockprovider"
 )
 
 // Outcomes of a fenced write; see package fence for their meaning.
@@ -23,18 +23,18 @@ var (
 )
 
 // ErrInvalidToken is the validation error of a non-positive token.
-var ErrInvalidToken = fmt.Errorf("%w: fencing token", lockprovider.ErrInvalid)
+var ErrInvalidToken = fmt.Errorf("%w: fencing token", batontype.ErrInvalid)
 
 // maxEcho is how much of a rejected value an error repeats.
 const maxEcho = 60
 
-// Invalid returns a *lockprovider.ValidationError for field, quoting value
+// Invalid returns a *batontype.ValidationError for field, quoting value
 // shortened to maxEcho bytes.
 func Invalid(field, value, reason string, sentinel error) error {
 	if len(value) > maxEcho {
 		value = value[:maxEcho] + "…"
 	}
-	return &lockprovider.ValidationError{Field: field, Value: strconv.Quote(value), Reason: reason, Err: sentinel}
+	return &batontype.ValidationError{Field: field, Value: strconv.Quote(value), Reason: reason, Err: sentinel}
 }
 
 // CheckToken refuses a token that no grant hands out (tokens start at 1).
@@ -49,10 +49,10 @@ func CheckToken(token int64) error {
 // driver: a nil ctx, or a guard not made by its constructor (zero or nil).
 func CheckCall(ctx context.Context, ready bool) error {
 	if !ready {
-		return Invalid("guard", "<zero>", "must be made by NewGuard", lockprovider.ErrInvalid)
+		return Invalid("guard", "<zero>", "must be made by NewGuard", batontype.ErrInvalid)
 	}
 	if ctx == nil {
-		return Invalid("ctx", "<nil>", "must not be nil (use context.Background)", lockprovider.ErrInvalid)
+		return Invalid("ctx", "<nil>", "must not be nil (use context.Background)", batontype.ErrInvalid)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/status"
@@ -38,12 +40,12 @@ func Week(jobs int, period, span time.Duration, end time.Time) (*memory.Provider
 	}})
 	ctx := context.Background()
 	start := end.Add(-span).Truncate(period)
-	ret := lockprovider.Retention{MaxRuns: int(span/period) + 10, MaxAge: span + 24*time.Hour}
+	ret := batontype.Retention{MaxRuns: int(span/period) + 10, MaxAge: span + 24*time.Hour}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var specs []lockprovider.JobSpec
+	var specs []batontype.JobSpec
 	for j := range jobs {
 		name := fmt.Sprintf("job-%03d", j)
-		specs = append(specs, lockprovider.JobSpec{Name: name, Schedule: "@every " + period.String(), Locked: true, AtMostFor: 5 * time.Minute})
+		specs = append(specs, batontype.JobSpec{Name: name, Schedule: "@every " + period.String(), Locked: true, AtMostFor: 5 * time.Minute})
 		outage := start.Add(time.Duration(rng.Int64N(int64(span - 30*period)))).Truncate(period)
 		for t := start.Add(period); t.Before(end.Add(-period)); t = t.Add(period) {
 			if !t.Before(outage) && t.Before(outage.Add(20*period)) {
@@ -57,16 +59,16 @@ func Week(jobs int, period, span time.Duration, end time.Time) (*memory.Provider
 			if err != nil {
 				return nil, err
 			}
-			out, msg := lockprovider.OutcomeSucceeded, ""
+			out, msg := batontype.OutcomeSucceeded, ""
 			switch n := rng.IntN(1000); {
 			case n < 2:
-				out, msg = lockprovider.OutcomePanicked, "panic: runtime error: index out of range [3] with length 3"
+				out, msg = batontype.OutcomePanicked, "panic: runtime error: index out of range [3] with length 3"
 			case n < 12:
-				out, msg = lockprovider.OutcomeFailed, "upstream: 503 Service Unavailable"
+				out, msg = batontype.OutcomeFailed, "upstream: 503 Service Unavailable"
 			}
 			fake.Store(l.GrantedAt.Add(200*time.Millisecond + time.Duration(rng.IntN(2800))*time.Millisecond).UnixNano())
 			err = p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: name, Owner: owner}, lockprovider.RunEnd{
-				Run:     lockprovider.RunRecord{Job: name, Token: l.Token, Tick: t, LockedBy: who, Started: l.GrantedAt},
+				Run:     batontype.RunRecord{Job: name, Token: l.Token, Tick: t, LockedBy: who, Started: l.GrantedAt},
 				Outcome: out, Error: msg, Retention: ret,
 			})
 			if err != nil {
@@ -76,7 +78,7 @@ func Week(jobs int, period, span time.Duration, end time.Time) (*memory.Provider
 	}
 	fake.Store(0)
 	for _, r := range Replicas {
-		if err := p.Register(ctx, lockprovider.Instance{LockedBy: r, Started: end.Add(-span), Jobs: specs}, 24*time.Hour); err != nil {
+		if err := p.Register(ctx, batontype.Instance{LockedBy: r, Started: end.Add(-span), Jobs: specs}, 24*time.Hour); err != nil {
 			return nil, err
 		}
 	}

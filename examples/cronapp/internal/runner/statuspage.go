@@ -11,7 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/status"
@@ -55,8 +56,8 @@ func serveStatus(ctx context.Context, cfg Config, runID string) (*statusPage, er
 		Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}},
 		// The third-party API's quota, as cronapp defines it, so the page
 		// shows how much of it remains.
-		Limits: func(key string) []lockprovider.RateLimit {
-			return []lockprovider.RateLimit{{Algorithm: lockprovider.TokenBucket, Rate: 5, Period: time.Second, Burst: 10}}
+		Limits: func(key string) []batontype.RateLimit {
+			return []batontype.RateLimit{{Algorithm: batontype.TokenBucket, Rate: 5, Period: time.Second, Burst: 10}}
 		},
 		Grace: 2 * time.Second,
 	})

@@ -1,11 +1,9 @@
-package lockprovider
+package batontype
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // The texts of the sentinels below carry no package prefix: callers wrap
@@ -26,12 +24,19 @@ var (
 	ErrStaleTick = errors.New("tick not newer than the last granted tick")
 )
 
-// ErrLockLost is what consumers (package baton's Lock.Context, the
-// scheduler's job context) report as the cause when a holder can no longer
-// trust its lease. It is defined here, not in each consumer, so that one
-// errors.Is check covers locks and scheduled jobs alike. It is often read
-// alone, as a context's cause, so its text names the module.
-var ErrLockLost = errors.New("baton: lock lost")
+// ErrLockLost is the cause consumers (package baton's Lock.Context, the
+// scheduler's job context) report when a holder can no longer trust its
+// lease. It is defined once so that one errors.Is check covers locks and
+// scheduled jobs alike.
+var ErrLockLost = errors.New("lock lost")
+
+// ErrNoRequest is returned when a run request is not pending: another
+// replica claimed it, it expired, or it never existed.
+var ErrNoRequest = errors.New("no such pending run request")
+
+// ErrNotRegistered is returned by a registry heartbeat when the instance
+// has no live entry: it expired, or was never made.
+var ErrNotRegistered = errors.New("instance not registered")
 
 // Validation errors. Each is wrapped by a *ValidationError that names the
 // offending field; all of them match ErrInvalid with errors.Is. Every
@@ -42,28 +47,35 @@ var (
 	ErrInvalidName     = fmt.Errorf("%w: name", ErrInvalid)
 	ErrInvalidOwner    = fmt.Errorf("%w: owner token", ErrInvalid)
 	ErrInvalidDuration = fmt.Errorf("%w: duration", ErrInvalid)
+	ErrInvalidLimit    = fmt.Errorf("%w: rate limit", ErrInvalid)
+	ErrInvalidCost     = fmt.Errorf("%w: cost", ErrInvalid)
+	// ErrExceedsCapacity means the cost can never be admitted: it is
+	// above the capacity of one of the limits.
+	ErrExceedsCapacity = fmt.Errorf("%w: cost exceeds capacity", ErrInvalid)
+	// ErrNotReservable means a reservation or refund asked of a window
+	// algorithm.
+	ErrNotReservable = fmt.Errorf("%w: algorithm cannot reserve", ErrInvalid)
 )
 
 // ErrNilContext is what every function and method of the module that takes
 // a context returns for a nil one, before touching a backend: drivers
 // dereference the context and would panic. It is a *ValidationError for
-// the field "ctx" and matches ErrInvalid. Package baton, scheduler and
-// ratelimit re-export this same value.
+// the field "ctx" and matches ErrInvalid.
 var ErrNilContext error = &ValidationError{Field: "ctx", Value: "nil", Reason: "must not be nil (use context.Background)", Err: ErrInvalid}
 
-// CheckContext returns ErrNilContext for a nil ctx and nil otherwise.
-// Providers call it first in every method that takes a context.
-func CheckContext(ctx context.Context) error {
-	if ctx == nil {
-		return ErrNilContext
-	}
-	return nil
-}
+// ErrNilProvider is what every constructor that takes a provider (or a
+// consumer of one, such as a Locker or a Limiter) returns for a nil one,
+// a typed nil pointer included. It is a *ValidationError matching
+// ErrInvalid.
+var ErrNilProvider error = &ValidationError{Field: "provider", Value: "nil", Reason: "must not be nil", Err: ErrInvalid}
 
 // ValidationError reports which input was rejected and why. It is the one
-// validation error type of the module: package baton, scheduler, ratelimit
-// and fence return it too.
+// validation error type of the module: every package returns it for bad
+// input.
 type ValidationError struct {
+	// Pkg is the package that rejected the input, e.g. "scheduler"; it
+	// prefixes the message. Empty reads "baton".
+	Pkg    string
 	Job    string // the scheduled job the input belongs to, if any
 	Field  string // the parameter, e.g. "Name" or "AtLeastFor"
 	Value  string // the rejected value, quoted; Error shortens it
@@ -81,7 +93,12 @@ const (
 
 func (e *ValidationError) Error() string {
 	var b strings.Builder
-	b.WriteString("baton: invalid ")
+	if e.Pkg != "" {
+		b.WriteString(e.Pkg)
+	} else {
+		b.WriteString("baton")
+	}
+	b.WriteString(": invalid ")
 	b.WriteString(Shorten(e.Field, maxEcho))
 	if e.Job != "" && fmt.Sprintf("%q", e.Job) != e.Value { // not twice
 		b.WriteString(" of job ")
@@ -102,19 +119,6 @@ func (e *ValidationError) Unwrap() []error {
 		return []error{e.Err, e.Cause}
 	}
 	return []error{e.Err}
-}
-
-// Shorten returns s cut to at most max bytes on a rune boundary, with "…"
-// appended when it was cut. Error messages use it for echoed input.
-func Shorten(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	n := max
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // ErrUnavailable means the backend could not be reached or did not answer
