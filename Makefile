@@ -39,9 +39,19 @@ test-fault: ## The fault-injection suite (TestFault*) of every module, with the 
 	@set -e; for m in $(MODULES); do echo "== fault tests in $$m"; \
 		(cd $$m && $(GO) test -race -count=1 -timeout 10m -run '$(FAULT_TESTS)' $$TESTFLAGS ./...); done
 
+# api/ records the exported API of every public package, a file per package
+# (see internal/cmd/apidump), so that an API change shows in review.
+APIDUMP ?= $(GO) run ./internal/cmd/apidump
+
+.PHONY: api
+api: ## Regenerate api/, the exported API of every public package; commit it with the change
+	$(APIDUMP) -out api
+
 .PHONY: lint
-lint: ## gofmt, then staticcheck in every module
+lint: ## gofmt, api/ up to date (make api), then staticcheck in every module
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && $(APIDUMP) -out "$$tmp" && \
+		if ! diff -ruN api "$$tmp"; then echo "exported API changed: run make api and commit api/"; exit 1; fi
 	@set -e; for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); done
 
 # A private redis-server when one is installed: its CPU and command counts
