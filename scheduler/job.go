@@ -113,6 +113,34 @@ func AtLeastFor(d time.Duration) LockOption {
 	}
 }
 
+// LockBounds is a lock's bounds read from elsewhere, such as a ShedLock
+// @SchedulerLock annotation parsed by package lockprovider/shedlock: the
+// scheduler consumes it, so the source needs no scheduler import. A bound
+// the source does not give (ok false) keeps the scheduler's default.
+type LockBounds interface {
+	LockBounds() (atMostFor time.Duration, atMostOK bool, atLeastFor time.Duration, atLeastOK bool)
+}
+
+// Bounds applies what b gives as AtMostFor and AtLeastFor would, with
+// the same checks.
+func Bounds(b LockBounds) LockOption {
+	return func(o *lockOpts) error {
+		if b == nil {
+			return invalid("", "Bounds", "nil", "must not be nil", ErrInvalid, nil)
+		}
+		atMost, atMostOK, atLeast, atLeastOK := b.LockBounds()
+		if atMostOK {
+			if err := AtMostFor(atMost)(o); err != nil {
+				return err
+			}
+		}
+		if atLeastOK {
+			return AtLeastFor(atLeast)(o)
+		}
+		return nil
+	}
+}
+
 // AutoRenew extends the lease every AtMostFor/3 while the job runs, so
 // a run may outlast AtMostFor. If an extension finds the lease gone,
 // the job's context is cancelled with ErrLockLost.

@@ -37,6 +37,8 @@
 // Every operation is one SQL statement or one script call. ParseDuration
 // and SchedulerLock read ShedLock's lockAtMostFor and lockAtLeastFor
 // strings, so a Go job can be configured from the same properties as the
-// Java job it replaces. Postgres.ExportTokens prepares the final switch to
+// Java job it replaces: a parsed SchedulerLock (a Lock) is what
+// scheduler.Bounds consumes, so this package imports neither the scheduler
+// nor another provider. Postgres.ExportTokens prepares the final switch to
 // baton's native table (package lockprovider/postgres).
 package shedlock

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
-
-	"github.com/baton-go/baton/scheduler"
 )
 
 // ErrInvalidDuration is matched (errors.Is) by every error of ParseDuration.
@@ -139,26 +137,39 @@ func mul(s string, n int64, unit time.Duration) (time.Duration, error) {
 // SchedulerLock is the triple of ShedLock's @SchedulerLock annotation, with
 // the strings as they appear in the annotation or in the Spring properties
 // it refers to. An empty duration means "the default", as in ShedLock:
-// scheduler.Config's DefaultAtMostFor / DefaultAtLeastFor (the
-// counterparts of @EnableSchedulerLock's defaults) then apply.
+// the scheduler's defaults (the counterparts of @EnableSchedulerLock's)
+// then apply.
 type SchedulerLock struct {
 	Name           string
 	LockAtMostFor  string
 	LockAtLeastFor string
 }
 
-// Options returns the lock name and the scheduler options for a job that
-// shares its lock with the Java job annotated with l, to be passed to
-// scheduler.Builder.Locked:
+// Lock is a parsed SchedulerLock: the lock name and the bounds the
+// annotation gives. It implements scheduler.LockBounds, so a job shares
+// its lock with the Java job annotated the same way:
 //
-//	name, opts, err := shedlock.SchedulerLock{Name: "report", LockAtMostFor: "PT14M"}.Options()
-//	job, err := sched.Cron("0 */15 * * * *").Locked(name, opts...).Do(report)
-//
-// It returns an error matching batontype.ErrInvalid for an invalid name
-// or duration, or an at-least bound above the at-most one.
-func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
+//	l, err := shedlock.SchedulerLock{Name: "report", LockAtMostFor: "PT14M"}.Parse()
+//	job, err := sched.Cron("0 */15 * * * *").Locked(l.Name, scheduler.Bounds(l)).Do(report)
+type Lock struct {
+	Name          string
+	AtMostFor     time.Duration // the annotation's bound, when HasAtMostFor
+	AtLeastFor    time.Duration // the annotation's bound, when HasAtLeastFor
+	HasAtMostFor  bool
+	HasAtLeastFor bool
+}
+
+// LockBounds reports the bounds l gives; see scheduler.LockBounds.
+func (l Lock) LockBounds() (atMostFor time.Duration, atMostOK bool, atLeastFor time.Duration, atLeastOK bool) {
+	return l.AtMostFor, l.HasAtMostFor, l.AtLeastFor, l.HasAtLeastFor
+}
+
+// Parse reads the annotation's durations. It returns an error matching
+// batontype.ErrInvalid for an invalid name or duration, or an at-least
+// bound above the at-most one.
+func (l SchedulerLock) Parse() (Lock, error) {
 	if err := batontype.ValidateName(l.Name); err != nil {
-		return "", nil, err
+		return Lock{}, err
 	}
 	// parse reads one attribute; its errors name the job and the attribute.
 	parse := func(field, v string) (time.Duration, error) {
@@ -169,40 +180,37 @@ func (l SchedulerLock) Options() (string, []scheduler.LockOption, error) {
 		}
 		return d, err
 	}
-	var opts []scheduler.LockOption
-	atMost, atLeast := time.Duration(-1), time.Duration(-1)
+	out := Lock{Name: l.Name}
 	if l.LockAtMostFor != "" {
 		d, err := parse("lockAtMostFor", l.LockAtMostFor)
 		if err != nil {
-			return "", nil, err
+			return Lock{}, err
 		}
-		atMost = d
-		opts = append(opts, scheduler.AtMostFor(d))
+		out.AtMostFor, out.HasAtMostFor = d, true
 	}
 	if l.LockAtLeastFor != "" {
 		d, err := parse("lockAtLeastFor", l.LockAtLeastFor)
 		if err != nil {
-			return "", nil, err
+			return Lock{}, err
 		}
-		atLeast = d
-		opts = append(opts, scheduler.AtLeastFor(d))
+		out.AtLeastFor, out.HasAtLeastFor = d, true
 	}
 	// Check what is given; a missing bound is the scheduler's default.
 	var err error
 	switch {
-	case atMost >= 0 && atLeast >= 0:
-		err = batontype.ValidateDurations(atMost, atLeast)
-	case atMost >= 0:
-		err = batontype.ValidateDurations(atMost, 0)
-	case atLeast >= 0:
-		err = batontype.ValidateDurations(batontype.MaxDuration, atLeast)
+	case out.HasAtMostFor && out.HasAtLeastFor:
+		err = batontype.ValidateDurations(out.AtMostFor, out.AtLeastFor)
+	case out.HasAtMostFor:
+		err = batontype.ValidateDurations(out.AtMostFor, 0)
+	case out.HasAtLeastFor:
+		err = batontype.ValidateDurations(batontype.MaxDuration, out.AtLeastFor)
 	}
 	var ve *batontype.ValidationError
 	if errors.As(err, &ve) {
 		ve.Job = l.Name
 	}
 	if err != nil {
-		return "", nil, err
+		return Lock{}, err
 	}
-	return l.Name, opts, nil
+	return out, nil
 }

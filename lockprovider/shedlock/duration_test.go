@@ -76,14 +76,14 @@ func TestSchedulerLockOptions(t *testing.T) {
 		{Name: "defaults"},
 		{Name: "at-least-only", LockAtLeastFor: "30s"},
 	} {
-		name, opts, err := l.Options()
+		lk, err := l.Parse()
 		if err != nil {
 			t.Fatalf("%+v: %v", l, err)
 		}
-		if name != l.Name {
-			t.Errorf("name %q, want %q", name, l.Name)
+		if lk.Name != l.Name {
+			t.Errorf("name %q, want %q", lk.Name, l.Name)
 		}
-		if _, err := s.Every(time.Hour).Locked(name, opts...).Do(noop); err != nil {
+		if _, err := s.Every(time.Hour).Locked(lk.Name, scheduler.Bounds(lk)).Do(noop); err != nil {
 			t.Errorf("%+v: Do: %v", l, err)
 		}
 	}
@@ -94,8 +94,8 @@ func TestSchedulerLockOptions(t *testing.T) {
 		{Name: "inverted", LockAtMostFor: "PT1M", LockAtLeastFor: "PT2M"},
 		{Name: "zero", LockAtMostFor: "PT0S"},
 	} {
-		if _, _, err := l.Options(); !errors.Is(err, batontype.ErrInvalid) {
-			t.Errorf("%+v: Options error %v, want ErrInvalid", l, err)
+		if _, err := l.Parse(); !errors.Is(err, batontype.ErrInvalid) {
+			t.Errorf("%+v: Parse error %v, want ErrInvalid", l, err)
 		}
 	}
 }

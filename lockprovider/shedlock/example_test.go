@@ -37,11 +37,11 @@ func ExampleNewPostgres() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	name, opts, err := shedlock.SchedulerLock{Name: "report", LockAtMostFor: "PT14M", LockAtLeastFor: "PT14M"}.Options()
+	lk, err := shedlock.SchedulerLock{Name: "report", LockAtMostFor: "PT14M", LockAtLeastFor: "PT14M"}.Parse()
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = sched.Cron("0 */15 * * * *").Locked(name, opts...).Do(func(ctx context.Context, run scheduler.Run) error {
+	_, err = sched.Cron("0 */15 * * * *").Locked(lk.Name, scheduler.Bounds(lk)).Do(func(ctx context.Context, run scheduler.Run) error {
 		return nil // the report
 	})
 	if err != nil {

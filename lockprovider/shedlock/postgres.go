@@ -20,12 +20,19 @@ import (
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/postgres"
 )
 
 // DB is the part of pgx the provider uses; *pgxpool.Pool, *pgx.Conn and
-// pgx.Tx satisfy it. It is the native provider's interface.
-type DB = postgres.DB
+// pgx.Tx satisfy it, as they satisfy the native provider's postgres.DB.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// defaultNativeTable is the native provider's default table (postgres.DefaultTable),
+// where ExportTokens carries the tokens when not told another.
+const defaultNativeTable = "baton_locks"
 
 // DefaultTable is ShedLock's default table name.
 const DefaultTable = "shedlock"
@@ -554,7 +561,7 @@ func (p *Postgres) ExportTokens(ctx context.Context, nativeSchema, nativeTable s
 		return 0, err
 	}
 	if nativeTable == "" {
-		nativeTable = postgres.DefaultTable
+		nativeTable = defaultNativeTable
 	}
 	native, err := qualify(nativeSchema, nativeTable)
 	if err != nil {
