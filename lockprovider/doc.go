@@ -78,10 +78,8 @@
 //
 // # Conformance
 //
-// Package lockprovidertest holds the suites every provider runs, ours and
-// third parties' alike: Run for the lease contract (with the
-// ReleaseNotifier and Inspector groups when implemented), RunRate for
-// RateLimiter, RunAdmin, RunLedger and RunRegistry for the operator
-// capabilities, RunControl for Control, and RunBatch for BatchAcquirer
-// (and BatchLedger).
+// A provider's tests, ours and third parties' alike, call
+// lockprovidertest.Run: it checks the lease contract, then finds each
+// optional capability above by type assertion and runs its checks, and
+// logs the capabilities the provider does not implement.
 package lockprovider

@@ -23,7 +23,7 @@ import (
 // Errors: validation errors wrap batontype.ErrInvalid; any other error means the
 // outcome is unknown (the cost may or may not have been charged).
 //
-// lockprovidertest.RunRate is the conformance suite for implementations.
+// lockprovidertest.Run checks implementations (its Rate group).
 type RateLimiter interface {
 	RateLimit(ctx context.Context, r RateRequest) (RateResult, error)
 }

@@ -3,7 +3,7 @@
 // is computed with, and the flat integer reply of the scripted decisions.
 // None of it is part of the provider contract: a third-party provider may
 // store and encode its state however it likes, as long as it passes
-// lockprovidertest.RunRate.
+// lockprovidertest.Run (its Rate group).
 package ratewire
 
 import (

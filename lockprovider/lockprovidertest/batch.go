@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -13,26 +12,16 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// RunBatch runs the conformance suite of lockprovider.BatchAcquirer: every
-// item of a batch behaves as Provider.Acquire of that item (grant, refusal
-// of a held name or a stale tick, the holder's idempotent retry, fencing,
-// the minimum hold, expiry, LockedBy), batches mix all of these, repeats
-// of a name in one batch and oversized batches are refused as documented,
-// and concurrent batches grant each name once. When the provider also
-// implements lockprovider.BatchLedger, AcquireRunBatch runs the same item
-// checks and must open one run record per grant, and ReleaseRunBatch
-// must release as ReleaseBatch and complete each run as ReleaseRun. When
-// it implements
-// lockprovider.BatchReleaser, every item of ReleaseBatch must behave as
-// Provider.Release of that item (the holder's release, refusals, the
-// minimum hold, the announcement to waiters, repeats and invalid items).
-// newProvider is as for
-// Run; its providers must implement lockprovider.BatchAcquirer, or the
-// suite fails.
-func RunBatch(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
-	t.Helper()
-	s := &suite{newProvider: newProvider, id: randomID()}
-	cases := []testCase{
+// batchCases check lockprovider.BatchAcquirer: every item of a batch
+// behaves as Provider.Acquire of that item (grant, refusal of a held name
+// or a stale tick, the holder's idempotent retry, fencing, the minimum
+// hold, expiry, LockedBy), batches mix all of these, repeats of a name in
+// one batch and oversized batches are refused as documented, and
+// concurrent batches grant each name once. When the provider also
+// implements lockprovider.BatchLedger, AcquireRunBatch gets the same item
+// checks.
+func batchCases() []testCase {
+	return []testCase{
 		{"FreeNames", testBatchFree},
 		{"Mixed", testBatchMixed},
 		{"Duplicates", testBatchDuplicates},
@@ -44,22 +33,31 @@ func RunBatch(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider
 		{"Context", testBatchContext},
 		{"NilContext", testBatchNilContext},
 		{"Exclusion", testBatchExclusion},
-		{"Ledger", testBatchLedger},
-		{"LedgerRelease", testBatchLedgerRelease},
+	}
+}
+
+// batchReleaseCases check lockprovider.BatchReleaser: every item of
+// ReleaseBatch behaves as Provider.Release of that item (the holder's
+// release, refusals, the minimum hold, the announcement to waiters,
+// repeats and invalid items).
+func batchReleaseCases() []testCase {
+	return []testCase{
 		{"Release", testBatchRelease},
 		{"ReleaseAtLeastFor", testBatchReleaseAtLeastFor},
 		{"ReleaseWakesWaiters", testBatchReleaseWakes},
 		{"ReleaseValidation", testBatchReleaseValidation},
+		{"NilContext", testBatchReleaseNilContext},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			e := s.env(t)
-			if _, ok := e.p.(lockprovider.BatchAcquirer); !ok {
-				t.Fatalf("provider %T does not implement lockprovider.BatchAcquirer", e.p)
-			}
-			c.fn(e)
-		})
+}
+
+// batchLedgerCases check lockprovider.BatchLedger: AcquireRunBatch opens
+// one run record per grant, and ReleaseRunBatch releases as ReleaseBatch
+// and completes each run as ReleaseRun.
+func batchLedgerCases() []testCase {
+	return []testCase{
+		{"Ledger", testBatchLedger},
+		{"LedgerRelease", testBatchLedgerRelease},
+		{"NilContext", testBatchLedgerNilContext},
 	}
 }
 
@@ -476,10 +474,7 @@ func dedupe(ps []lockprovider.AcquireParams) []lockprovider.AcquireParams {
 // LockedBy and token and the batch's flags, and none for a refusal or a
 // retry.
 func testBatchLedger(e *env) {
-	bl, ok := e.p.(lockprovider.BatchLedger)
-	if !ok {
-		e.t.Skipf("provider %T does not implement lockprovider.BatchLedger", e.p)
-	}
+	bl := e.p.(lockprovider.BatchLedger)
 	if _, ok := e.p.(lockprovider.Ledger); !ok {
 		e.t.Fatalf("provider %T implements BatchLedger but not Ledger", e.p)
 	}
@@ -520,12 +515,7 @@ func testBatchLedger(e *env) {
 
 // releaser returns the provider's ReleaseBatch; the release cases need it.
 func (e *env) releaser() func(context.Context, []lockprovider.ReleaseParams) ([]error, error) {
-	e.t.Helper()
-	br, ok := e.p.(lockprovider.BatchReleaser)
-	if !ok {
-		e.t.Skipf("provider %T does not implement lockprovider.BatchReleaser", e.p)
-	}
-	return br.ReleaseBatch
+	return e.p.(lockprovider.BatchReleaser).ReleaseBatch
 }
 
 func (e *env) mustReleaseBatch(ps []lockprovider.ReleaseParams) []error {
@@ -673,10 +663,7 @@ func testBatchReleaseValidation(e *env) {
 // start plus Elapsed; a lost lease still gets its outcome. An invalid end
 // is its item's own error; ends of another length refuse the batch.
 func testBatchLedgerRelease(e *env) {
-	bl, ok := e.p.(lockprovider.BatchLedger)
-	if !ok {
-		e.t.Skipf("provider %T does not implement lockprovider.BatchLedger", e.p)
-	}
+	bl := e.p.(lockprovider.BatchLedger)
 	ok1, failed, lost, bad := item(e.name(), baseTick, long, 0), item(e.name(), baseTick, long, 0),
 		item(e.name(), baseTick, 30*time.Millisecond, 0), item(e.name(), baseTick, long, 0)
 	ps := []lockprovider.AcquireParams{ok1, failed, lost, bad}

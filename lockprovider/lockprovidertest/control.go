@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -14,14 +13,11 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// RunControl runs the conformance suite of lockprovider.Control. The
-// providers newProvider returns must implement it and must not share
-// control state (paused flags and run requests are per backend, not per
-// name): a fresh key prefix, schema or table each.
-func RunControl(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
-	t.Helper()
-	s := &suite{newProvider: newProvider, id: randomID()}
-	for _, c := range []testCase{
+// controlCases check lockprovider.Control: paused flags, run requests
+// claimed exactly once under concurrency, request expiry, change
+// announcements and validation.
+func controlCases() []testCase {
+	return []testCase{
 		{"PauseAndResume", testControlPause},
 		{"RequestAndClaim", testControlRequest},
 		{"ClaimExactlyOnce", testControlClaimOnce},
@@ -30,15 +26,6 @@ func RunControl(t *testing.T, newProvider func(t *testing.T) lockprovider.Provid
 		{"Validation", testControlValidation},
 		{"DoneContext", testControlDone},
 		{"NilContext", testControlNilContext},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			e := s.env(t)
-			if _, ok := e.p.(lockprovider.Control); !ok {
-				t.Fatalf("provider %T does not implement lockprovider.Control", e.p)
-			}
-			c.fn(e)
-		})
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package lockprovidertest is the conformance suite for lockprovider
-// implementations, and shared benchmark code. Every provider in this module
-// runs it, and a third-party provider should too:
+// implementations, and shared benchmark code. A provider's tests, ours
+// or a third party's, call Run, its one entry point:
 //
 //	func TestConformance(t *testing.T) {
 //		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
@@ -8,43 +8,29 @@
 //		})
 //	}
 //
-//	// For providers that implement lockprovider.RateLimiter:
-//	func TestRateConformance(t *testing.T) {
-//		lockprovidertest.RunRate(t, func(t *testing.T) lockprovider.RateLimiter {
-//			return myprovider.New(client, myprovider.Config{Prefix: uniquePrefix()})
-//		})
-//	}
-//
 //	func BenchmarkProvider(b *testing.B) { lockprovidertest.Bench(b, newProvider(b)) }
 //
-// The optional operator capabilities have suites of their own, which fail
-// when the provider lacks the capability: RunAdmin (lockprovider.Admin and
-// RateLister), RunLedger (lockprovider.Ledger, including retention) and
-// RunRegistry (lockprovider.Registry; providers must not share a
-// registry). RunControl (lockprovider.Control; providers must not share
-// control state) checks paused flags, run requests claimed exactly once
-// under concurrency, request expiry, change announcements and
-// validation. RunBatch covers lockprovider.BatchAcquirer: every item of
-// a batch behaves as Acquire of that item, in mixed batches, with
-// repeats, oversized batches and concurrent batches; BatchReleaser when
-// implemented: every item of ReleaseBatch behaves as Release of that
-// item; and BatchLedger when implemented: AcquireRunBatch opens each
-// run as AcquireRun, ReleaseRunBatch completes it as ReleaseRun.
-// Each of these suites, and RunRate, has a NilContext case: every method
-// of the capability it covers, given a nil context and otherwise valid
-// arguments, returns an error matching batontype.ErrNilContext (and
-// ErrInvalid), does not panic, and changes nothing.
-// BenchLedger measures what the ledger adds to a scheduled claim and
-// release.
+// Run checks what every provider must do, then finds by type assertion
+// each optional capability the provider implements (the small interfaces
+// of package lockprovider: ReleaseNotifier, Inspector, Admin, RateLister,
+// Ledger, Registry, Control, BatchAcquirer, BatchReleaser, BatchLedger,
+// RateLimiter) and runs its checks as a subtest group named after it. It
+// logs each capability the provider does not implement, for example
+// "skipped: rate limiting (provider does not implement
+// lockprovider.RateLimiter)", so a provider never misses a suite by
+// omission. Bench, BenchHandoff and BenchLedger (what the ledger adds to
+// a scheduled claim and release) are shared benchmarks.
 //
-// Run calls newProvider once per subtest; each call must return a provider
-// isolated from the others (a fresh key prefix, schema or table), because
-// subtests run in parallel. Lock names are generated and never repeat within
-// a run. Import this package from tests only.
+// Run calls newProvider once to discover the capabilities and then once
+// per subtest; each call must return a provider of the same type,
+// isolated from the others (a fresh key prefix, schema or table, which
+// also keeps registries and control states apart), because subtests run
+// in parallel. Lock names and rate-limit keys are generated and never
+// repeat within a run. Import this package from tests only.
 //
 // # What the suite checks
 //
-// Run, grouped by topic (one subtest group each):
+// Every provider, grouped by topic (one subtest group each):
 //
 //   - Acquire: a free name is granted and reads as held; another owner gets
 //     ErrNotAcquired and the holder's lease is untouched; names are
@@ -86,19 +72,50 @@
 //     workers on two names complete read-sleep-write increments of counters
 //     protected only by the lease, with exact final counts, no overlapping
 //     holders and increasing fences, also with AtLeastFor.
-//   - Notify (providers implementing lockprovider.ReleaseNotifier; skipped,
-//     with a message, otherwise): a registration is signalled by each
+//
+// Each optional capability, when the provider implements it (one
+// subtest group each; each group but Notify and Inspect has a NilContext
+// case: every method it covers, given a nil context and otherwise valid
+// arguments, returns an error matching batontype.ErrNilContext and
+// ErrInvalid, does not panic, and changes nothing):
+//
+//   - Notify (lockprovider.ReleaseNotifier): a registration is signalled by each
 //     release, stop unregisters and is idempotent, other names do not
 //     signal, and an unread channel blocks nothing. A registration must be
 //     in effect when NotifyRelease returns.
-//   - Inspect (providers implementing lockprovider.Inspector; skipped
-//     otherwise): unknown names read Exists false; Held, LockedBy, GrantedAt,
+//   - Inspect (lockprovider.Inspector): unknown names read Exists false; Held, LockedBy, GrantedAt,
 //     Until, Token and LastTick follow a lease through grant, extend,
 //     release and the next grant; List reports exactly this provider's
 //     names, once each.
+//   - Admin (lockprovider.Admin): ForceRelease frees a lease inside its
+//     minimum hold, only with the right token when one is given, reports
+//     what it freed, wakes waiters and makes the next token larger;
+//     Inspect reports each lease's minimum hold; Ping answers; ResetRate
+//     gives a key its capacity back, and a lockprovider.RateLister lists
+//     the key while it has state and not after the reset.
+//   - Ledger (lockprovider.Ledger): AcquireRun opens one record per
+//     grant (none for a refusal or the holder's retry), ReleaseRun
+//     completes it, also after the lease was lost; Runs and LastRuns
+//     filter and order as documented; retention; validation.
+//   - Registry (lockprovider.Registry): registered instances are listed
+//     with their jobs, expire after their TTL unless renewed, and
+//     Heartbeat and Deregister act as documented; validation.
+//   - Control (lockprovider.Control): paused flags, run requests claimed
+//     exactly once under concurrency, request expiry, change
+//     announcements, validation and done contexts.
+//   - Batch (lockprovider.BatchAcquirer): every item of a batch behaves
+//     as Acquire of that item, in mixed batches, with repeats, oversized
+//     batches and concurrent batches; on AcquireRunBatch too when the
+//     provider implements lockprovider.BatchLedger.
+//   - BatchRelease (lockprovider.BatchReleaser): every item of
+//     ReleaseBatch behaves as Release of that item, waiters included.
+//   - BatchLedger (lockprovider.BatchLedger): AcquireRunBatch opens each
+//     run as AcquireRun, ReleaseRunBatch completes it as ReleaseRun.
+//   - Rate (lockprovider.RateLimiter): decisions compared with those
+//     of the memory provider, the reference implementation, in the
+//     subtests below.
 //
-// RunRate, for providers implementing lockprovider.RateLimiter, one
-// subtest each:
+// The Rate group, one subtest each:
 //
 //   - AgreesWithMemory: random requests (costs, reservations, refunds) on
 //     one and several limits get exactly the decision the memory provider,

@@ -148,29 +148,47 @@ func testControlNilContext(e *env) {
 	}
 }
 
-// Batch methods refuse a nil context and grant or release nothing.
+// AcquireBatch, and AcquireRunBatch when implemented, refuse a nil
+// context and grant nothing.
 func testBatchNilContext(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	aps := []lockprovider.AcquireParams{{Name: name, Owner: owner, AtMostFor: long}}
-	rps := []lockprovider.ReleaseParams{{Name: name, Owner: owner}}
 	for what, f := range e.batchFuncs() {
 		wantNilCtx(e.t, what, func() error { return errOf(f(nilCtx, aps)) })
 	}
 	e.wantFree(name, "after batches with a nil context")
+}
+
+// ReleaseBatch refuses a nil context and releases nothing.
+func testBatchReleaseNilContext(e *env) {
+	name, owner := e.name(), lockprovider.NewOwner()
+	e.mustAcquire(name, owner, long, 0)
+	br := e.p.(lockprovider.BatchReleaser)
+	wantNilCtx(e.t, "ReleaseBatch", func() error {
+		return errOf(br.ReleaseBatch(nilCtx, []lockprovider.ReleaseParams{{Name: name, Owner: owner}}))
+	})
+	e.wantHeld(name, "after ReleaseBatch with a nil context")
+	e.mustRelease(name, owner)
+}
+
+// AcquireRunBatch and ReleaseRunBatch refuse a nil context and grant or
+// release nothing.
+func testBatchLedgerNilContext(e *env) {
+	bl := e.p.(lockprovider.BatchLedger)
+	name, owner := e.name(), lockprovider.NewOwner()
+	wantNilCtx(e.t, "AcquireRunBatch", func() error {
+		return errOf(bl.AcquireRunBatch(nilCtx, []lockprovider.AcquireParams{{Name: name, Owner: owner, AtMostFor: long}}, lockprovider.RunStart{}))
+	})
+	e.wantFree(name, "after AcquireRunBatch with a nil context")
 	l := e.mustAcquire(name, owner, long, 0)
-	if br, ok := e.p.(lockprovider.BatchReleaser); ok {
-		wantNilCtx(e.t, "ReleaseBatch", func() error { return errOf(br.ReleaseBatch(nilCtx, rps)) })
-	}
-	if bl, ok := e.p.(lockprovider.BatchLedger); ok {
-		wantNilCtx(e.t, "ReleaseRunBatch", func() error {
-			_, err := bl.ReleaseRunBatch(nilCtx, rps, []lockprovider.RunEnd{{
-				Run:     batontype.RunRecord{Job: name, Token: l.Token, Started: l.GrantedAt},
-				Outcome: batontype.OutcomeSucceeded,
-			}})
-			return err
-		})
-	}
-	e.wantHeld(name, "after release batches with a nil context")
+	wantNilCtx(e.t, "ReleaseRunBatch", func() error {
+		_, err := bl.ReleaseRunBatch(nilCtx, []lockprovider.ReleaseParams{{Name: name, Owner: owner}}, []lockprovider.RunEnd{{
+			Run:     batontype.RunRecord{Job: name, Token: l.Token, Started: l.GrantedAt},
+			Outcome: batontype.OutcomeSucceeded,
+		}})
+		return err
+	})
+	e.wantHeld(name, "after ReleaseRunBatch with a nil context")
 	e.mustRelease(name, owner)
 }
 

@@ -3,7 +3,6 @@ package lockprovidertest
 import (
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -11,13 +10,10 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// RunAdmin runs the conformance suite of lockprovider.Admin (and of
-// lockprovider.RateLister when the provider implements it). newProvider
-// is as for Run; its providers must implement lockprovider.Admin, or the
-// suite fails.
-func RunAdmin(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
-	t.Helper()
-	runCapability(t, newProvider, "Admin", []testCase{
+// adminCases check lockprovider.Admin, and lockprovider.RateLister when
+// the provider implements it.
+func adminCases() []testCase {
+	return []testCase{
 		{"ForceRelease", testForceRelease},
 		{"ForceReleaseWakesWaiters", testForceReleaseWakes},
 		{"ForceReleaseNothingHeld", testForceReleaseNothing},
@@ -25,13 +21,12 @@ func RunAdmin(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider
 		{"Ping", testPing},
 		{"ResetRate", testResetRate},
 		{"NilContext", testAdminNilContext},
-	})
+	}
 }
 
-// RunLedger runs the conformance suite of lockprovider.Ledger.
-func RunLedger(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
-	t.Helper()
-	runCapability(t, newProvider, "Ledger", []testCase{
+// ledgerCases check lockprovider.Ledger, retention included.
+func ledgerCases() []testCase {
+	return []testCase{
 		{"OpenAndComplete", testLedgerOpenComplete},
 		{"RetriedAcquireOneRecord", testLedgerRetry},
 		{"RefusalsRecordNothing", testLedgerRefusals},
@@ -40,43 +35,17 @@ func RunLedger(t *testing.T, newProvider func(t *testing.T) lockprovider.Provide
 		{"Retention", testLedgerRetention},
 		{"Validation", testLedgerValidation},
 		{"NilContext", testLedgerNilContext},
-	})
+	}
 }
 
-// RunRegistry runs the conformance suite of lockprovider.Registry. The
-// providers newProvider returns must not share a registry.
-func RunRegistry(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
-	t.Helper()
-	runCapability(t, newProvider, "Registry", []testCase{
+// registryCases check lockprovider.Registry.
+func registryCases() []testCase {
+	return []testCase{
 		{"RegisterAndList", testRegistryList},
 		{"Expiry", testRegistryExpiry},
 		{"HeartbeatAndDeregister", testRegistryHeartbeat},
 		{"Validation", testRegistryValidation},
 		{"NilContext", testRegistryNilContext},
-	})
-}
-
-func runCapability(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider, what string, cases []testCase) {
-	t.Helper()
-	s := &suite{newProvider: newProvider, id: randomID()}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			e := s.env(t)
-			var ok bool
-			switch what {
-			case "Admin":
-				_, ok = e.p.(lockprovider.Admin)
-			case "Ledger":
-				_, ok = e.p.(lockprovider.Ledger)
-			case "Registry":
-				_, ok = e.p.(lockprovider.Registry)
-			}
-			if !ok {
-				t.Fatalf("provider %T does not implement lockprovider.%s", e.p, what)
-			}
-			c.fn(e)
-		})
 	}
 }
 

@@ -18,24 +18,15 @@ import (
 	"github.com/baton-go/baton/lockprovider/memory"
 )
 
-// RunRate runs the rate-limit conformance suite against the
-// lockprovider.RateLimiter newRateLimiter returns.
-//
-// newRateLimiter is called once per subtest; subtests run in parallel and
-// use keys no other subtest uses, so one shared limiter is fine, as is a
-// fresh one per call. It should register its own cleanup with t.Cleanup
-// and fail t (not skip) when its backend is unreachable. Decisions are
-// compared with those of the memory provider, the reference
-// implementation, at the server time the limiter under test reports.
-func RunRate(t *testing.T, newRateLimiter func(t *testing.T) lockprovider.RateLimiter) {
-	t.Helper()
-	s := &rateSuite{newRateLimiter: newRateLimiter, id: randomID()}
+// rateGroupCases check lockprovider.RateLimiter. Decisions are compared
+// with those of the memory provider, the reference implementation, at the
+// server time the limiter under test reports.
+func rateGroupCases() []testCase {
+	var cs []testCase
 	for _, c := range rateCases() {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.fn(s.env(t))
-		})
+		cs = append(cs, testCase{c.name, func(e *env) { c.fn(e.rate()) }})
 	}
+	return cs
 }
 
 type rateCase struct {
@@ -70,19 +61,9 @@ var rateAlgorithms = []batontype.Algorithm{
 // blurs what it counts.
 const hour = time.Hour
 
-type rateSuite struct {
-	newRateLimiter func(t *testing.T) lockprovider.RateLimiter
-	id             string
-	seq            atomic.Int64
-}
-
-func (s *rateSuite) env(t *testing.T) *rateEnv {
-	t.Helper()
-	r := s.newRateLimiter(t)
-	if r == nil {
-		t.Fatal("lockprovidertest: newRateLimiter returned nil")
-	}
-	return &rateEnv{t: t, r: r, ctx: t.Context(), s: s}
+// rate returns the state of a rate subtest on e's provider.
+func (e *env) rate() *rateEnv {
+	return &rateEnv{t: e.t, r: e.p.(lockprovider.RateLimiter), ctx: e.ctx, s: e.s}
 }
 
 // rateEnv is the state of one rate subtest.
@@ -90,7 +71,7 @@ type rateEnv struct {
 	t   *testing.T
 	r   lockprovider.RateLimiter
 	ctx context.Context
-	s   *rateSuite
+	s   *suite
 }
 
 // key returns a key no other subtest uses.

@@ -33,22 +33,41 @@ const (
 	pollEvery = 5 * time.Millisecond
 )
 
-// Run runs the conformance suite against the provider newProvider returns.
+// Run runs the conformance suite against the providers newProvider
+// returns: the checks every provider must pass, then those of each
+// optional capability (an interface of package lockprovider) the provider
+// implements, found by type assertion, each as a subtest group named
+// after the capability. Every capability the provider does not implement
+// is named in the test log as skipped.
 //
-// newProvider is called once per subtest and must return a provider isolated
-// from those of other calls (for example a fresh key prefix or schema),
-// because subtests run in parallel. It should register its own cleanup with
-// t.Cleanup and fail t (not skip) when its backend is unreachable.
+// newProvider is called once to discover the capabilities and then once
+// per subtest, and must return providers of one type, each isolated from
+// those of other calls (for example a fresh key prefix or schema, which
+// also keeps the registries and control states apart), because subtests
+// run in parallel. It should register its own cleanup with t.Cleanup and
+// fail t (not skip) when its backend is unreachable.
 func Run(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
 	t.Helper()
 	s := &suite{newProvider: newProvider, id: randomID()}
+	probe := s.provider(t)
 	for _, g := range groups() {
+		if g.needs != nil && !g.needs.has(probe) {
+			t.Logf("skipped: %s (provider does not implement lockprovider.%s)", g.needs.what, g.needs.iface)
+			continue
+		}
+		if len(g.cases) == 0 {
+			continue // checked within other groups
+		}
 		t.Run(g.name, func(t *testing.T) {
 			t.Parallel()
 			for _, c := range g.cases {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
-					c.fn(s.env(t))
+					e := s.env(t)
+					if g.needs != nil && !g.needs.has(e.p) {
+						t.Fatalf("lockprovidertest: newProvider returned a %T, which does not implement lockprovider.%s, after one that did", e.p, g.needs.iface)
+					}
+					c.fn(e)
 				})
 			}
 		})
@@ -60,24 +79,52 @@ type testCase struct {
 	fn   func(e *env)
 }
 
+// group is a subtest group: checks every provider must pass (needs nil)
+// or those of one optional capability.
 type group struct {
 	name  string
-	cases []testCase
+	needs *capability
+	cases []testCase // none: the capability is checked within other groups
+}
+
+// capability is an optional interface of package lockprovider.
+type capability struct {
+	what  string // how the log names it
+	iface string // the interface's name
+	has   func(p lockprovider.Provider) bool
+}
+
+func capabilityOf[I any](what, iface string) *capability {
+	return &capability{what: what, iface: iface, has: func(p lockprovider.Provider) bool {
+		_, ok := p.(I)
+		return ok
+	}}
 }
 
 func groups() []group {
 	return []group{
-		{"Acquire", acquireCases()},
-		{"Expiry", expiryCases()},
-		{"Extend", extendCases()},
-		{"Owner", ownerCases()},
-		{"Token", fenceCases()},
-		{"Tick", tickCases()},
-		{"Validation", validationCases()},
-		{"Context", contextCases()},
-		{"Exclusion", exclusionCases()},
-		{"Notify", notifyCases()},
-		{"Inspect", inspectCases()},
+		{"Acquire", nil, acquireCases()},
+		{"Expiry", nil, expiryCases()},
+		{"Extend", nil, extendCases()},
+		{"Owner", nil, ownerCases()},
+		{"Token", nil, fenceCases()},
+		{"Tick", nil, tickCases()},
+		{"Validation", nil, validationCases()},
+		{"Context", nil, contextCases()},
+		{"Exclusion", nil, exclusionCases()},
+		{"Notify", capabilityOf[lockprovider.ReleaseNotifier]("release notifications", "ReleaseNotifier"), notifyCases()},
+		{"Inspect", capabilityOf[lockprovider.Inspector]("inspection and listing", "Inspector"), inspectCases()},
+		{"Admin", capabilityOf[lockprovider.Admin]("admin", "Admin"), adminCases()},
+		// Listing needs state to list: Admin's ResetRate and NilContext
+		// cases check it.
+		{"RateList", capabilityOf[lockprovider.RateLister]("rate listing", "RateLister"), nil},
+		{"Ledger", capabilityOf[lockprovider.Ledger]("run ledger", "Ledger"), ledgerCases()},
+		{"Registry", capabilityOf[lockprovider.Registry]("instance registry", "Registry"), registryCases()},
+		{"Control", capabilityOf[lockprovider.Control]("control", "Control"), controlCases()},
+		{"Batch", capabilityOf[lockprovider.BatchAcquirer]("batch acquire", "BatchAcquirer"), batchCases()},
+		{"BatchRelease", capabilityOf[lockprovider.BatchReleaser]("batch release", "BatchReleaser"), batchReleaseCases()},
+		{"BatchLedger", capabilityOf[lockprovider.BatchLedger]("batch ledger", "BatchLedger"), batchLedgerCases()},
+		{"Rate", capabilityOf[lockprovider.RateLimiter]("rate limiting", "RateLimiter"), rateGroupCases()},
 	}
 }
 
@@ -87,13 +134,18 @@ type suite struct {
 	seq         atomic.Int64
 }
 
-func (s *suite) env(t *testing.T) *env {
+func (s *suite) provider(t *testing.T) lockprovider.Provider {
 	t.Helper()
 	p := s.newProvider(t)
 	if p == nil {
 		t.Fatal("lockprovidertest: newProvider returned nil")
 	}
-	return &env{t: t, p: p, ctx: t.Context(), s: s}
+	return p
+}
+
+func (s *suite) env(t *testing.T) *env {
+	t.Helper()
+	return &env{t: t, p: s.provider(t), ctx: t.Context(), s: s}
 }
 
 // env is the state of one subtest.

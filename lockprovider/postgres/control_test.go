@@ -7,18 +7,8 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
-	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
-
-func TestControl(t *testing.T) {
-	newP := func(t *testing.T) lockprovider.Provider {
-		p, _ := newProvider(t, nil)
-		return p
-	}
-	t.Run("Control", func(t *testing.T) { lockprovidertest.RunControl(t, newP) })
-}
 
 // Every Control operation is one statement.
 func TestControlOneRoundTrip(t *testing.T) {

@@ -40,6 +40,8 @@ func newProvider(t testing.TB, cfg *postgres.Config) (*postgres.Provider, *teste
 	return p, pg
 }
 
+// The conformance suite, every capability included, each subtest on a
+// migrated provider in a schema of its own.
 func TestConformance(t *testing.T) {
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 		p, _ := newProvider(t, nil)

@@ -12,55 +12,7 @@ import (
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
-
-// The batch suite on the shared standalone Redis, where a batch is one
-// script call; every key it left behind must have a TTL.
-func TestBatch(t *testing.T) {
-	t.Parallel()
-	tr := &tracked{c: testenv.Redis(t)}
-	t.Run("suite", func(t *testing.T) {
-		lockprovidertest.RunBatch(t, func(t *testing.T) lockprovider.Provider { return tr.provider(t) })
-	})
-	if !t.Failed() {
-		tr.checkTTLs(t)
-	}
-}
-
-// The batch suite on a three-master Cluster, where a batch is one script
-// call per hash slot in one pipeline (a CROSSSLOT error would fail it),
-// and on a Ring, one call per name in one pipeline.
-func TestBatchSharded(t *testing.T) {
-	t.Parallel()
-	cluster := testenv.StartRedisCluster(t, 3)
-	a, b := testenv.StartRedis(t), testenv.StartRedis(t)
-	ring := goredis.NewRing(&goredis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = ring.Close() })
-	t.Run("Cluster", func(t *testing.T) {
-		t.Parallel()
-		tr := &tracked{c: cluster.Client(t)}
-		t.Run("suite", func(t *testing.T) {
-			lockprovidertest.RunBatch(t, func(t *testing.T) lockprovider.Provider { return tr.provider(t) })
-		})
-		if !t.Failed() {
-			tr.checkTTLs(t)
-		}
-	})
-	t.Run("Ring", func(t *testing.T) {
-		t.Parallel()
-		t.Run("suite", func(t *testing.T) {
-			lockprovidertest.RunBatch(t, func(t *testing.T) lockprovider.Provider {
-				p, _ := newProvider(t, ring)
-				return p
-			})
-		})
-		if !t.Failed() {
-			checkTTLs(t, a.Client(t), "")
-			checkTTLs(t, b.Client(t), "")
-		}
-	})
-}
 
 // roundTrips counts what a go-redis client sends: single commands and
 // pipelines, each one round trip (per node).

@@ -10,8 +10,11 @@ import (
 )
 
 // The provider on a real three-master Redis Cluster: the conformance
-// suite, release notifications across slots, List over every master, and
-// TTLs on every key. A CROSSSLOT error would fail any of them.
+// suite with every capability (a batch is one script call per hash slot
+// in one pipeline; the control keys and channel share one slot; ResetRate
+// and ListRates scan every master), release notifications across slots,
+// List over every master, and TTLs on every key. A CROSSSLOT error would
+// fail any of them.
 func TestCluster(t *testing.T) {
 	t.Parallel()
 	cluster := testenv.StartRedisCluster(t, 3)

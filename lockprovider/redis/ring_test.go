@@ -12,7 +12,8 @@ import (
 
 // The provider on a go-redis Ring of two private servers: scripts and
 // release channels are routed by the same hash tag, so a name's keys and
-// its notifications land on one shard.
+// its notifications land on one shard; a batch is one call per name in
+// one pipeline.
 func TestRing(t *testing.T) {
 	t.Parallel()
 	a, b := testenv.StartRedis(t), testenv.StartRedis(t)

@@ -10,8 +10,9 @@ import (
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
 
-// The conformance suite on the shared standalone Redis; afterwards every
-// key the suite left behind must have a TTL.
+// The conformance suite, every capability included, on the shared
+// standalone Redis; afterwards every key the suite left behind must have
+// a TTL.
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	conformance(t, testenv.Redis(t))
