@@ -3,7 +3,8 @@ package shedlock
 import (
 	"fmt"
 
-	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/backenderr/pgerr"
+	"github.com/baton-go/baton/internal/backenderr/rediserr"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -13,12 +14,12 @@ import (
 // refusal); other errors (server error replies, the caller's cancellation)
 // are passed on as they are.
 func pgError(op, name string, err error) error {
-	return backendError(op, name, err, backenderr.Postgres)
+	return backendError(op, name, err, pgerr.Classify)
 }
 
 // redisError is pgError for Redis errors.
 func redisError(op, name string, err error) error {
-	return backendError(op, name, err, backenderr.Redis)
+	return backendError(op, name, err, rediserr.Classify)
 }
 
 func backendError(op, name string, err error, classify func(error) (unavailable, notSent bool)) error {
