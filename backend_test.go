@@ -11,6 +11,8 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
@@ -39,7 +41,7 @@ func postgresProvider(t *testing.T, pool *pgxpool.Pool) *postgres.Provider {
 
 func TestHandoffRedis(t *testing.T) {
 	t.Parallel()
-	p := redisProvider(t, testenv.Redis(t))
+	p := redisProvider(t, redisenv.Client(t))
 	for _, notify := range []bool{true, false} {
 		t.Run(map[bool]string{true: "notify", false: "poll"}[notify], func(t *testing.T) {
 			testHandoff(t, p, notify)
@@ -52,8 +54,8 @@ func TestHandoffRedis(t *testing.T) {
 // they do not, which isolates what notifications save.
 func TestHandoffPostgres(t *testing.T) {
 	t.Parallel()
-	shared := postgresProvider(t, testenv.Postgres(t).Pool)
-	private := postgresProvider(t, testenv.StartPostgres(t).Pool(t))
+	shared := postgresProvider(t, pgenv.Schema(t).Pool)
+	private := postgresProvider(t, pgenv.Pool(t, testenv.StartPostgres(t).URL()))
 	for _, c := range []struct {
 		name string
 		p    lockprovider.Provider
@@ -125,8 +127,8 @@ func testAutoRenewOutage(t *testing.T, p lockprovider.Provider, cutConns func(),
 func TestAutoRenewOutageRedis(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
-	c := srv.Client(t)
-	admin := srv.Client(t)
+	c := redisenv.Server(t, srv)
+	admin := redisenv.Server(t, srv)
 	testAutoRenewOutage(t, redisProvider(t, c),
 		func() {
 			if err := admin.Do(context.Background(), "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
@@ -139,7 +141,7 @@ func TestAutoRenewOutageRedis(t *testing.T) {
 func TestAutoRenewOutagePostgres(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartPostgres(t)
-	pool := srv.Pool(t)
+	pool := pgenv.Pool(t, srv.URL())
 	admin, err := pgxpool.New(context.Background(), srv.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -158,11 +160,11 @@ func TestAutoRenewOutagePostgres(t *testing.T) {
 }
 
 func BenchmarkTryAcquireReleaseRedis(b *testing.B) {
-	benchLock(b, redisProvider(b, testenv.Redis(b)))
+	benchLock(b, redisProvider(b, redisenv.Client(b)))
 }
 
 func BenchmarkTryAcquireReleasePostgres(b *testing.B) {
-	pg := testenv.Postgres(b)
+	pg := pgenv.Schema(b)
 	p, err := postgres.New(pg.Pool, nil)
 	if err != nil {
 		b.Fatal(err)

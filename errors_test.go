@@ -14,6 +14,8 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -40,7 +42,7 @@ func (s *slowFirst) Acquire(ctx context.Context, p lockprovider.AcquireParams) (
 func TestAcquireRecoversFromSlowRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	p := &slowFirst{Provider: redisProvider(t, testenv.Redis(t)), delay: 1500 * time.Millisecond}
+	p := &slowFirst{Provider: redisProvider(t, redisenv.Client(t)), delay: 1500 * time.Millisecond}
 	l := newLocker(t, p, nil)
 	first, err := l.TryAcquire(ctx, "cold", nil)
 	if err != nil {
@@ -172,7 +174,7 @@ func TestCallTimeoutBoundsSilentBackend(t *testing.T) {
 		},
 		"postgres": func(t *testing.T) (lockprovider.Provider, func(), func()) {
 			srv := testenv.StartPostgres(t)
-			return postgresProvider(t, srv.Pool(t)), srv.Pause, srv.Resume
+			return postgresProvider(t, pgenv.Pool(t, srv.URL())), srv.Pause, srv.Resume
 		},
 	}
 	for name, start := range backends {
@@ -250,7 +252,7 @@ func (s *lateSecond) Acquire(ctx context.Context, p lockprovider.AcquireParams) 
 func TestAcquireDeadlineKeepsNotAcquired(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testenv.Postgres(t).Pool
+	pool := pgenv.Schema(t).Pool
 	holder, err := newLocker(t, postgresProvider(t, pool), nil).TryAcquire(ctx, "held", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/redis"
 )
@@ -30,7 +32,7 @@ func TestFaultRedisRestartMidHold(t *testing.T) {
 	const ttl = 600 * time.Millisecond
 	ctx := context.Background()
 
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	if _, err := pg.Pool.Exec(ctx, `CREATE TABLE account (id text PRIMARY KEY, balance int NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func TestFaultPostgresPauseMidHold(t *testing.T) {
 	ctx := context.Background()
 
 	srv := testenv.StartPostgres(t)
-	p := postgresProvider(t, srv.Pool(t))
+	p := postgresProvider(t, pgenv.Pool(t, srv.URL()))
 	l := newLocker(t, p, &baton.Config{ReleaseTimeout: releaseTimeout})
 
 	a, err := l.TryAcquire(ctx, "paused", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
@@ -265,7 +267,7 @@ func TestFaultPostgresBlackholeAcquireDeadline(t *testing.T) {
 	const deadline = 3 * time.Second
 	const releaseTimeout = 500 * time.Millisecond
 	ctx := context.Background()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	proxy, u := testenv.ProxyURL(t, pg.URL)
 	pool, err := pgxpool.New(ctx, u)
 	if err != nil {
@@ -498,7 +500,7 @@ func TestFaultAutoRenewUnderLatency(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		pg := testenv.Postgres(t)
+		pg := pgenv.Schema(t)
 		proxy, u := testenv.ProxyURL(t, pg.URL)
 		pool, err := pgxpool.New(ctx, u)
 		if err != nil {
@@ -548,7 +550,7 @@ func TestFaultBlackholeWithoutDeadline(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		pg := testenv.Postgres(t)
+		pg := pgenv.Schema(t)
 		proxy, u := testenv.ProxyURL(t, pg.URL)
 		pool, err := pgxpool.New(ctx, u)
 		if err != nil {
@@ -622,7 +624,7 @@ func TestFaultDroppedAcquireReply(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		direct, err := redis.New(srv.Client(t), &redis.Config{Prefix: prefix})
+		direct, err := redis.New(redisenv.Server(t, srv), &redis.Config{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -630,7 +632,7 @@ func TestFaultDroppedAcquireReply(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		pg := testenv.Postgres(t)
+		pg := pgenv.Schema(t)
 		proxy, u := testenv.ProxyURL(t, pg.URL)
 		pool, err := pgxpool.New(ctx, u)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -22,7 +24,7 @@ import (
 // fenced write wins and the old holder's later write is rejected, and the
 // old holder's context is cancelled at its next renewal.
 func TestForceRelease(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	if _, err := pg.Pool.Exec(ctx, `CREATE TABLE report (id int PRIMARY KEY, body text, last_fence bigint); INSERT INTO report VALUES (1, '', NULL)`); err != nil {
 		t.Fatal(err)
@@ -31,7 +33,7 @@ func TestForceRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	rp, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -798,7 +798,7 @@ func TestAutoRenewSlowRoundTripsRedis(t *testing.T) {
 	t.Parallel()
 	const ttl = 1500 * time.Millisecond
 	ctx := context.Background()
-	real := redisProvider(t, testenv.Redis(t))
+	real := redisProvider(t, redisenv.Client(t))
 	l := newLocker(t, &slowProvider{Provider: real, delay: ttl * 40 / 100}, nil)
 	other := newLocker(t, real, nil)
 	a, err := l.TryAcquire(ctx, "renewed-slowly", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})

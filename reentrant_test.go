@@ -10,7 +10,8 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/fence"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
@@ -21,8 +22,8 @@ import (
 func reentrancyProviders(t *testing.T) map[string]func(t *testing.T) lockprovider.Provider {
 	return map[string]func(t *testing.T) lockprovider.Provider{
 		"memory":   func(t *testing.T) lockprovider.Provider { return memory.New(nil) },
-		"redis":    func(t *testing.T) lockprovider.Provider { return redisProvider(t, testenv.Redis(t)) },
-		"postgres": func(t *testing.T) lockprovider.Provider { return postgresProvider(t, testenv.Postgres(t).Pool) },
+		"redis":    func(t *testing.T) lockprovider.Provider { return redisProvider(t, redisenv.Client(t)) },
+		"postgres": func(t *testing.T) lockprovider.Provider { return postgresProvider(t, pgenv.Schema(t).Pool) },
 	}
 }
 

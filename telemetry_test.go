@@ -11,6 +11,8 @@ import (
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/internal/recorder"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/observe"
@@ -28,8 +30,8 @@ func TestObserverLockEvents(t *testing.T) {
 		p    func(t *testing.T) lockprovider.Provider
 	}{
 		{"memory", func(*testing.T) lockprovider.Provider { return memory.New(nil) }},
-		{"redis", func(t *testing.T) lockprovider.Provider { return redisProvider(t, testenv.Redis(t)) }},
-		{"postgres", func(t *testing.T) lockprovider.Provider { return postgresProvider(t, testenv.Postgres(t).Pool) }},
+		{"redis", func(t *testing.T) lockprovider.Provider { return redisProvider(t, redisenv.Client(t)) }},
+		{"postgres", func(t *testing.T) lockprovider.Provider { return postgresProvider(t, pgenv.Schema(t).Pool) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -10,6 +10,8 @@ import (
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/leader"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
@@ -19,7 +21,7 @@ import (
 
 func redisProvider(t testing.TB) *redis.Provider {
 	t.Helper()
-	p, err := redis.New(testenv.Redis(t), &redis.Config{Prefix: testenv.Prefix(t)})
+	p, err := redis.New(redisenv.Client(t), &redis.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,7 @@ func redisProvider(t testing.TB) *redis.Provider {
 
 func postgresProvider(t testing.TB) *postgres.Provider {
 	t.Helper()
-	p, err := postgres.New(testenv.Postgres(t).Pool, nil)
+	p, err := postgres.New(pgenv.Schema(t).Pool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/fence/redisfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/leader"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -269,7 +270,7 @@ func TestElectionProcesses(t *testing.T) {
 func testElectionProcesses(t *testing.T, backend string) {
 	const ttl = time.Second
 	ctx := context.Background()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	spec := candidateSpec{Backend: backend, RedisURL: testenv.RedisURL(t), Prefix: testenv.Prefix(t), PGURL: pg.URL, AtMostFor: ttl}
 	for _, stmt := range []string{
 		`CREATE TABLE resource (id int PRIMARY KEY, body text NOT NULL)`,

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -25,7 +25,7 @@ var providers = []providerCase{
 
 func newPostgresProvider(t testing.TB) *postgres.Provider {
 	t.Helper()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	// A pool large enough for the bound checker (5 providers × 8 stay well under
 	// max_connections).
 	pool, err := pgxpool.New(context.Background(), pg.URL+"&pool_max_conns=8")

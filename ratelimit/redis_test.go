@@ -8,6 +8,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/ratelimit"
@@ -15,7 +16,7 @@ import (
 
 func newRedisProvider(t testing.TB) *redisprovider.Provider {
 	t.Helper()
-	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -16,10 +18,10 @@ import (
 func controlProviders(b *testing.B, backend string) (lockprovider.Provider, lockprovider.Provider) {
 	switch backend {
 	case "redis":
-		c, prefix := testenv.Redis(b), testenv.Prefix(b)
+		c, prefix := redisenv.Client(b), testenv.Prefix(b)
 		return must(redisprovider.New(c, &redisprovider.Config{Prefix: prefix})), must(redisprovider.New(c, &redisprovider.Config{Prefix: prefix}))
 	default:
-		pg := testenv.Postgres(b)
+		pg := pgenv.Schema(b)
 		p := must(pgprovider.New(pg.Pool, nil))
 		if err := p.Migrate(b.Context()); err != nil {
 			b.Fatal(err)

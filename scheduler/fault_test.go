@@ -14,6 +14,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -28,7 +30,7 @@ const faultPeriod = 200 * time.Millisecond
 // UNIQUE (job, tick) on the shared PostgreSQL: a second run of a tick is a
 // unique violation, counted in dups.
 type faultRun struct {
-	witness *testenv.PG
+	witness *pgenv.PG
 	recs    []*recorder
 	scheds  []*scheduler.Scheduler
 	dups    atomic.Int64
@@ -48,7 +50,7 @@ type tokenAt struct {
 func startFaultRun(t *testing.T, providers []lockprovider.Provider) *faultRun {
 	t.Helper()
 	ctx := context.Background()
-	fr := &faultRun{witness: testenv.Postgres(t)}
+	fr := &faultRun{witness: pgenv.Schema(t)}
 	if _, err := fr.witness.Pool.Exec(ctx, `CREATE TABLE witness (job text NOT NULL, tick timestamptz NOT NULL,
 		instance int NOT NULL, token bigint NOT NULL, UNIQUE (job, tick))`); err != nil {
 		t.Fatal(err)
@@ -237,7 +239,7 @@ func TestFaultRedisDroppedConnections(t *testing.T) {
 		}
 		providers = append(providers, p)
 	}
-	admin := srv.Client(t)
+	admin := redisenv.Server(t, srv)
 	fr := startFaultRun(t, providers)
 
 	time.Sleep(time.Second)
@@ -287,7 +289,7 @@ func TestFaultRedisRestartTickIdentity(t *testing.T) {
 
 	// The provider level first: the same tick is granted again after the
 	// restart (logged, not asserted).
-	direct := srv.Client(t)
+	direct := redisenv.Server(t, srv)
 	p, err := redisprovider.New(direct, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -509,7 +511,7 @@ func TestFaultPostgresClockSkewTicks(t *testing.T) {
 		runFor = 8 * time.Second
 	)
 	ctx := context.Background()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	type run struct {
 		instance int
 		tick     time.Time

@@ -23,7 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
 )
@@ -38,7 +38,7 @@ var providers = map[string]func(ctx context.Context, spec instanceSpec, in *inst
 
 // setups prepare a backend for one exactly-once run: they fill in the
 // spec's URL and Prefix, and migrate.
-var setups = map[string]func(t *testing.T, pg *testenv.PG, spec *instanceSpec){}
+var setups = map[string]func(t *testing.T, pg *pgenv.PG, spec *instanceSpec){}
 
 // instanceSpec describes one scheduler instance of the exactly-once test.
 type instanceSpec struct {
@@ -390,7 +390,7 @@ func TestExactlyOnce(t *testing.T) {
 
 func exactlyOnce(t *testing.T, backend string, interval time.Duration, ticks int) {
 	ctx := context.Background()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	if _, err := pg.Pool.Exec(ctx, witnessSchemaSQL); err != nil {
 		t.Fatal(err)
 	}

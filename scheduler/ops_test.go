@@ -19,6 +19,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
@@ -38,12 +40,12 @@ func opsProviders(t *testing.T, backend string, n int) []lockprovider.Provider {
 			out = append(out, p)
 		}
 	case "redis":
-		c, prefix := testenv.Redis(t), testenv.Prefix(t)
+		c, prefix := redisenv.Client(t), testenv.Prefix(t)
 		for range n {
 			out = append(out, must(redisprovider.New(c, &redisprovider.Config{Prefix: prefix})))
 		}
 	case "postgres":
-		pg := testenv.Postgres(t)
+		pg := pgenv.Schema(t)
 		for i := range n {
 			p := must(pgprovider.New(pg.Pool, nil))
 			if i == 0 {
@@ -436,7 +438,7 @@ func TestLedgerKilledReplica(t *testing.T) {
 			if backend == "redis" {
 				spec.URL, spec.Prefix = testenv.RedisURL(t), testenv.Prefix(t)
 			} else {
-				pg := testenv.Postgres(t)
+				pg := pgenv.Schema(t)
 				spec.URL = pg.URL
 				if err := must(pgprovider.New(pg.Pool, nil)).Migrate(t.Context()); err != nil {
 					t.Fatal(err)

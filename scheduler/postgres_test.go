@@ -6,13 +6,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 )
 
 func init() {
-	setups["postgres"] = func(t *testing.T, pg *testenv.PG, spec *instanceSpec) {
+	setups["postgres"] = func(t *testing.T, pg *pgenv.PG, spec *instanceSpec) {
 		spec.URL = pg.URL // the lease table lives next to the witness tables
 		p, err := pgprovider.New(pg.Pool, nil)
 		if err != nil {

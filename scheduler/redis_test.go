@@ -11,13 +11,15 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/scheduler"
 )
 
 func init() {
-	setups["redis"] = func(t *testing.T, _ *testenv.PG, spec *instanceSpec) {
+	setups["redis"] = func(t *testing.T, _ *pgenv.PG, spec *instanceSpec) {
 		spec.URL, spec.Prefix = testenv.RedisURL(t), testenv.Prefix(t)
 	}
 	providers["redis"] = func(ctx context.Context, spec instanceSpec, in *instance) (lockprovider.Provider, error) {
@@ -60,7 +62,7 @@ func BenchmarkClaimAtOneTick(b *testing.B) {
 // the start to the last successful acquire.
 func BenchmarkClaimBaseline(b *testing.B) {
 	const jobs = 1000
-	client := testenv.Redis(b)
+	client := redisenv.Client(b)
 	p, err := redisprovider.New(client, &redisprovider.Config{Prefix: testenv.Prefix(b)})
 	if err != nil {
 		b.Fatal(err)
@@ -131,7 +133,7 @@ func claimAtOneTick(b *testing.B, jobs, replicas int, auto bool) {
 	}
 	var scheds []*scheduler.Scheduler
 	for range replicas {
-		client := testenv.Redis(b)
+		client := redisenv.Client(b)
 		if err := client.Ping(context.Background()).Err(); err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -59,14 +61,14 @@ func (c *releaseCounter) ReleaseRunBatch(ctx context.Context, ps []lockprovider.
 func TestReleasesBatched(t *testing.T) {
 	backends := map[string]func(t *testing.T) batchProvider{
 		"redis": func(t *testing.T) batchProvider {
-			p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+			p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return p
 		},
 		"postgres": func(t *testing.T) batchProvider {
-			p, err := pgprovider.New(testenv.Postgres(t).Pool, nil)
+			p, err := pgprovider.New(pgenv.Schema(t).Pool, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -45,10 +47,10 @@ func startMixed(t *testing.T, iv time.Duration) *mixed {
 	ctx := t.Context()
 	m := &mixed{limit: lockprovider.RateLimit{Algorithm: lockprovider.TokenBucket, Rate: 5, Period: time.Minute}}
 	var err error
-	if m.redis, err = redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)}); err != nil {
+	if m.redis, err = redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)}); err != nil {
 		t.Fatal(err)
 	}
-	if m.postgres, err = pgprovider.New(testenv.Postgres(t).Pool, nil); err != nil {
+	if m.postgres, err = pgprovider.New(pgenv.Schema(t).Pool, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.postgres.Migrate(ctx); err != nil {
@@ -449,7 +451,7 @@ func (c *control) add(s string) error {
 // A Backend's Control receives run-now, pause and resume.
 func TestControl(t *testing.T) {
 	t.Parallel()
-	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +479,7 @@ func TestControl(t *testing.T) {
 // behind http.StripPrefix, and at the root.
 func TestMount(t *testing.T) {
 	t.Parallel()
-	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +543,7 @@ func TestMount(t *testing.T) {
 // Bad configuration is a validation error.
 func TestConfig(t *testing.T) {
 	t.Parallel()
-	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +572,7 @@ func TestBackendDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pp, err := pgprovider.New(testenv.Postgres(t).Pool, nil)
+	pp, err := pgprovider.New(pgenv.Schema(t).Pool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +611,7 @@ func TestBackendDown(t *testing.T) {
 // buttons do what `baton jobs run|pause|resume` do.
 func TestProviderControl(t *testing.T) {
 	t.Parallel()
-	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 )
 
 // The pause test (Kleppmann's scenario): worker A, a child process,
@@ -47,7 +48,7 @@ func testPause(t *testing.T, backendName, mode string) {
 	bypass := mode == "bypassed"
 	const ttl = time.Second
 	ctx := context.Background()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	spec := helperSpec{Role: "pause", Backend: backendName, Prefix: testenv.Prefix(t), RedisURL: testenv.RedisURL(t), PGURL: pg.URL,
 		Lock: "doc:1", AtMostFor: ttl, Bypass: bypass, LockCtx: mode == "checked"}
 	b := openBackend(t, spec)

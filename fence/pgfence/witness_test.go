@@ -17,6 +17,7 @@ import (
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 )
 
 // witnessDuration is how long the lost-update witness runs: 20 s by default
@@ -58,7 +59,7 @@ func (a *tally) add(b tally) {
 func testWitness(t *testing.T, backendName string) {
 	const inProcess, children = 6, 2
 	ctx := context.Background()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	spec := helperSpec{Role: "witness", Backend: backendName, Prefix: testenv.Prefix(t), RedisURL: testenv.RedisURL(t), PGURL: pg.URL,
 		Lock: "counter:1", AtMostFor: witnessTTL}
 	b := openBackend(t, spec)

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -26,9 +26,9 @@ var (
 )
 
 // newProvider returns a migrated provider on a private schema.
-func newProvider(t testing.TB, cfg *postgres.Config) (*postgres.Provider, *testenv.PG) {
+func newProvider(t testing.TB, cfg *postgres.Config) (*postgres.Provider, *pgenv.PG) {
 	t.Helper()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	p, err := postgres.New(pg.Pool, cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -96,7 +96,7 @@ func TestMigrateIdempotent(t *testing.T) {
 }
 
 func TestSchemaQualifiedTable(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	if _, err := pg.Pool.Exec(ctx, `CREATE SCHEMA "`+pg.Schema+`_x"`); err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestSchemaQualifiedTable(t *testing.T) {
 }
 
 func TestInvalidIdentifiers(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	bad := []postgres.Config{
 		{Table: "1abc"},
 		{Table: `x"; DROP TABLE y; --`},
@@ -162,7 +162,7 @@ func TestInvalidIdentifiers(t *testing.T) {
 }
 
 func TestSchemaSQLAppliesCleanly(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	ddl, err := postgres.SchemaSQL(nil)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -17,7 +17,7 @@ import (
 // suite's concurrent load.
 func TestRateConformance(t *testing.T) {
 	t.Parallel()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	pool, err := pgxpool.New(context.Background(), pg.URL+"&pool_max_conns=8")
 	if err != nil {
 		t.Fatal(err)

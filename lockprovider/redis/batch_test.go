@@ -11,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
@@ -19,7 +20,7 @@ import (
 // script call; every key it left behind must have a TTL.
 func TestBatch(t *testing.T) {
 	t.Parallel()
-	tr := &tracked{c: testenv.Redis(t)}
+	tr := &tracked{c: redisenv.Client(t)}
 	t.Run("suite", func(t *testing.T) {
 		lockprovidertest.RunBatch(t, func(t *testing.T) lockprovider.Provider { return tr.provider(t) })
 	})
@@ -39,7 +40,7 @@ func TestBatchSharded(t *testing.T) {
 	t.Cleanup(func() { _ = ring.Close() })
 	t.Run("Cluster", func(t *testing.T) {
 		t.Parallel()
-		tr := &tracked{c: cluster.Client(t)}
+		tr := &tracked{c: redisenv.Cluster(t, cluster)}
 		t.Run("suite", func(t *testing.T) {
 			lockprovidertest.RunBatch(t, func(t *testing.T) lockprovider.Provider { return tr.provider(t) })
 		})
@@ -56,8 +57,8 @@ func TestBatchSharded(t *testing.T) {
 			})
 		})
 		if !t.Failed() {
-			checkTTLs(t, a.Client(t), "")
-			checkTTLs(t, b.Client(t), "")
+			checkTTLs(t, redisenv.Server(t, a), "")
+			checkTTLs(t, redisenv.Server(t, b), "")
 		}
 	})
 }
@@ -97,8 +98,8 @@ func batchOf(prefix string, n int, tick time.Time) []lockprovider.AcquireParams 
 // pipeline on a Cluster; the ledger's batch too.
 func TestBatchRoundTrips(t *testing.T) {
 	t.Parallel()
-	single := testenv.Redis(t)
-	cluster := testenv.StartRedisCluster(t, 3).Client(t)
+	single := redisenv.Client(t)
+	cluster := redisenv.Cluster(t, testenv.StartRedisCluster(t, 3))
 	for _, c := range []struct {
 		name      string
 		client    interface{ AddHook(goredis.Hook) }

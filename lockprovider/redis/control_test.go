@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
@@ -12,7 +13,7 @@ import (
 // expire.
 func TestControl(t *testing.T) {
 	t.Parallel()
-	tr := &tracked{c: testenv.Redis(t)}
+	tr := &tracked{c: redisenv.Client(t)}
 	newP := func(t *testing.T) lockprovider.Provider { return tr.provider(t) }
 	t.Run("Control", func(t *testing.T) { lockprovidertest.RunControl(t, newP) })
 	if !t.Failed() {
@@ -26,7 +27,7 @@ func TestControl(t *testing.T) {
 func TestControlCluster(t *testing.T) {
 	t.Parallel()
 	cluster := testenv.StartRedisCluster(t, 3)
-	tr := &tracked{c: cluster.Client(t)}
+	tr := &tracked{c: redisenv.Cluster(t, cluster)}
 	newP := func(t *testing.T) lockprovider.Provider { return tr.provider(t) }
 	t.Run("Control", func(t *testing.T) { lockprovidertest.RunControl(t, newP) })
 	if !t.Failed() {
@@ -36,7 +37,7 @@ func TestControlCluster(t *testing.T) {
 
 // Every Control operation is one command (the script cache warmed first).
 func TestControlOneRoundTrip(t *testing.T) {
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	p, _ := newProvider(t, c)
 	cnt := &counter{}
 	c.AddHook(cnt)

@@ -11,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
@@ -75,7 +76,7 @@ func TestFaultRedisUnavailable(t *testing.T) {
 	checkUnavailable(t, "Acquire, dial refused", err, true)
 
 	srv := testenv.StartRedis(t)
-	closed := srv.Client(t)
+	closed := redisenv.Server(t, srv)
 	pc, _ := newProvider(t, closed)
 	_ = closed.Close()
 	_, err = pc.Acquire(ctx, acquireParams("closed"))

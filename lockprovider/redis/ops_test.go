@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
@@ -12,7 +13,7 @@ import (
 // leave behind must expire.
 func TestOps(t *testing.T) {
 	t.Parallel()
-	tr := &tracked{c: testenv.Redis(t)}
+	tr := &tracked{c: redisenv.Client(t)}
 	newP := func(t *testing.T) lockprovider.Provider { return tr.provider(t) }
 	t.Run("Admin", func(t *testing.T) { lockprovidertest.RunAdmin(t, newP) })
 	t.Run("Ledger", func(t *testing.T) { lockprovidertest.RunLedger(t, newP) })
@@ -28,7 +29,7 @@ func TestOps(t *testing.T) {
 func TestOpsCluster(t *testing.T) {
 	t.Parallel()
 	cluster := testenv.StartRedisCluster(t, 3)
-	tr := &tracked{c: cluster.Client(t)}
+	tr := &tracked{c: redisenv.Cluster(t, cluster)}
 	newP := func(t *testing.T) lockprovider.Provider { return tr.provider(t) }
 	t.Run("Admin", func(t *testing.T) { lockprovidertest.RunAdmin(t, newP) })
 	t.Run("Ledger", func(t *testing.T) { lockprovidertest.RunLedger(t, newP) })

@@ -3,7 +3,7 @@ package redis_test
 import (
 	"testing"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
@@ -12,7 +12,7 @@ import (
 // afterwards every key the decisions left behind must have a TTL.
 func TestRateConformance(t *testing.T) {
 	t.Parallel()
-	tr := &tracked{c: testenv.Redis(t)}
+	tr := &tracked{c: redisenv.Client(t)}
 	t.Run("suite", func(t *testing.T) {
 		lockprovidertest.RunRate(t, func(t *testing.T) lockprovider.RateLimiter { return tr.provider(t) })
 	})
