@@ -39,10 +39,18 @@ test-fault: ## The fault-injection suite (TestFault*) of every module, with the 
 	@set -e; for m in $(MODULES); do echo "== fault tests in $$m"; \
 		(cd $$m && $(GO) test -race -count=1 -timeout 10m -run '$(FAULT_TESTS)' $$TESTFLAGS ./...); done
 
+.PHONY: test-docker
+test-docker: ## `make test` against Redis and PostgreSQL containers (needs a Docker engine, not the server binaries)
+	cd tools/testservers && $(GO) run . -- $(MAKE) -C $(CURDIR) test
+
 .PHONY: lint
-lint: ## gofmt, then staticcheck in every module
+lint: depcheck ## gofmt, staticcheck in every module, and the dependency budgets
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@set -e; for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); done
+
+.PHONY: depcheck
+depcheck: ## What an application importing scheduler + one provider (and other cases) downloads and links stays within budget, with no other backend's driver
+	.ci/depcheck
 
 # A private redis-server when one is installed: its CPU and command counts
 # per operation are then the contenders' alone.
