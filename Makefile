@@ -47,12 +47,20 @@ APIDUMP ?= $(GO) run ./internal/cmd/apidump
 api: ## Regenerate api/, the exported API of every public package; commit it with the change
 	$(APIDUMP) -out api
 
+.PHONY: test-docker
+test-docker: ## `make test` against Redis and PostgreSQL containers (needs a Docker engine, not the server binaries)
+	cd tools/testservers && $(GO) run . -- $(MAKE) -C $(CURDIR) test
+
 .PHONY: lint
-lint: ## gofmt, api/ up to date (make api), then staticcheck in every module
+lint: depcheck ## gofmt, api/ up to date (make api), staticcheck in every module, and the dependency budgets
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && $(APIDUMP) -out "$$tmp" && \
 		if ! diff -ruN api "$$tmp"; then echo "exported API changed: run make api and commit api/"; exit 1; fi
 	@set -e; for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...); done
+
+.PHONY: depcheck
+depcheck: ## What an application importing scheduler + one provider (and other cases) downloads and links stays within budget, with no other backend's driver
+	.ci/depcheck
 
 # A private redis-server when one is installed: its CPU and command counts
 # per operation are then the contenders' alone.

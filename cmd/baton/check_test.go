@@ -10,6 +10,8 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -28,11 +30,11 @@ type cliBackend struct {
 func cliBackends(t *testing.T) []cliBackend {
 	t.Helper()
 	prefix := testenv.Prefix(t)
-	rp, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: prefix})
+	rp, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	pp, err := pgprovider.New(pg.Pool, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +68,7 @@ func TestCLICheckAllRan(t *testing.T) {
 // the default grace (the tick before it ran).
 func TestCLICheckGraceZero(t *testing.T) {
 	prefix := testenv.Prefix(t)
-	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: prefix})
+	p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

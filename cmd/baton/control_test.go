@@ -12,6 +12,8 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -26,14 +28,14 @@ func TestCLIControl(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
 		prefix := testenv.Prefix(t)
-		client := testenv.Redis(t)
+		client := redisenv.Client(t)
 		cliControl(t, []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix}, func() lockprovider.Provider {
 			return must(redisprovider.New(client, &redisprovider.Config{Prefix: prefix}))
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		pg := testenv.Postgres(t)
+		pg := pgenv.Schema(t)
 		p := must(pgprovider.New(pg.Pool, nil))
 		if err := p.Migrate(t.Context()); err != nil {
 			t.Fatal(err)

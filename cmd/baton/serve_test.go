@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
@@ -23,7 +24,7 @@ import (
 func TestServe(t *testing.T) {
 	t.Parallel()
 	url, prefix := testenv.RedisURL(t), testenv.Prefix(t)
-	p, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: prefix})
+	p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/baton-go/baton/fence/pgfence"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 )
 
 // BenchmarkGuard compares a guarded update with the plain UPDATE it wraps,
@@ -13,7 +13,7 @@ import (
 // classification in the same statement.
 func BenchmarkGuard(b *testing.B) {
 	ctx := context.Background()
-	pg := testenv.Postgres(b)
+	pg := pgenv.Schema(b)
 	db := pg.Pool
 	if _, err := db.Exec(ctx, `CREATE TABLE items (id int PRIMARY KEY, stock int NOT NULL, last_fence bigint);
 		INSERT INTO items VALUES (1, 0, NULL)`); err != nil {

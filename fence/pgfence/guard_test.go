@@ -11,6 +11,7 @@ import (
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -86,7 +87,7 @@ func TestGuardBadInput(t *testing.T) {
 // real pool they are refused before the round trip.
 func TestGuardNilContextAndZeroGuard(t *testing.T) {
 	t.Parallel()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ctx := context.Background()
 	g, err := pgfence.NewGuard(pg.Schema+".t", "id", nil)
 	if err != nil {
@@ -107,7 +108,7 @@ func TestGuardNilContextAndZeroGuard(t *testing.T) {
 
 func TestGuard(t *testing.T) {
 	t.Parallel()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ctx := context.Background()
 	db := pg.Pool
 	if _, err := db.Exec(ctx, `CREATE TABLE items (item_id text PRIMARY KEY, stock int NOT NULL, note text)`); err != nil {
@@ -220,7 +221,7 @@ func TestGuard(t *testing.T) {
 // still gets ErrStaleToken: the rare path that reads the row again.
 func TestGuardConcurrentRaise(t *testing.T) {
 	t.Parallel()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ctx := context.Background()
 	db := pg.Pool
 	if _, err := db.Exec(ctx, `CREATE TABLE acct (id int PRIMARY KEY, balance int NOT NULL, last_fence bigint)`); err != nil {
@@ -279,7 +280,7 @@ func TestGuardConcurrentRaise(t *testing.T) {
 // both were accepted). Marking before the read closes the gap.
 func TestGuardReadModifyWrite(t *testing.T) {
 	t.Parallel()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ctx := context.Background()
 	db := pg.Pool
 	if _, err := db.Exec(ctx, `CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL, last_fence bigint)`); err != nil {

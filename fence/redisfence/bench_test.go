@@ -6,13 +6,14 @@ import (
 
 	"github.com/baton-go/baton/fence/redisfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 )
 
 // BenchmarkSet compares a fenced Set with the plain HSET it wraps: the
 // price of the script's fence comparison.
 func BenchmarkSet(b *testing.B) {
 	ctx := context.Background()
-	c := testenv.Redis(b)
+	c := redisenv.Client(b)
 	key := testenv.Prefix(b) + "k"
 	b.Cleanup(func() { c.Del(context.Background(), key) })
 	r, err := redisfence.NewGuard(c)

@@ -8,6 +8,7 @@ import (
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/redisfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -23,7 +24,7 @@ func mustInvalid(t *testing.T, what string, err, sentinel error) {
 func TestGuard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	key := testenv.Prefix(t) + "doc"
 	t.Cleanup(func() { c.Del(context.Background(), key) })
 	r, err := redisfence.NewGuard(c)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
@@ -200,7 +202,7 @@ func Run(t *testing.T, backend string, obs func(i int) observe.Observer, work fu
 func providers(t *testing.T, backend string) func(t *testing.T) lockprovider.Provider {
 	switch backend {
 	case "redis":
-		client, prefix := testenv.Redis(t), testenv.Prefix(t)
+		client, prefix := redisenv.Client(t), testenv.Prefix(t)
 		return func(t *testing.T) lockprovider.Provider {
 			p, err := redis.New(client, &redis.Config{Prefix: prefix})
 			if err != nil {
@@ -209,7 +211,7 @@ func providers(t *testing.T, backend string) func(t *testing.T) lockprovider.Pro
 			return p
 		}
 	case "postgres":
-		pg := testenv.Postgres(t)
+		pg := pgenv.Schema(t)
 		var once sync.Once
 		return func(t *testing.T) lockprovider.Provider {
 			p, err := postgres.New(pg.Pool, &postgres.Config{Schema: pg.Schema})

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // RedisCluster is a private Redis Cluster of masters without replicas, each
@@ -54,31 +52,25 @@ func StartRedisCluster(t testing.TB, masters int) *RedisCluster {
 }
 
 func (c *RedisCluster) form(ctx context.Context) error {
-	clients := make([]*goredis.Client, len(c.Nodes))
-	for i, n := range c.Nodes {
-		clients[i] = goredis.NewClient(&goredis.Options{Addr: n.Addr()})
-		defer clients[i].Close()
-	}
 	per := 16384 / len(c.Nodes)
-	for i, cl := range clients {
+	for i, n := range c.Nodes {
 		lo, hi := i*per, (i+1)*per-1
-		if i == len(clients)-1 {
+		if i == len(c.Nodes)-1 {
 			hi = 16383
 		}
-		if err := cl.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
-			return fmt.Errorf("%s: ADDSLOTSRANGE %d %d: %w", c.Nodes[i].Addr(), lo, hi, err)
+		if _, err := redisDo(ctx, n.Addr(), "CLUSTER", "ADDSLOTSRANGE", lo, hi); err != nil {
+			return fmt.Errorf("%s: ADDSLOTSRANGE %d %d: %w", n.Addr(), lo, hi, err)
 		}
 	}
 	for i, n := range c.Nodes[1:] {
-		err := clients[0].Do(ctx, "CLUSTER", "MEET", "127.0.0.1", n.Port, c.busPorts[i+1]).Err()
-		if err != nil {
-			return fmt.Errorf("MEET %s: %w", c.Nodes[i+1].Addr(), err)
+		if _, err := redisDo(ctx, c.Nodes[0].Addr(), "CLUSTER", "MEET", "127.0.0.1", n.Port, c.busPorts[i+1]); err != nil {
+			return fmt.Errorf("MEET %s: %w", n.Addr(), err)
 		}
 	}
 	for {
 		ready := true
-		for _, cl := range clients {
-			info, err := cl.ClusterInfo(ctx).Result()
+		for _, n := range c.Nodes {
+			info, err := redisString(ctx, n.Addr(), "CLUSTER", "INFO")
 			if err != nil {
 				return err
 			}
@@ -106,11 +98,4 @@ func (c *RedisCluster) Addrs() []string {
 		out[i] = n.Addr()
 	}
 	return out
-}
-
-// Client returns a cluster client closed when the test ends.
-func (c *RedisCluster) Client(t testing.TB) *goredis.ClusterClient {
-	cl := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = cl.Close() })
-	return cl
 }

@@ -6,9 +6,15 @@
 //  2. a private server started from the local redis-server or PostgreSQL
 //     binaries on a free loopback port (PostgreSQL as the postgres user when
 //     running as root);
-//  3. a testcontainers-go container when a Docker engine answers;
-//  4. otherwise the test fails, saying how to provide one. Nothing is
-//     skipped silently.
+//  3. otherwise the test fails, saying how to provide one. Nothing is
+//     skipped silently. Contributors with Docker but without the binaries
+//     run `make test-docker`, which starts containers and sets the two
+//     variables (the testservers module, kept apart so that no user of the
+//     library downloads testcontainers-go).
+//
+// testenv links no client library: it speaks the little RESP it needs and
+// asks pg_isready whether PostgreSQL is up. Clients live in redisenv
+// (go-redis) and pgenv (pgx), so a test links only the driver it uses.
 //
 // Tests isolate themselves with a key prefix (Redis) or a schema
 // (PostgreSQL) of their own, so they can run in parallel. Fault tests start

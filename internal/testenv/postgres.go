@@ -3,7 +3,6 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -14,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 var (
@@ -29,91 +26,31 @@ func PostgresURL(t testing.TB) string {
 	t.Helper()
 	pgOnce.Do(func() { pgURL, pgErr = resolvePostgres() })
 	if pgErr != nil {
-		t.Fatalf("testenv: no PostgreSQL: %v\nSet TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable), install the PostgreSQL server binaries, or run a Docker engine.", pgErr)
+		t.Fatalf("testenv: no PostgreSQL: %v\nSet TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable), "+
+			"or install the PostgreSQL server binaries (initdb, postgres, pg_isready), "+
+			"or run the tests in containers with `make test-docker` (needs a Docker engine).", pgErr)
 	}
 	return pgURL
-}
-
-// PG is a schema of its own on the shared PostgreSQL.
-type PG struct {
-	Pool   *pgxpool.Pool // search_path is Schema
-	Schema string
-	URL    string // connects with search_path set to Schema
-}
-
-// Postgres creates a schema for this test, returns a pool whose search_path
-// is that schema, and drops the schema when the test ends.
-func Postgres(t testing.TB) *PG {
-	t.Helper()
-	base := PostgresURL(t)
-	schema := "t_" + Unique()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	admin, err := pgxpool.New(ctx, base)
-	if err != nil {
-		t.Fatalf("testenv: connect %s: %v", base, err)
-	}
-	defer admin.Close()
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("testenv: create schema: %v", err)
-	}
-	u := WithSearchPath(base, schema)
-	pool, err := pgxpool.New(ctx, u)
-	if err != nil {
-		t.Fatalf("testenv: connect: %v", err)
-	}
-	t.Cleanup(func() {
-		pool.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		admin, err := pgxpool.New(ctx, base)
-		if err != nil {
-			t.Errorf("testenv: drop schema %s: %v", schema, err)
-			return
-		}
-		defer admin.Close()
-		if _, err := admin.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("testenv: drop schema %s: %v", schema, err)
-		}
-	})
-	return &PG{Pool: pool, Schema: schema, URL: u}
-}
-
-// WithSearchPath returns dsn with search_path set to schema for every
-// connection made from it.
-func WithSearchPath(dsn, schema string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme == "" {
-		return dsn + " search_path=" + schema
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 func resolvePostgres() (string, error) {
 	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
 		return u, nil
 	}
-	if bindir, err := pgBindir(); err == nil {
-		s, err := newPostgresServer(bindir, freePortNoT())
-		if err != nil {
-			return "", err
-		}
-		if err := s.start(); err != nil {
-			s.cleanup()
-			return "", err
-		}
-		atExit(func() { s.Kill(); s.cleanup() })
-		return s.URL(), nil
-	}
-	u, stop, err := postgresContainer()
+	bindir, err := pgBindir()
 	if err != nil {
-		return "", fmt.Errorf("TEST_DATABASE_URL unset, no PostgreSQL server binaries, Docker: %v", err)
+		return "", fmt.Errorf("TEST_DATABASE_URL unset and no PostgreSQL server binaries: %w", err)
 	}
-	atExit(stop)
-	return u, nil
+	s, err := newPostgresServer(bindir, freePortNoT())
+	if err != nil {
+		return "", err
+	}
+	if err := s.start(); err != nil {
+		s.cleanup()
+		return "", err
+	}
+	atExit(func() { s.Kill(); s.cleanup() })
+	return s.URL(), nil
 }
 
 func pgBindir() (string, error) {
@@ -204,17 +141,6 @@ func (s *PostgresServer) URL() string {
 	return "postgres://postgres@" + s.Addr() + "/postgres?sslmode=disable"
 }
 
-// Pool returns a pool closed when the test ends.
-func (s *PostgresServer) Pool(t testing.TB) *pgxpool.Pool {
-	t.Helper()
-	p, err := pgxpool.New(context.Background(), s.URL())
-	if err != nil {
-		t.Fatalf("testenv: %v", err)
-	}
-	t.Cleanup(p.Close)
-	return p
-}
-
 func (s *PostgresServer) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -238,22 +164,20 @@ func (s *PostgresServer) start() error {
 	if err := waitTCP(s.Addr(), 30*time.Second); err != nil {
 		return err
 	}
-	// Accepting TCP is not yet accepting queries (startup, recovery).
+	// Accepting TCP is not yet accepting queries (startup, recovery);
+	// pg_isready asks the server, so the harness needs no client library.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		p, err := pgxpool.New(ctx, s.URL())
-		if err == nil {
-			err = p.Ping(ctx)
-			p.Close()
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		out, err := exec.CommandContext(ctx, filepath.Join(s.bindir, "pg_isready"), "-q", "-t", "1",
+			"-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-U", "postgres", "-d", "postgres").CombinedOutput()
 		cancel()
 		if err == nil {
 			return nil
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
-			return fmt.Errorf("postgres not ready: %v\n%s", err, log)
+			return fmt.Errorf("postgres not ready: %v %s\n%s", err, out, log)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

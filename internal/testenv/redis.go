@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	goredis "github.com/redis/go-redis/v9"
 )
 
 var (
@@ -28,53 +26,34 @@ func RedisURL(t testing.TB) string {
 	t.Helper()
 	redisOnce.Do(func() { redisURL, redisErr = resolveRedis() })
 	if redisErr != nil {
-		t.Fatalf("testenv: no Redis: %v\nSet TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/0), install redis-server, or run a Docker engine.", redisErr)
+		t.Fatalf("testenv: no Redis: %v\nSet TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/0), or install redis-server, "+
+			"or run the tests in containers with `make test-docker` (needs a Docker engine).", redisErr)
 	}
 	return redisURL
-}
-
-// Redis returns a client of the shared Redis, closed when the test ends. Use
-// Prefix for the keys the test writes.
-func Redis(t testing.TB) *goredis.Client {
-	t.Helper()
-	opt, err := goredis.ParseURL(RedisURL(t))
-	if err != nil {
-		t.Fatalf("testenv: TEST_REDIS_URL: %v", err)
-	}
-	// The Redis provider refuses clients that ignore context deadlines.
-	opt.ContextTimeoutEnabled = true
-	c := goredis.NewClient(opt)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 func resolveRedis() (string, error) {
 	if u := os.Getenv("TEST_REDIS_URL"); u != "" {
 		return u, nil
 	}
-	if _, err := exec.LookPath("redis-server"); err == nil {
-		dir, err := os.MkdirTemp("", "baton-redis-")
-		if err != nil {
-			return "", err
-		}
-		s := &RedisServer{dir: dir, Port: freePortNoT()}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return "", errors.New("TEST_REDIS_URL unset and redis-server not on PATH")
+	}
+	dir, err := os.MkdirTemp("", "baton-redis-")
+	if err != nil {
+		return "", err
+	}
+	s := &RedisServer{dir: dir, Port: freePortNoT()}
+	err = s.start()
+	for i := 0; err != nil && i < 4; i++ { // the port was taken meanwhile
+		s.Port = freePortNoT()
 		err = s.start()
-		for i := 0; err != nil && i < 4; i++ { // the port was taken meanwhile
-			s.Port = freePortNoT()
-			err = s.start()
-		}
-		if err != nil {
-			return "", err
-		}
-		atExit(func() { s.Kill(); _ = os.RemoveAll(dir) })
-		return s.URL(), nil
 	}
-	if u, stop, err := redisContainer(); err == nil {
-		atExit(stop)
-		return u, nil
-	} else {
-		return "", fmt.Errorf("TEST_REDIS_URL unset, redis-server not on PATH, Docker: %v", err)
+	if err != nil {
+		return "", err
 	}
+	atExit(func() { s.Kill(); _ = os.RemoveAll(dir) })
+	return s.URL(), nil
 }
 
 // RedisServer is a private redis-server process on a loopback port.
@@ -117,14 +96,6 @@ func (s *RedisServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port)
 // URL is the redis:// URL of database 0.
 func (s *RedisServer) URL() string { return "redis://" + s.Addr() + "/0" }
 
-// Client returns a client closed when the test ends. Its context deadlines
-// hold (ContextTimeoutEnabled), as the Redis provider requires.
-func (s *RedisServer) Client(t testing.TB) *goredis.Client {
-	c := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 func (s *RedisServer) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -153,9 +124,6 @@ func (s *RedisServer) start() error {
 // may have been taken by another process (another test's server, or a
 // cluster bus port), and our server then exits.
 func waitOwnRedis(addr string, pid int, exited <-chan struct{}, limit time.Duration) error {
-	c := goredis.NewClient(&goredis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond,
-		ReadTimeout: 500 * time.Millisecond, MaxRetries: -1, PoolSize: 1})
-	defer c.Close()
 	deadline := time.Now().Add(limit)
 	for {
 		select {
@@ -164,7 +132,7 @@ func waitOwnRedis(addr string, pid int, exited <-chan struct{}, limit time.Durat
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		info, err := c.Info(ctx, "server").Result()
+		info, err := redisString(ctx, addr, "INFO", "server")
 		cancel()
 		if err == nil {
 			if strings.Contains(info, "process_id:"+strconv.Itoa(pid)+"\r\n") {
@@ -214,7 +182,6 @@ func (s *RedisServer) signal(sig syscall.Signal) {
 
 // Ping reports whether the server answers.
 func (s *RedisServer) Ping(ctx context.Context) error {
-	c := goredis.NewClient(&goredis.Options{Addr: s.Addr()})
-	defer c.Close()
-	return c.Ping(ctx).Err()
+	_, err := redisDo(ctx, s.Addr(), "PING")
+	return err
 }

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // RedisSentinel is a private Sentinel setup: a master, one replica and one
@@ -38,12 +36,10 @@ func StartRedisSentinel(t testing.TB) *RedisSentinel {
 	s.Replica = StartRedis(t, "--replicaof", "127.0.0.1", strconv.Itoa(s.Master.Port))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	rc := goredis.NewClient(&goredis.Options{Addr: s.Replica.Addr()})
-	defer rc.Close()
 	// Wait for the link first: the sentinel learns of replicas from the
 	// master's INFO, and finds this one at once only if it is connected.
 	if err := poll(ctx, func() (bool, error) {
-		info, err := rc.Info(ctx, "replication").Result()
+		info, err := redisString(ctx, s.Replica.Addr(), "INFO", "replication")
 		return strings.Contains(info, "master_link_status:up"), err
 	}); err != nil {
 		t.Fatalf("testenv: replica link not up: %v", err)
@@ -62,26 +58,24 @@ func StartRedisSentinel(t testing.TB) *RedisSentinel {
 	t.Cleanup(sp.kill)
 	s.Addr = sp.addr
 
-	sc := goredis.NewSentinelClient(&goredis.Options{Addr: s.Addr})
-	defer sc.Close()
 	// The default periods make a failover slow to complete: INFO every
 	// 10 s, and an old master is demoted only after it has reported its
 	// stale role for 4 publish periods (8 s).
-	raw := goredis.NewClient(&goredis.Options{Addr: s.Addr})
-	defer raw.Close()
-	if err := raw.Do(ctx, "SENTINEL", "DEBUG", "info-period", 200, "publish-period", 200).Err(); err != nil {
+	if _, err := redisDo(ctx, s.Addr, "SENTINEL", "DEBUG", "info-period", 200, "publish-period", 200); err != nil {
 		t.Fatalf("testenv: SENTINEL DEBUG info-period: %v", err)
 	}
 	if err := poll(ctx, func() (bool, error) {
-		addr, err := sc.GetMasterAddrByName(ctx, s.MasterName).Result()
-		if err != nil || len(addr) != 2 || addr[1] != strconv.Itoa(s.Master.Port) {
+		addr, err := redisDo(ctx, s.Addr, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", s.MasterName)
+		if a, ok := addr.([]any); err != nil || !ok || len(a) != 2 || a[1] != strconv.Itoa(s.Master.Port) {
 			return false, err
 		}
-		replicas, err := sc.Replicas(ctx, s.MasterName).Result()
+		replicas, err := redisDo(ctx, s.Addr, "SENTINEL", "REPLICAS", s.MasterName)
 		if err != nil {
 			return false, err
 		}
-		for _, r := range replicas {
+		list, _ := replicas.([]any)
+		for _, fields := range list {
+			r := pairs(fields)
 			if r["port"] == strconv.Itoa(s.Replica.Port) && r["flags"] == "slave" && r["master-link-status"] == "ok" {
 				return true, nil
 			}
@@ -91,15 +85,6 @@ func StartRedisSentinel(t testing.TB) *RedisSentinel {
 		t.Fatalf("testenv: sentinel does not know master and replica: %v", err)
 	}
 	return s
-}
-
-// Client returns a Sentinel failover client of the monitored master,
-// closed when the test ends.
-func (s *RedisSentinel) Client(t testing.TB) *goredis.Client {
-	c := goredis.NewFailoverClient(&goredis.FailoverOptions{MasterName: s.MasterName, SentinelAddrs: []string{s.Addr},
-		ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 type sentinelProc struct {
@@ -152,4 +137,16 @@ func poll(ctx context.Context, f func() (bool, error)) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// pairs turns a flat [field, value, ...] reply into a map.
+func pairs(reply any) map[string]string {
+	list, _ := reply.([]any)
+	m := make(map[string]string, len(list)/2)
+	for i := 0; i+1 < len(list); i += 2 {
+		k, _ := list[i].(string)
+		v, _ := list[i+1].(string)
+		m[k] = v
+	}
+	return m
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
@@ -18,7 +18,7 @@ import (
 // for 16 concurrent workers, on a private schema.
 func benchProvider(b testing.TB) *postgres.Provider {
 	b.Helper()
-	pg := testenv.Postgres(b)
+	pg := pgenv.Schema(b)
 	cfg, err := pgxpool.ParseConfig(pg.URL)
 	if err != nil {
 		b.Fatal(err)

@@ -6,13 +6,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
 
 // Every Control operation is one statement.
 func TestControlOneRoundTrip(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	cfg, err := pgxpool.ParseConfig(pg.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 )
 
 // The listener renews the waiter mark while waiters remain, and the mark
 // lapses after the last one stops.
 func TestMarkRenewal(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	p, err := New(pg.Pool, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
@@ -117,7 +117,7 @@ func TestNotifyOnlyWhenWaited(t *testing.T) {
 
 // One listening connection serves every waiter; it closes with the last.
 func TestNotifyListenerLifecycle(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	cl := &countingListen{url: pg.URL}
 	p, err := postgres.New(pg.Pool, &postgres.Config{Listen: cl.open})
 	if err != nil {
@@ -191,7 +191,7 @@ func TestNotifyFromPool(t *testing.T) {
 // A broken listening connection is replaced, waiters are woken (releases
 // may have been missed), and notifications flow again.
 func TestNotifyReconnect(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	cl := &countingListen{url: pg.URL}
 	p, err := postgres.New(pg.Pool, &postgres.Config{Listen: cl.open})
 	if err != nil {

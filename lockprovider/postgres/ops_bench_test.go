@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -32,7 +32,7 @@ func (q *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryE
 
 // The ledger's claim and release are one statement each, as the plain ones.
 func TestLedgerOneRoundTrip(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	cfg, err := pgxpool.ParseConfig(pg.URL)
 	if err != nil {
 		t.Fatal(err)

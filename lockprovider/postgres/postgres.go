@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/backenderr/pgerr"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
@@ -378,7 +378,7 @@ func acquireError(name string, err error) error {
 }
 
 // opError wraps a failed statement once, with one prefix. A server that
-// could not be reached or did not answer in time (as backenderr.Postgres
+// could not be reached or did not answer in time (as pgerr.Classify
 // tells) gives an *batontype.UnavailableError.
 func opError(op, name string, err error) error {
 	var wrapped error
@@ -387,7 +387,7 @@ func opError(op, name string, err error) error {
 	} else {
 		wrapped = fmt.Errorf("postgres: %s %q: %w", op, name, err)
 	}
-	if unavailable, notSent := backenderr.Postgres(err); unavailable {
+	if unavailable, notSent := pgerr.Classify(err); unavailable {
 		return &batontype.UnavailableError{NotSent: notSent, Err: wrapped}
 	}
 	return wrapped

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -27,9 +27,9 @@ var (
 )
 
 // newProvider returns a migrated provider on a private schema.
-func newProvider(t testing.TB, cfg *postgres.Config) (*postgres.Provider, *testenv.PG) {
+func newProvider(t testing.TB, cfg *postgres.Config) (*postgres.Provider, *pgenv.PG) {
 	t.Helper()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	p, err := postgres.New(pg.Pool, cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -99,7 +99,7 @@ func TestMigrateIdempotent(t *testing.T) {
 }
 
 func TestSchemaQualifiedTable(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	if _, err := pg.Pool.Exec(ctx, `CREATE SCHEMA "`+pg.Schema+`_x"`); err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestSchemaQualifiedTable(t *testing.T) {
 }
 
 func TestInvalidIdentifiers(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	bad := []postgres.Config{
 		{Table: "1abc"},
 		{Table: `x"; DROP TABLE y; --`},
@@ -165,7 +165,7 @@ func TestInvalidIdentifiers(t *testing.T) {
 }
 
 func TestSchemaSQLAppliesCleanly(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	ddl, err := postgres.SchemaSQL(nil)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
@@ -21,9 +21,9 @@ var _ lockprovider.RateLimiter = (*postgres.Provider)(nil)
 
 // rateProvider returns a migrated provider on a private schema, on a pool
 // whose statements are counted.
-func rateProvider(t testing.TB, cfg postgres.Config) (*postgres.Provider, *testenv.PG, *rateTracer) {
+func rateProvider(t testing.TB, cfg postgres.Config) (*postgres.Provider, *pgenv.PG, *rateTracer) {
 	t.Helper()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	tr := &rateTracer{}
 	pcfg, err := pgxpool.ParseConfig(pg.URL)
 	if err != nil {
@@ -54,7 +54,7 @@ func (c *rateTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 }
 func (c *rateTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-func rateRows(t testing.TB, pg *testenv.PG, table string) int {
+func rateRows(t testing.TB, pg *pgenv.PG, table string) int {
 	t.Helper()
 	var n int
 	if err := pg.Pool.QueryRow(context.Background(), "SELECT count(*) FROM "+pgx.Identifier{pg.Schema, table}.Sanitize()).Scan(&n); err != nil {
@@ -96,7 +96,7 @@ func TestRateOneStatement(t *testing.T) {
 
 func TestRateTablePersistence(t *testing.T) {
 	t.Parallel()
-	persistence := func(pg *testenv.PG, table string) string {
+	persistence := func(pg *pgenv.PG, table string) string {
 		var s string
 		if err := pg.Pool.QueryRow(context.Background(), "SELECT relpersistence::text FROM pg_class WHERE oid = $1::regclass",
 			pgx.Identifier{pg.Schema, table}.Sanitize()).Scan(&s); err != nil {

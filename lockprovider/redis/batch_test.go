@@ -11,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -49,8 +50,8 @@ func batchOf(prefix string, n int, tick time.Time) []lockprovider.AcquireParams 
 // pipeline on a Cluster; the ledger's batch too.
 func TestBatchRoundTrips(t *testing.T) {
 	t.Parallel()
-	single := testenv.Redis(t)
-	cluster := testenv.StartRedisCluster(t, 3).Client(t)
+	single := redisenv.Client(t)
+	cluster := redisenv.Cluster(t, testenv.StartRedisCluster(t, 3))
 	for _, c := range []struct {
 		name      string
 		client    interface{ AddHook(goredis.Hook) }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
@@ -18,7 +19,7 @@ import (
 func TestCluster(t *testing.T) {
 	t.Parallel()
 	cluster := testenv.StartRedisCluster(t, 3)
-	c := cluster.Client(t)
+	c := redisenv.Cluster(t, cluster)
 	tr := &tracked{c: c}
 	t.Run("group", func(t *testing.T) {
 		t.Run("suite", func(t *testing.T) {

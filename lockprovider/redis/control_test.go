@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 )
 
 // Every Control operation is one command (the script cache warmed first).
 func TestControlOneRoundTrip(t *testing.T) {
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	p, _ := newProvider(t, c)
 	cnt := &counter{}
 	c.AddHook(cnt)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
@@ -76,7 +77,7 @@ func TestFaultRedisUnavailable(t *testing.T) {
 	checkUnavailable(t, "Acquire, dial refused", err, true)
 
 	srv := testenv.StartRedis(t)
-	closed := srv.Client(t)
+	closed := redisenv.Server(t, srv)
 	pc, _ := newProvider(t, closed)
 	_ = closed.Close()
 	_, err = pc.Acquire(ctx, acquireParams("closed"))

@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -18,7 +19,7 @@ import (
 // -race; TestMain's goleak check fails if a listener outlives its last stop.
 func TestNotifyConcurrentRegistrations(t *testing.T) {
 	t.Parallel()
-	p, _ := newProvider(t, testenv.Redis(t))
+	p, _ := newProvider(t, redisenv.Client(t))
 	ctx := t.Context()
 	var wg sync.WaitGroup
 	for w := range 12 {
@@ -91,7 +92,7 @@ func TestNotifyContextCancelled(t *testing.T) {
 func TestNotifyAfterRestart(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
-	p, _ := newProvider(t, srv.Client(t))
+	p, _ := newProvider(t, redisenv.Server(t, srv))
 	ctx := t.Context()
 	ch := make(chan struct{}, 1)
 	stop, err := p.NotifyRelease(ctx, "restart", ch)
@@ -126,7 +127,7 @@ func TestNotifyAfterRestart(t *testing.T) {
 func TestNotifyServerDown(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
-	p, _ := newProvider(t, srv.Client(t))
+	p, _ := newProvider(t, redisenv.Server(t, srv))
 	srv.Kill()
 	if _, err := p.NotifyRelease(t.Context(), "down", make(chan struct{}, 1)); err == nil {
 		t.Fatal("NotifyRelease with the server down succeeded")

@@ -9,14 +9,14 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
 
 // go test -run '^$' -bench Ledger -cpu 2 ./lockprovider/redis/
 func BenchmarkLedger(b *testing.B) {
-	p, _ := newProvider(b, testenv.Redis(b))
+	p, _ := newProvider(b, redisenv.Client(b))
 	lockprovidertest.BenchLedger(b, p)
 }
 
@@ -36,7 +36,7 @@ func (c *counter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.
 
 // The ledger's claim and release are one command each, as the plain ones.
 func TestLedgerOneRoundTrip(t *testing.T) {
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	p, _ := newProvider(t, c)
 	cnt := &counter{}
 	c.AddHook(cnt)
@@ -66,7 +66,7 @@ func TestLedgerOneRoundTrip(t *testing.T) {
 // claim that creates it, and again when recreated although the client set
 // it lately; between, a claim need not set it.
 func TestLedgerListExpiry(t *testing.T) {
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	p, prefix := newProvider(t, c)
 	ctx := t.Context()
 	ret := batontype.Retention{MaxAge: time.Hour}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
@@ -122,7 +123,7 @@ func (h *countHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 func TestOneRoundTripPerOperation(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
-	c := srv.Client(t)
+	c := redisenv.Server(t, srv)
 	hook := &countHook{}
 	c.AddHook(hook)
 	p, _ := newProvider(t, c)
@@ -172,7 +173,7 @@ func TestOneRoundTripPerOperation(t *testing.T) {
 func TestScriptFlush(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
-	c := srv.Client(t)
+	c := redisenv.Server(t, srv)
 	p, _ := newProvider(t, c)
 	ctx := t.Context()
 	for i := range 20 {
@@ -233,7 +234,7 @@ func TestFenceSurvivesDataLoss(t *testing.T) {
 		}
 	}
 	prefix := testenv.Prefix(t)
-	c := srv.Client(t)
+	c := redisenv.Server(t, srv)
 	grant(c, prefix, "first use")
 	if err := c.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -242,14 +243,14 @@ func TestFenceSurvivesDataLoss(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
-	grant(srv.Client(t), prefix, "after restart")
+	grant(redisenv.Server(t, srv), prefix, "after restart")
 }
 
 // Names with the characters that matter for hash tags and globs keep their
 // keys in one slot and come back from List unchanged.
 func TestAwkwardNames(t *testing.T) {
 	t.Parallel()
-	p, prefix := newProvider(t, testenv.Redis(t))
+	p, prefix := newProvider(t, redisenv.Client(t))
 	ctx := t.Context()
 	names := []string{"}", "}x", "a}b{c", "%7D", "100%", "{x}", "*?[a]\\", "ünï cödé", strings.Repeat("n", batontype.MaxNameLen)}
 	for _, n := range names {
@@ -273,7 +274,7 @@ func TestAwkwardNames(t *testing.T) {
 	if len(infos) != len(names) {
 		t.Errorf("List returned %d names, want %d", len(infos), len(names))
 	}
-	checkTTLs(t, testenv.Redis(t), prefix)
+	checkTTLs(t, redisenv.Client(t), prefix)
 }
 
 // checkTTLs asserts that every key under the prefixes expires, and that
@@ -329,7 +330,7 @@ func checkTTLs(t *testing.T, c redisprovider.Client, prefixes ...string) {
 // A waiter is signalled after a release, on a client that sees it.
 func TestNotifyRelease(t *testing.T) {
 	t.Parallel()
-	p, _ := newProvider(t, testenv.Redis(t))
+	p, _ := newProvider(t, redisenv.Client(t))
 	testNotify(t, p)
 }
 
@@ -383,7 +384,7 @@ func testNotify(t *testing.T, p *redisprovider.Provider) {
 // AtLeastFor.
 func TestLeaseEncoding(t *testing.T) {
 	t.Parallel()
-	p, _ := newProvider(t, testenv.Redis(t))
+	p, _ := newProvider(t, redisenv.Client(t))
 	ctx := t.Context()
 	tick := time.UnixMilli(1_800_000_000_123)
 	ap := lockprovider.AcquireParams{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 )
@@ -77,7 +78,7 @@ var everyAlgorithm = []batontype.RateLimit{
 // Each decision is one EVALSHA, admitted or refused, one limit or five.
 func TestRateOneRoundTrip(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := redisenv.Client(t)
 	log := &cmdLog{}
 	client.AddHook(log)
 	p := newRateProvider(t, client)
@@ -115,7 +116,7 @@ func TestRateOneRoundTrip(t *testing.T) {
 // full again.
 func TestRateKeysExpire(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := redisenv.Client(t)
 	prefix := testenv.Prefix(t)
 	p, err := redisprovider.New(client, &redisprovider.Config{Prefix: prefix})
 	if err != nil {
@@ -156,7 +157,7 @@ func TestRateKeysExpire(t *testing.T) {
 // budgets.
 func TestRateKeyEscaping(t *testing.T) {
 	t.Parallel()
-	p := newRateProvider(t, testenv.Redis(t))
+	p := newRateProvider(t, redisenv.Client(t))
 	limit := []batontype.RateLimit{{Algorithm: batontype.FixedWindow, Rate: 1, Period: time.Hour}}
 	for _, key := range []string{"a}b", "a%7Db", "a%257Db", "{a}b"} {
 		res, err := p.RateLimit(context.Background(), lockprovider.RateRequest{Key: key, N: 1, Limits: limit})
@@ -171,7 +172,7 @@ func TestRateKeyEscaping(t *testing.T) {
 func TestRateScriptFlush(t *testing.T) {
 	t.Parallel()
 	srv := testenv.StartRedis(t)
-	client := srv.Client(t)
+	client := redisenv.Server(t, srv)
 	log := &cmdLog{}
 	client.AddHook(log)
 	p := newRateProvider(t, client)
@@ -200,7 +201,7 @@ func TestRateScriptFlush(t *testing.T) {
 func TestRateCluster(t *testing.T) {
 	t.Parallel()
 	cluster := testenv.StartRedisCluster(t, 3)
-	p := newRateProvider(t, cluster.Client(t))
+	p := newRateProvider(t, redisenv.Cluster(t, cluster))
 	ctx := context.Background()
 	for _, key := range []string{"alpha", "beta", "gamma", "de}lta{", "x%y"} {
 		for i := range 4 {

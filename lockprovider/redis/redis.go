@@ -10,7 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/backenderr/rediserr"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -178,7 +178,7 @@ func checkClient(client Client) error {
 
 // opError wraps a failed call once, with one prefix. A server that could
 // not be reached, did not answer in time or cannot serve (as
-// backenderr.Redis tells) gives an *batontype.UnavailableError.
+// rediserr.Classify tells) gives an *batontype.UnavailableError.
 func opError(op, name string, err error) error {
 	var wrapped error
 	if name == "" {
@@ -186,7 +186,7 @@ func opError(op, name string, err error) error {
 	} else {
 		wrapped = fmt.Errorf("redis: %s %q: %w", op, name, err)
 	}
-	if unavailable, notSent := backenderr.Redis(err); unavailable {
+	if unavailable, notSent := rediserr.Classify(err); unavailable {
 		return &batontype.UnavailableError{NotSent: notSent, Err: wrapped}
 	}
 	return wrapped

@@ -6,6 +6,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 )
@@ -31,11 +32,11 @@ func TestRing(t *testing.T) {
 	})
 	// Both shards got keys, and every key expires.
 	for _, s := range []*testenv.RedisServer{a, b} {
-		n, err := s.Client(t).DBSize(t.Context()).Result()
+		n, err := redisenv.Server(t, s).DBSize(t.Context()).Result()
 		if err != nil || n == 0 {
 			t.Errorf("shard %s holds %d keys (err %v), want some", s.Addr(), n, err)
 		}
 	}
-	checkTTLs(t, a.Client(t), "")
-	checkTTLs(t, b.Client(t), "")
+	checkTTLs(t, redisenv.Server(t, a), "")
+	checkTTLs(t, redisenv.Server(t, b), "")
 }

@@ -9,6 +9,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -16,7 +17,7 @@ import (
 // every key the suite left behind must have a TTL.
 func TestSentinelConformance(t *testing.T) {
 	t.Parallel()
-	conformance(t, testenv.StartRedisSentinel(t).Client(t))
+	conformance(t, redisenv.Failover(t, testenv.StartRedisSentinel(t)))
 }
 
 // A forced failover to an in-sync replica: the failover client follows the
@@ -26,7 +27,7 @@ func TestSentinelConformance(t *testing.T) {
 func TestSentinelFailover(t *testing.T) {
 	t.Parallel()
 	s := testenv.StartRedisSentinel(t)
-	c := s.Client(t)
+	c := redisenv.Failover(t, s)
 	p, prefix := newProvider(t, c)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -53,7 +54,7 @@ func TestSentinelFailover(t *testing.T) {
 
 	// Everything written so far must be on the replica before it is
 	// promoted.
-	mc := s.Master.Client(t)
+	mc := redisenv.Server(t, s.Master)
 	if n, err := mc.Do(ctx, "WAIT", 1, 1000).Int64(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1 1000 on the master: %d replicas, err %v", n, err)
 	}
@@ -113,7 +114,7 @@ func TestSentinelFailover(t *testing.T) {
 		}
 	}
 	// The lease is on the new master.
-	if n, err := s.Replica.Client(t).Exists(ctx, prefix+"{"+name+"}").Result(); err != nil || n != 1 {
+	if n, err := redisenv.Server(t, s.Replica).Exists(ctx, prefix+"{"+name+"}").Result(); err != nil || n != 1 {
 		t.Errorf("lease key on the new master: exists=%d err=%v", n, err)
 	}
 

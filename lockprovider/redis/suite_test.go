@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -15,7 +15,7 @@ import (
 // a TTL.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	conformance(t, testenv.Redis(t))
+	conformance(t, redisenv.Client(t))
 }
 
 // conformance runs the suite with providers on c, then checks that every

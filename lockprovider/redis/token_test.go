@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -16,7 +16,7 @@ import (
 // of the server clock (a clock stepped back), where the counter must win.
 func TestTokenSurvivesCounterRegression(t *testing.T) {
 	t.Parallel()
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	p, prefix := newProvider(t, c)
 	ctx := t.Context()
 	const name = "regress"

@@ -16,7 +16,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/backenderr/rediserr"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -239,7 +239,7 @@ func failure(ctx context.Context, what string, replies []reply, why string) erro
 	for _, r := range replies {
 		if r.err != nil {
 			errs = append(errs, r.err)
-			if !backenderr.RedisNotSent(r.err) {
+			if !rediserr.NotSent(r.err) {
 				notSent = false
 			}
 		}

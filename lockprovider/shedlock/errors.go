@@ -4,7 +4,8 @@ import (
 	"fmt"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/backenderr/pgerr"
+	"github.com/baton-go/baton/internal/backenderr/rediserr"
 )
 
 // pgError wraps an error of operation op on name once. When PostgreSQL
@@ -13,12 +14,12 @@ import (
 // refusal); other errors (server error replies, the caller's cancellation)
 // are passed on as they are.
 func pgError(op, name string, err error) error {
-	return backendError(op, name, err, backenderr.Postgres)
+	return backendError(op, name, err, pgerr.Classify)
 }
 
 // redisError is pgError for Redis errors.
 func redisError(op, name string, err error) error {
-	return backendError(op, name, err, backenderr.Redis)
+	return backendError(op, name, err, rediserr.Classify)
 }
 
 func backendError(op, name string, err error, classify func(error) (unavailable, notSent bool)) error {

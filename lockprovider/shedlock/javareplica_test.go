@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider/shedlock"
 )
 
@@ -54,7 +54,7 @@ type javaPG struct {
 	now      func() time.Time
 }
 
-func newJavaPG(t testing.TB, pg *testenv.PG, mode shedlock.TimeMode, zone *time.Location) *javaPG {
+func newJavaPG(t testing.TB, pg *pgenv.PG, mode shedlock.TimeMode, zone *time.Location) *javaPG {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(pg.URL)
 	if err != nil {

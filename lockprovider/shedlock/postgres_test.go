@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -45,9 +45,9 @@ func pgModes(t testing.TB) []struct {
 }
 
 // newPG returns a migrated provider on a ShedLock table in a private schema.
-func newPG(t testing.TB, cfg shedlock.PostgresConfig) (*shedlock.Postgres, *testenv.PG) {
+func newPG(t testing.TB, cfg shedlock.PostgresConfig) (*shedlock.Postgres, *pgenv.PG) {
 	t.Helper()
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	p, err := shedlock.NewPostgres(pg.Pool, cfg)
 	if err != nil {
 		t.Fatalf("NewPostgres: %v", err)
@@ -176,7 +176,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 // Configurations that could misread the Java fleet's times are refused at
 // start with an error matching ErrTimeMode and batontype.ErrInvalid.
 func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ny := newYork(t)
 	for _, c := range []struct {
 		what string

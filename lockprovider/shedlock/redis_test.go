@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -28,7 +29,7 @@ func newRedis(t testing.TB, c shedlock.RedisClient) *shedlock.Redis {
 }
 
 func TestRedisConformance(t *testing.T) {
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newRedis(t, c) })
 }
 
@@ -80,7 +81,7 @@ func (j *javaRedis) unlock(ctx context.Context, name string, createdAt time.Time
 // Two baton replicas and a replayed ShedLock replica share one job on
 // ShedLock's Redis key.
 func TestRedisInterleavedWithJava(t *testing.T) {
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	env := "env-" + testenv.Unique()
 	var ps [2]lockprovider.Provider
 	for i := range ps {
@@ -98,7 +99,7 @@ func TestRedisInterleavedWithJava(t *testing.T) {
 // replica and is reported by Inspect, and Go's release honours
 // lockAtLeastFor by keeping the key until then, as ShedLock's unlock does.
 func TestRedisShedLockFormat(t *testing.T) {
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	ctx := t.Context()
 	env := "env-" + testenv.Unique()
 	p, err := shedlock.NewRedis(c, shedlock.RedisConfig{Environment: env, LockedBy: "go-host"})
@@ -174,7 +175,7 @@ func TestRedisShedLockFormat(t *testing.T) {
 // every kind of name.
 func TestRedisClusterConformance(t *testing.T) {
 	cl := testenv.StartRedisCluster(t, 3)
-	c := cl.Client(t)
+	c := redisenv.Cluster(t, cl)
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newRedis(t, c) })
 }
 
@@ -182,7 +183,7 @@ func TestRedisClusterConformance(t *testing.T) {
 // firing late for a tick the Java replica served is refused even after the
 // Java replica deleted its key.
 func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	ctx := t.Context()
 	env := "env-" + testenv.Unique()
 	p, err := shedlock.NewRedis(c, shedlock.RedisConfig{Environment: env})
@@ -218,7 +219,7 @@ func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
 // tokens increasing, both ways, without any step when the native fencing
 // counter does not exist yet (the documented switch deletes stale ones).
 func TestRedisSwitchToNativeKeepsTokensIncreasing(t *testing.T) {
-	c := testenv.Redis(t)
+	c := redisenv.Client(t)
 	ctx := t.Context()
 	compat := newRedis(t, c)
 	native, err := redisprovider.New(c, &redisprovider.Config{Prefix: testenv.Prefix(t)})

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 )
 
 // Across the end of DST in New York (2026-11-01, 02:00 EDT -> 01:00 EST),
@@ -13,7 +13,7 @@ import (
 // comparing wall-clock times, before the instant it really ends; and Go's
 // reading of a stored wall time must never be earlier than that instant.
 func TestWallClockAcrossDSTFallBack(t *testing.T) {
-	pg := testenv.Postgres(t)
+	pg := pgenv.Schema(t)
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,8 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
+	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -157,11 +159,11 @@ func TestBrowser(t *testing.T) {
 	bctx := browser(t)
 	ctx := t.Context()
 
-	rp, err := redisprovider.New(testenv.Redis(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	rp, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pp, err := pgprovider.New(testenv.Postgres(t).Pool, nil)
+	pp, err := pgprovider.New(pgenv.Schema(t).Pool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
