@@ -138,7 +138,7 @@ type Builder struct {
 	named   bool
 	locked  bool
 	lockOps []LockOption
-	ctl     jobOptions // Retry, Jitter, Timeout; see control.go
+	ctl     jobOptions // Retry, Jitter, Timeout; see options.go
 }
 
 // Every schedules a job at every multiple of d since the Unix epoch (plus
@@ -260,7 +260,7 @@ type Job struct {
 	index    int // position in the scheduler's heap, -1 when not queued
 
 	running atomic.Bool // a run of this job is in progress on this instance
-	ctl     jobControl  // options and state of control.go
+	ctl     jobControl  // options and state; see options.go
 
 	runs, skips, failures, lockLost atomic.Int64
 }

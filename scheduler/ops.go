@@ -59,7 +59,7 @@ type runResult struct {
 	err     error // the job's error, a *PanicError, or nil
 	lost    bool  // the lease was lost while it ran
 
-	control // manual runs, attempts; see control.go
+	control // manual runs, attempts; see options.go
 }
 
 // outcome classifies a finished run.

@@ -36,7 +36,7 @@ type Scheduler struct {
 
 	registry registrar // see ops.go
 
-	control controller       // see control.go
+	control controller       // see follow.go
 	obs     observe.Observer // Config.Observer and Config.Hooks; nil when neither is set (see emit)
 
 	afterDispatch func(n int) // tests only: the loop's work for n due jobs takes time
