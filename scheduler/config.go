@@ -146,9 +146,6 @@ type Event = observe.Event
 
 const defaultCallTimeout = 5 * time.Second
 
-// minPeriod is the shortest Every period: the providers' tick resolution.
-const minPeriod = time.Millisecond
-
 // withDefaults returns a validated copy of cfg with defaults filled in.
 func (cfg *Config) withDefaults() (Config, error) {
 	var c Config

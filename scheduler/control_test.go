@@ -14,6 +14,7 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
+	"github.com/baton-go/baton/scheduler/jobstate"
 )
 
 // runLog records the calls of job functions.
@@ -692,7 +693,7 @@ func TestControlValidation(t *testing.T) {
 			t.Errorf("%s(nil ctx): %v, want ErrNilContext", name, err)
 		}
 	}
-	if _, err := scheduler.Check(nilCtx, memory.New(nil), scheduler.CheckOptions{}); !errors.Is(err, scheduler.ErrNilContext) {
+	if _, err := jobstate.Check(nilCtx, memory.New(nil), jobstate.CheckOptions{}); !errors.Is(err, scheduler.ErrNilContext) {
 		t.Errorf("Check(nil ctx): %v, want ErrNilContext", err)
 	}
 	bareS := newSched(t, bare{memory.New(nil)}, nil)
@@ -818,14 +819,14 @@ func TestCheckSkipsPausedJobs(t *testing.T) {
 	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := scheduler.Check(t.Context(), p, scheduler.CheckOptions{Now: now})
+	rep, err := jobstate.Check(t.Context(), p, jobstate.CheckOptions{Now: now})
 	if err != nil || len(rep.Problems) != 1 {
 		t.Fatalf("Check of a job that never ran: %+v, %v; want one missed tick", rep.Problems, err)
 	}
 	if err := p.SetPaused(t.Context(), "hourly", true); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = scheduler.Check(t.Context(), p, scheduler.CheckOptions{Now: now})
+	rep, err = jobstate.Check(t.Context(), p, jobstate.CheckOptions{Now: now})
 	if err != nil || !rep.OK() || !slices.Equal(rep.Paused, []string{"hourly"}) || len(rep.Checked) != 0 {
 		t.Errorf("Check of a paused job: %+v, %v; want OK, not checked, listed as paused", rep, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/scheduler/internal/schedule"
 )
 
 // Jitter: a per-job, per-tick delay of scheduled runs, the same on every
@@ -23,8 +24,8 @@ import (
 // skipped with ErrStaleTick on every replica: it does not run.
 func (b *Builder) Jitter(d time.Duration) *Builder {
 	limit := lockprovider.MaxDuration
-	if e, ok := b.sched.(every); ok {
-		limit = e.period - 1
+	if e, ok := b.sched.(schedule.Every); ok {
+		limit = e.Period - 1
 	}
 	if d <= 0 || d > limit {
 		b.ctl.fail(invalid(b.name, "Jitter", d.String(), "must be positive and at most "+limit.String(), ErrInvalidDuration, nil))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/scheduler/internal/schedule"
 )
 
 // Func is the work of a job. ctx is cancelled when the job's lease is lost
@@ -62,17 +63,17 @@ func (r Run) Check() error {
 }
 
 // EveryOption adjusts an Every schedule.
-type EveryOption func(*every) error
+type EveryOption func(*schedule.Every) error
 
 // Offset shifts the ticks of Every(d) to epoch + offset + k*d, with
 // 0 <= offset < d: Every(24*time.Hour, Offset(2*time.Hour)) runs at 02:00
 // UTC.
 func Offset(offset time.Duration) EveryOption {
-	return func(e *every) error {
-		if offset < 0 || offset >= e.period {
-			return invalid("", "Offset", offset.String(), "must be in [0, "+e.period.String()+")", ErrInvalidDuration, nil)
+	return func(e *schedule.Every) error {
+		if offset < 0 || offset >= e.Period {
+			return invalid("", "Offset", offset.String(), "must be in [0, "+e.Period.String()+")", ErrInvalidDuration, nil)
 		}
-		e.offset = offset
+		e.Offset = offset
 		return nil
 	}
 }
@@ -132,7 +133,7 @@ func CatchUp() LockOption {
 // reported by Do.
 type Builder struct {
 	s       *Scheduler
-	sched   schedule
+	sched   schedule.Schedule
 	err     error
 	name    string
 	named   bool
@@ -146,11 +147,11 @@ type Builder struct {
 // least 1ms.
 func (s *Scheduler) Every(d time.Duration, opts ...EveryOption) *Builder {
 	b := &Builder{s: s}
-	if d < minPeriod {
-		b.err = invalid("", "Every", d.String(), "must be at least "+minPeriod.String(), ErrInvalidDuration, nil)
+	if d < schedule.MinPeriod {
+		b.err = invalid("", "Every", d.String(), "must be at least "+schedule.MinPeriod.String(), ErrInvalidDuration, nil)
 		return b
 	}
-	e := every{period: d}
+	e := schedule.Every{Period: d}
 	for _, o := range opts {
 		if o == nil {
 			b.err = invalid("", "EveryOption", "", "is nil", ErrInvalidOption, nil)
@@ -173,7 +174,7 @@ func (s *Scheduler) Every(d time.Duration, opts ...EveryOption) *Builder {
 // Config.Location applies. An invalid spec yields a *SpecError from Do.
 func (s *Scheduler) Cron(spec string) *Builder {
 	b := &Builder{s: s}
-	b.sched, b.err = parseCron(spec, s.cfg.Location)
+	b.sched, b.err = schedule.ParseCron(spec, s.cfg.Location)
 	return b
 }
 
@@ -249,7 +250,7 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 // Job is a registered job.
 type Job struct {
 	s      *Scheduler
-	sched  schedule
+	sched  schedule.Schedule
 	fn     Func
 	name   string
 	locked bool

@@ -102,10 +102,10 @@ func (s *Scheduler) runManual(ctx context.Context, j *Job, started func(error)) 
 	// delay: one whose claim is still ahead makes it itself, so the tick
 	// before it is the one that may have been refused.
 	now := s.now()
-	tick := j.sched.prev(now)
+	tick := j.sched.Prev(now)
 	claimedAt := func(t time.Time) time.Time { return t.Add(JitterOf(j.name, t, j.ctl.jitter)) }
 	if !tick.IsZero() && claimedAt(tick).After(now) {
-		tick = j.sched.prev(tick.Add(-time.Nanosecond))
+		tick = j.sched.Prev(tick.Add(-time.Nanosecond))
 	}
 	if tick.IsZero() || claimedAt(tick).Before(res.granted.Add(-min(handoffMargin, s.cfg.CallTimeout))) {
 		return

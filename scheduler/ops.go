@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/scheduler/internal/schedule"
 )
 
 // DefaultRegistryTTL is the lifetime of a registry entry when
@@ -99,8 +100,8 @@ func (s *Scheduler) runEnd(l *lease.Lease, res *runResult) lockprovider.RunEnd {
 
 // spec describes j for the registry.
 func (s *Scheduler) spec(j *Job) lockprovider.JobSpec {
-	js := lockprovider.JobSpec{Name: j.name, Schedule: registered(j.sched), Locked: j.locked}
-	if _, ok := j.sched.(cronSchedule); ok {
+	js := lockprovider.JobSpec{Name: j.name, Schedule: schedule.Registered(j.sched), Locked: j.locked}
+	if schedule.IsCron(j.sched) {
 		js.TimeZone = s.cfg.Location.String()
 	}
 	if j.locked {

@@ -24,6 +24,7 @@ import (
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/scheduler"
+	"github.com/baton-go/baton/scheduler/jobstate"
 )
 
 // opsProviders returns n providers sharing one backend: fresh Redis keys
@@ -215,8 +216,8 @@ func TestCheckMissedTick(t *testing.T) {
 				{Name: "hourly", Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute},
 				{Name: "local", Schedule: "@every 1h0m0s"},
 			}}
-			opts := scheduler.CheckOptions{Grace: time.Minute, Now: now}
-			if _, err := scheduler.Check(ctx, p, opts); !errors.Is(err, scheduler.ErrNoInstances) {
+			opts := jobstate.CheckOptions{Grace: time.Minute, Now: now}
+			if _, err := jobstate.Check(ctx, p, opts); !errors.Is(err, jobstate.ErrNoInstances) {
 				t.Errorf("Check without instances: %v, want ErrNoInstances", err)
 			}
 			if err := p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
@@ -238,7 +239,7 @@ func TestCheckMissedTick(t *testing.T) {
 				}
 			}
 			runTick(due.Add(-every), lockprovider.OutcomeSucceeded) // the job ran before
-			rep, err := scheduler.Check(ctx, p, opts)
+			rep, err := jobstate.Check(ctx, p, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,18 +252,18 @@ func TestCheckMissedTick(t *testing.T) {
 			// With Since, every tick of the last 3 hours is checked.
 			since := opts
 			since.Since = due.Add(-3*every + time.Second)
-			if rep, _ := scheduler.Check(ctx, p, since); len(rep.Problems) != 2 {
+			if rep, _ := jobstate.Check(ctx, p, since); len(rep.Problems) != 2 {
 				t.Errorf("Check since 3h: %+v, want the due tick and the one before the last run", rep.Problems)
 			}
 			runTick(due, lockprovider.OutcomeFailed)
-			rep, _ = scheduler.Check(ctx, p, opts)
+			rep, _ = jobstate.Check(ctx, p, opts)
 			if len(rep.Problems) != 1 || rep.Problems[0].Kind != "failed" || rep.Problems[0].Run == nil {
 				t.Errorf("Check after a failed run: %+v, want failed", rep.Problems)
 			}
 			next := due.Add(every)
 			opts.Now = next.Add(2 * time.Minute)
 			runTick(next, lockprovider.OutcomeSucceeded)
-			rep, _ = scheduler.Check(ctx, p, opts)
+			rep, _ = jobstate.Check(ctx, p, opts)
 			if !rep.OK() {
 				t.Errorf("Check after the tick ran: %+v, want OK", rep.Problems)
 			}
@@ -281,7 +282,7 @@ func TestCheckNewJob(t *testing.T) {
 	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := scheduler.Check(t.Context(), p, scheduler.CheckOptions{Now: now})
+	rep, err := jobstate.Check(t.Context(), p, jobstate.CheckOptions{Now: now})
 	if err != nil || !rep.OK() {
 		t.Errorf("Check of a new job: %+v, %v; want OK", rep.Problems, err)
 	}
@@ -322,8 +323,8 @@ func TestCheckKnownSince(t *testing.T) {
 				t.Fatal(err)
 			}
 			manualRun("fresh")
-			opts := scheduler.CheckOptions{Now: time.Now(), Since: now.Add(-3 * time.Hour), Jobs: []string{"fresh"}}
-			if rep, err := scheduler.Check(ctx, p, opts); err != nil || !rep.OK() {
+			opts := jobstate.CheckOptions{Now: time.Now(), Since: now.Add(-3 * time.Hour), Jobs: []string{"fresh"}}
+			if rep, err := jobstate.Check(ctx, p, opts); err != nil || !rep.OK() {
 				t.Errorf("Check of a new job run by hand: %+v, %v; want OK", rep.Problems, err)
 			}
 			// Checked later, over the ticks at hour+3h, +4h and +5h, with
@@ -334,8 +335,8 @@ func TestCheckKnownSince(t *testing.T) {
 			if err := p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
 				t.Fatal(err)
 			}
-			opts = scheduler.CheckOptions{Now: hour.Add(5*time.Hour + 30*time.Minute), Since: hour.Add(2*time.Hour + 30*time.Minute), Jobs: []string{"fresh"}}
-			rep, err := scheduler.Check(ctx, p, opts)
+			opts = jobstate.CheckOptions{Now: hour.Add(5*time.Hour + 30*time.Minute), Since: hour.Add(2*time.Hour + 30*time.Minute), Jobs: []string{"fresh"}}
+			rep, err := jobstate.Check(ctx, p, opts)
 			if err != nil || len(rep.Problems) != 3 {
 				t.Errorf("Check of a job with an older run: %+v, %v; want 3 ticks missed", rep.Problems, err)
 			}
@@ -353,7 +354,7 @@ func TestParseSchedule(t *testing.T) {
 		{"0 2 * * *", "Europe/Paris", "2026-01-01T10:30:00Z", "2026-01-02T01:00:00Z"},
 		{"CRON_TZ=UTC 0 2 * * *", "Europe/Paris", "2026-01-01T10:30:00Z", "2026-01-02T02:00:00Z"},
 	} {
-		s, err := scheduler.ParseSchedule(c.spec, c.tz)
+		s, err := jobstate.ParseSchedule(c.spec, c.tz)
 		if err != nil {
 			t.Errorf("ParseSchedule(%q, %q): %v", c.spec, c.tz, err)
 			continue
@@ -364,11 +365,11 @@ func TestParseSchedule(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "@every 1h offset 2h", "@every x offset 1m", "61 * * * *"} {
-		if _, err := scheduler.ParseSchedule(bad, ""); !errors.Is(err, scheduler.ErrInvalid) {
+		if _, err := jobstate.ParseSchedule(bad, ""); !errors.Is(err, scheduler.ErrInvalid) {
 			t.Errorf("ParseSchedule(%q): %v, want ErrInvalid", bad, err)
 		}
 	}
-	if _, err := scheduler.ParseSchedule("@hourly", "Mars/Base"); !errors.Is(err, scheduler.ErrInvalid) {
+	if _, err := jobstate.ParseSchedule("@hourly", "Mars/Base"); !errors.Is(err, scheduler.ErrInvalid) {
 		t.Errorf("unknown zone: %v, want ErrInvalid", err)
 	}
 }
@@ -476,7 +477,7 @@ func TestLedgerKilledReplica(t *testing.T) {
 				t.Fatalf("killed run reads %+v, want started by doomed, not finished", last)
 			}
 			time.Sleep(time.Until(last.Started.Add(600 * time.Millisecond))) // the lease ran out
-			rep, err := scheduler.Check(t.Context(), p, scheduler.CheckOptions{Grace: time.Millisecond, Since: last.Tick.Add(-time.Millisecond), Jobs: []string{"stuck"}})
+			rep, err := jobstate.Check(t.Context(), p, jobstate.CheckOptions{Grace: time.Millisecond, Since: last.Tick.Add(-time.Millisecond), Jobs: []string{"stuck"}})
 			if err != nil {
 				t.Fatal(err)
 			}

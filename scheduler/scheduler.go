@@ -122,7 +122,7 @@ func (s *Scheduler) add(j *Job, named bool) error {
 
 // enqueue computes j's next tick after now and queues it. s.mu is held.
 func (s *Scheduler) enqueue(j *Job, now time.Time) {
-	j.nextTick = j.sched.next(now)
+	j.nextTick = j.sched.Next(now)
 	if j.nextTick.IsZero() {
 		return // the schedule has no more ticks
 	}
@@ -245,7 +245,7 @@ func (s *Scheduler) Close() error {
 // that tick.
 func (s *Scheduler) catchUp(j *Job) {
 	defer s.wg.Done()
-	prev := j.sched.prev(s.now())
+	prev := j.sched.Prev(s.now())
 	if prev.IsZero() || prev.Unix() <= 0 {
 		return
 	}

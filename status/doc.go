@@ -22,7 +22,7 @@
 //
 // Jobs lists what the job registry holds (lockprovider.Registry): each
 // job's schedule, next tick, last run (replica, duration, outcome), last
-// success and live replicas, with scheduler.Check's verdict on its latest
+// success and live replicas, with jobstate.Check's verdict on its latest
 // due tick (missed, failed or unfinished). Timeline draws the run ledger
 // (lockprovider.Ledger): one group per job, a row of ticks with missed
 // ticks marked, and one lane per replica with each run from start to
