@@ -81,7 +81,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	}
 }
 
-// Three instances on one backend: Trigger on each runs the job exactly
+// Three instances on one backend: RunNow on each runs the job exactly
 // once, as a manual run that does not take a scheduled tick's place (a
 // tick during a manual run still runs); a cluster-wide pause stops the
 // runs on every replica within one tick and resume restarts them.
@@ -127,14 +127,14 @@ func controlThreeInstances(t *testing.T, backend string) {
 	}
 	time.Sleep(2 * iv)
 
-	// Trigger from each instance, one after the other, each 100ms before
+	// RunNow from each instance, one after the other, each 100ms before
 	// a tick, so that the manual run (3/4 of an interval) holds the lock
 	// across that tick and ends well before the next one.
 	for i, s := range scheds {
 		time.Sleep(iv - time.Duration(time.Now().UnixNano()%int64(iv)) - 100*time.Millisecond + iv)
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		if err := s.Trigger(ctx, "job"); err != nil {
-			t.Fatalf("Trigger on replica %d: %v", i, err)
+		if err := s.RunNow(ctx, "job"); err != nil {
+			t.Fatalf("RunNow on replica %d: %v", i, err)
 		}
 		cancel()
 		waitFor(t, 10*time.Second, "manual run", func() bool { return len(log.manual()) == i+1 })
@@ -309,7 +309,7 @@ func TestRetry(t *testing.T) {
 			job("recovers", 2)
 			job("gives-up", 5)
 			for _, name := range []string{"recovers", "gives-up"} {
-				if err := s.Trigger(t.Context(), name); err != nil {
+				if err := s.RunNow(t.Context(), name); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -556,7 +556,7 @@ func TestPauseLocalAndRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := scheds[1].Trigger(t.Context(), "slow"); err != nil {
+	if err := scheds[1].RunNow(t.Context(), "slow"); err != nil {
 		t.Fatal(err)
 	}
 	if err := scheds[1].Remove("slow"); err != nil {
@@ -582,8 +582,8 @@ func TestPauseLocalAndRemove(t *testing.T) {
 	if !errors.Is(err, scheduler.ErrUnknownJob) || !errors.Is(err, scheduler.ErrInvalid) {
 		t.Errorf("second Remove: %v, want ErrUnknownJob", err)
 	}
-	if err := scheds[1].Trigger(t.Context(), "job"); !errors.Is(err, scheduler.ErrUnknownJob) {
-		t.Errorf("Trigger of a removed job: %v, want ErrUnknownJob", err)
+	if err := scheds[1].RunNow(t.Context(), "job"); !errors.Is(err, scheduler.ErrUnknownJob) {
+		t.Errorf("RunNow of a removed job: %v, want ErrUnknownJob", err)
 	}
 	// The name can be registered again.
 	if _, err := scheds[1].Every(iv).Locked("job", scheduler.AtMostFor(time.Second)).Do(func(context.Context, scheduler.Run) error { return nil }); err != nil {
@@ -591,8 +591,8 @@ func TestPauseLocalAndRemove(t *testing.T) {
 	}
 }
 
-// Trigger waits while another run holds the job's lock, up to its ctx.
-func TestTriggerWaitsForTheLock(t *testing.T) {
+// RunNow waits while another run holds the job's lock, up to its ctx.
+func TestRunNowWaitsForTheLock(t *testing.T) {
 	t.Parallel()
 	p := memory.New(nil)
 	holder := lockprovider.NewOwner()
@@ -609,15 +609,15 @@ func TestTriggerWaitsForTheLock(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	if err := s.Trigger(ctx, "job"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Trigger while the lock is held elsewhere: %v, want DeadlineExceeded", err)
+	if err := s.RunNow(ctx, "job"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("RunNow while the lock is held elsewhere: %v, want DeadlineExceeded", err)
 	}
 	go func() {
 		time.Sleep(200 * time.Millisecond)
 		_ = p.Release(context.Background(), lockprovider.ReleaseParams{Name: "job", Owner: holder})
 	}()
-	if err := s.Trigger(t.Context(), "job"); err != nil {
-		t.Fatalf("Trigger: %v", err)
+	if err := s.RunNow(t.Context(), "job"); err != nil {
+		t.Fatalf("RunNow: %v", err)
 	}
 	if r := <-ran; !r.Manual || r.Token == 0 {
 		t.Errorf("run %+v, want a manual run with a token", r)
@@ -635,7 +635,7 @@ func TestTimeoutUnlocked(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Trigger(t.Context(), "slow"); err != nil {
+	if err := s.RunNow(t.Context(), "slow"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Shutdown(t.Context()); err != nil {
@@ -671,21 +671,21 @@ func TestControlValidation(t *testing.T) {
 			t.Errorf("%s: %v, want a *ValidationError for %s matching %v", c.field, err, c.field, c.want)
 		}
 	}
-	if err := s.Trigger(t.Context(), "nope"); !errors.Is(err, scheduler.ErrUnknownJob) {
-		t.Errorf("Trigger of an unknown job: %v", err)
+	if err := s.RunNow(t.Context(), "nope"); !errors.Is(err, scheduler.ErrUnknownJob) {
+		t.Errorf("RunNow of an unknown job: %v", err)
 	}
-	if err := s.Trigger(t.Context(), ""); !errors.Is(err, scheduler.ErrUnknownJob) || !strings.Contains(err.Error(), `Trigger "":`) {
-		t.Errorf("Trigger of an empty name: %v, want ErrUnknownJob naming \"\"", err)
+	if err := s.RunNow(t.Context(), ""); !errors.Is(err, scheduler.ErrUnknownJob) || !strings.Contains(err.Error(), `RunNow "":`) {
+		t.Errorf("RunNow of an empty name: %v, want ErrUnknownJob naming \"\"", err)
 	}
 	if err := s.PauseCluster(t.Context(), ""); !errors.Is(err, lockprovider.ErrInvalidName) {
 		t.Errorf("PauseCluster of an empty name: %v", err)
 	}
-	// A nil ctx is bad input: a typed error, not a panic (Trigger used to
+	// A nil ctx is bad input: a typed error, not a panic (RunNow used to
 	// panic on a goroutine of its own, which no recover of the caller's
 	// could catch).
 	var nilCtx context.Context
 	for name, err := range map[string]error{
-		"Trigger":       s.Trigger(nilCtx, "a"),
+		"RunNow":       s.RunNow(nilCtx, "a"),
 		"PauseCluster":  s.PauseCluster(nilCtx, "a"),
 		"ResumeCluster": s.ResumeCluster(nilCtx, "a"),
 	} {
@@ -706,8 +706,8 @@ func TestControlValidation(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Trigger(t.Context(), "a"); !errors.Is(err, scheduler.ErrClosed) {
-		t.Errorf("Trigger after Close: %v", err)
+	if err := s.RunNow(t.Context(), "a"); !errors.Is(err, scheduler.ErrClosed) {
+		t.Errorf("RunNow after Close: %v", err)
 	}
 	if err := s.Remove("a"); !errors.Is(err, scheduler.ErrClosed) {
 		t.Errorf("Remove after Close: %v", err)
@@ -964,7 +964,7 @@ func TestJitterDuringManualRun(t *testing.T) {
 			}
 			// After the hand-off margin (1s) past the tick, before its claim.
 			time.Sleep(time.Until(tick.Add(1100 * time.Millisecond)))
-			if err := scheds[0].Trigger(t.Context(), name); err != nil {
+			if err := scheds[0].RunNow(t.Context(), name); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, 5*time.Second, "the tick whose claim came during the manual run runs", func() bool {

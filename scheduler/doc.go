@@ -118,7 +118,7 @@
 //
 // # Control at run time
 //
-// Trigger runs a job now as a manual run: it holds the job's lock without
+// RunNow runs a job now as a manual run: it holds the job's lock without
 // claiming a tick, so it never consumes or blocks a scheduled tick (a tick
 // that comes during it runs right after it). Job.Pause and Resume act on
 // this instance; PauseCluster and ResumeCluster on every instance that

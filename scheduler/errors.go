@@ -21,7 +21,7 @@ var ErrLockLost = lockprovider.ErrLockLost
 // Close was called.
 var ErrClosed = errors.New("scheduler: closed")
 
-// ErrNilContext is returned by Trigger, PauseCluster, ResumeCluster and
+// ErrNilContext is returned by RunNow, PauseCluster, ResumeCluster and
 // Check for a nil context, instead of a panic. It is the same
 // value as baton.ErrNilContext and matches ErrInvalid.
 var ErrNilContext = baton.ErrNilContext

@@ -23,7 +23,7 @@ type Run struct {
 	Tick    time.Time // the scheduled time this run is for
 	Token   int64     // fencing token of the lease; 0 for jobs without Locked
 	CatchUp bool      // this run catches up a tick that no replica ran
-	Manual  bool      // a manual run (Trigger, or a run request); Tick is zero
+	Manual  bool      // a manual run (RunNow, or a run request); Tick is zero
 	Attempt int       // 1, or 1 + the retries so far (see Builder.Retry)
 
 	lease *lease.Lease // nil for jobs without Locked

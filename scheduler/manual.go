@@ -11,7 +11,7 @@ import (
 	"github.com/baton-go/baton/observe"
 )
 
-// Manual runs: Trigger and the provider's run requests, and the
+// Manual runs: RunNow and the provider's run requests, and the
 // hand-off of a tick that came while a manual run held the lock.
 
 // track counts a goroutine that Shutdown and Close wait for, unless the
@@ -26,27 +26,27 @@ func (s *Scheduler) track() error {
 	return nil
 }
 
-// Trigger runs the job named name now, on this instance, as a manual run:
-// exactly one run, whichever replica Trigger is called on. A locked job's
+// RunNow runs the job named name now, on this instance, as a manual run:
+// exactly one run, whichever replica RunNow is called on. A locked job's
 // manual run holds the job's lock (same name, same fencing-token sequence)
 // but claims no tick, so it never takes the place of a scheduled tick:
 // the provider's last tick is untouched, the lease has no AtLeastFor, and
 // a tick that comes while the manual run holds the lock is run right after
 // it, by this instance (see docs/semantics.md). When another run of the
-// job holds the lock, or runs on this instance, Trigger waits for it to
+// job holds the lock, or runs on this instance, RunNow waits for it to
 // end, until ctx is done; a scheduled run that returned before its
 // AtLeastFor bound holds the lock until that bound. It returns once the
 // run has started (its outcome goes to the hooks and the ledger), a
 // *ValidationError matching ErrUnknownJob for a name not registered here,
 // ErrClosed once Shutdown or Close began, ctx's error, or the provider's
-// error. Manual runs are not affected by Pause. Trigger works before Start too. For a job that
+// error. Manual runs are not affected by Pause. RunNow works before Start too. For a job that
 // only other instances register, store a run request instead
 // (lockprovider.Control.RequestRun, or baton jobs run).
-func (s *Scheduler) Trigger(ctx context.Context, name string) error {
+func (s *Scheduler) RunNow(ctx context.Context, name string) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
-	j, err := s.lookup(name, "Trigger")
+	j, err := s.lookup(name, "RunNow")
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 
 // Removal of jobs and lookup by name.
 
-// ErrUnknownJob is returned (inside a *ValidationError) by Trigger and
+// ErrUnknownJob is returned (inside a *ValidationError) by RunNow and
 // Remove for a name that no job of this scheduler has.
 var ErrUnknownJob = fmt.Errorf("%w: no such job", ErrInvalid)
 
