@@ -163,8 +163,8 @@ func controlThreeInstances(t *testing.T, backend string) {
 
 	// Cluster-wide pause from one instance: within one tick no replica
 	// runs the job; resume restarts it.
-	if err := scheds[1].PauseCluster(t.Context(), "job"); err != nil {
-		t.Fatalf("PauseCluster: %v", err)
+	if err := scheds[1].Pause(t.Context(), "job"); err != nil {
+		t.Fatalf("Pause: %v", err)
 	}
 	time.Sleep(iv)
 	before := len(log.scheduled(t))
@@ -188,8 +188,8 @@ func controlThreeInstances(t *testing.T, backend string) {
 			t.Errorf("replica %d reported %d ErrPaused skips in 4 ticks of pause", i, n)
 		}
 	}
-	if err := scheds[2].ResumeCluster(t.Context(), "job"); err != nil {
-		t.Fatalf("ResumeCluster: %v", err)
+	if err := scheds[2].Resume(t.Context(), "job"); err != nil {
+		t.Fatalf("Resume: %v", err)
 	}
 	waitFor(t, 6*iv, "a run after resume", func() bool { return len(log.scheduled(t)) >= before+2 })
 
@@ -677,8 +677,8 @@ func TestControlValidation(t *testing.T) {
 	if err := s.RunNow(t.Context(), ""); !errors.Is(err, scheduler.ErrUnknownJob) || !strings.Contains(err.Error(), `RunNow "":`) {
 		t.Errorf("RunNow of an empty name: %v, want ErrUnknownJob naming \"\"", err)
 	}
-	if err := s.PauseCluster(t.Context(), ""); !errors.Is(err, lockprovider.ErrInvalidName) {
-		t.Errorf("PauseCluster of an empty name: %v", err)
+	if err := s.Pause(t.Context(), ""); !errors.Is(err, lockprovider.ErrInvalidName) {
+		t.Errorf("Pause of an empty name: %v", err)
 	}
 	// A nil ctx is bad input: a typed error, not a panic (RunNow used to
 	// panic on a goroutine of its own, which no recover of the caller's
@@ -686,8 +686,8 @@ func TestControlValidation(t *testing.T) {
 	var nilCtx context.Context
 	for name, err := range map[string]error{
 		"RunNow":       s.RunNow(nilCtx, "a"),
-		"PauseCluster":  s.PauseCluster(nilCtx, "a"),
-		"ResumeCluster": s.ResumeCluster(nilCtx, "a"),
+		"Pause":  s.Pause(nilCtx, "a"),
+		"Resume": s.Resume(nilCtx, "a"),
 	} {
 		if !errors.Is(err, scheduler.ErrNilContext) || !errors.Is(err, scheduler.ErrInvalid) {
 			t.Errorf("%s(nil ctx): %v, want ErrNilContext", name, err)
@@ -697,8 +697,8 @@ func TestControlValidation(t *testing.T) {
 		t.Errorf("Check(nil ctx): %v, want ErrNilContext", err)
 	}
 	bareS := newSched(t, bare{memory.New(nil)}, nil)
-	if err := bareS.PauseCluster(t.Context(), "a"); !errors.Is(err, scheduler.ErrControlNotSupported) {
-		t.Errorf("PauseCluster without lockprovider.Control: %v", err)
+	if err := bareS.Pause(t.Context(), "a"); !errors.Is(err, scheduler.ErrControlNotSupported) {
+		t.Errorf("Pause without lockprovider.Control: %v", err)
 	}
 	if _, err := scheduler.New(memory.New(nil), &scheduler.Config{ControlPoll: -time.Second}); !errors.Is(err, scheduler.ErrInvalidDuration) {
 		t.Errorf("negative ControlPoll: %v", err)

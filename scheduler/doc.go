@@ -120,9 +120,10 @@
 //
 // RunNow runs a job now as a manual run: it holds the job's lock without
 // claiming a tick, so it never consumes or blocks a scheduled tick (a tick
-// that comes during it runs right after it). Job.Pause and Resume act on
-// this instance; PauseCluster and ResumeCluster on every instance that
-// follows the provider's lockprovider.Control, which also carries the run
+// that comes during it runs right after it). Job.Pause and Job.Resume act
+// on this instance only; Scheduler.Pause and Scheduler.Resume cluster-wide,
+// on every instance that follows the provider's lockprovider.Control, which
+// also carries the run
 // requests of the baton command's "jobs run" (claimed by exactly one
 // instance). Paused ticks are skipped with ErrPaused. Remove unregisters a
 // job at run time. Builder.Retry retries a failed run inside its claimed

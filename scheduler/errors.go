@@ -21,8 +21,8 @@ var ErrLockLost = lockprovider.ErrLockLost
 // Close was called.
 var ErrClosed = errors.New("scheduler: closed")
 
-// ErrNilContext is returned by RunNow, PauseCluster, ResumeCluster and
-// Check for a nil context, instead of a panic. It is the same
+// ErrNilContext is returned by Scheduler.RunNow, Pause and Resume (and
+// jobstate.Check) for a nil context, instead of a panic. It is the same
 // value as baton.ErrNilContext and matches ErrInvalid.
 var ErrNilContext = baton.ErrNilContext
 

@@ -14,22 +14,24 @@ import (
 // through the provider's control state, and the admission of ticks.
 
 // ErrPaused is the reason a tick is skipped while its job is paused, on
-// this instance (Job.Pause) or cluster-wide (Scheduler.PauseCluster,
+// this instance (Job.Pause) or cluster-wide (Scheduler.Pause,
 // baton jobs pause).
 var ErrPaused = errors.New("scheduler: job paused")
 
 // ErrControlNotSupported is returned (inside a *ValidationError) by
-// PauseCluster and ResumeCluster when the provider does not implement
+// Scheduler.Pause and Scheduler.Resume when the provider does not implement
 // lockprovider.Control, or Config.NoControl is set.
 var ErrControlNotSupported = fmt.Errorf("%w: provider has no cluster-wide control (no lockprovider.Control)", ErrInvalid)
 
-// Pause stops this instance from running the job's scheduled ticks (and
-// catch-up) until Resume; they are skipped with ErrPaused. A run in
-// progress is not interrupted, and manual runs still run. Other replicas
-// are not affected: see Scheduler.PauseCluster.
+// Pause stops this instance (this replica only) from running the job's
+// scheduled ticks (and catch-up) until Job.Resume; they are skipped with
+// ErrPaused. A run in progress is not interrupted, and manual runs still
+// run. Other replicas are not affected: Scheduler.Pause pauses a job on
+// every replica.
 func (j *Job) Pause() { j.ctl.paused.Store(true) }
 
-// Resume undoes Pause.
+// Resume undoes Job.Pause on this instance; a cluster-wide pause
+// (Scheduler.Pause) stays.
 func (j *Job) Resume() { j.ctl.paused.Store(false) }
 
 // Paused reports whether the job is paused on this instance or, as last
@@ -80,17 +82,19 @@ func (s *Scheduler) clusterPaused(name string) bool {
 	return ok
 }
 
-// PauseCluster pauses the job named name on every replica that follows the
-// provider's control state (see Config.ControlPoll): its ticks are skipped
-// with ErrPaused until ResumeCluster. The name need not be registered on
-// this instance. It needs a provider implementing lockprovider.Control
+// Pause pauses the job named name cluster-wide: on every replica that
+// follows the provider's control state (see Config.ControlPoll), its
+// ticks are skipped with ErrPaused until Scheduler.Resume. The name need
+// not be registered on this instance. Job.Pause pauses on this instance
+// only. It needs a provider implementing lockprovider.Control
 // (else ErrControlNotSupported).
-func (s *Scheduler) PauseCluster(ctx context.Context, name string) error {
+func (s *Scheduler) Pause(ctx context.Context, name string) error {
 	return s.setPaused(ctx, name, true)
 }
 
-// ResumeCluster undoes PauseCluster (or baton jobs pause).
-func (s *Scheduler) ResumeCluster(ctx context.Context, name string) error {
+// Resume undoes a cluster-wide pause (Scheduler.Pause, or baton jobs
+// pause) on every replica; a pause of this instance (Job.Pause) stays.
+func (s *Scheduler) Resume(ctx context.Context, name string) error {
 	return s.setPaused(ctx, name, false)
 }
 
@@ -100,9 +104,9 @@ func (s *Scheduler) setPaused(ctx context.Context, name string, paused bool) err
 	}
 	ctl := s.controlProvider()
 	if ctl == nil {
-		field := "PauseCluster"
+		field := "Pause"
 		if !paused {
-			field = "ResumeCluster"
+			field = "Resume"
 		}
 		return invalid(name, field, "", "needs a provider implementing lockprovider.Control and Config.NoControl unset", ErrControlNotSupported, nil)
 	}
