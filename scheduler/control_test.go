@@ -685,7 +685,7 @@ func TestControlValidation(t *testing.T) {
 	// could catch).
 	var nilCtx context.Context
 	for name, err := range map[string]error{
-		"RunNow":       s.RunNow(nilCtx, "a"),
+		"RunNow": s.RunNow(nilCtx, "a"),
 		"Pause":  s.Pause(nilCtx, "a"),
 		"Resume": s.Resume(nilCtx, "a"),
 	} {
