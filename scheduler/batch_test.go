@@ -24,7 +24,7 @@ func TestTicksOnTimeAfterSlowDispatch(t *testing.T) {
 	for _, locked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				s := newSched(t, memory.New(nil), &scheduler.Config{NoRegistry: true, DefaultAtMostFor: time.Second})
+				s := newSched(t, memory.New(nil), &scheduler.Config{NoRegistry: true, AtMostFor: time.Second})
 				scheduler.SetAfterDispatch(s, func(n int) { time.Sleep(time.Duration(n) * time.Millisecond) })
 				var mu sync.Mutex
 				late := map[time.Time]time.Duration{} // per tick, the latest start

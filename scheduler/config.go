@@ -22,14 +22,15 @@ type Config struct {
 	// same ticks, and hosts may disagree about their local zone.
 	Location *time.Location
 
-	// DefaultAtMostFor is the lease length of locked jobs registered
-	// without AtMostFor. Zero means there is no default: such a
+	// AtMostFor is the lease length of locked jobs registered
+	// without the AtMostFor lock option, as baton.Config.AtMostFor is the
+	// Locker's. Zero means there is no default: such a
 	// registration fails with ErrInvalidDuration.
-	DefaultAtMostFor time.Duration
+	AtMostFor time.Duration
 
-	// DefaultAtLeastFor is the minimum hold of locked jobs registered
-	// without AtLeastFor. Zero means none.
-	DefaultAtLeastFor time.Duration
+	// AtLeastFor is the minimum hold of locked jobs registered
+	// without the AtLeastFor lock option. Zero means none.
+	AtLeastFor time.Duration
 
 	// LockedBy names this instance in the provider for operators. Empty
 	// means "hostname/pid", as for baton.Locker.
@@ -176,19 +177,19 @@ func (cfg *Config) withDefaults() (Config, error) {
 		return c, invalid("", "LockedBy", c.LockedBy, "is not acceptable to providers", ErrInvalid, err)
 	}
 	switch {
-	case c.DefaultAtMostFor < 0:
-		return c, invalid("", "DefaultAtMostFor", c.DefaultAtMostFor.String(), "must not be negative", ErrInvalidDuration, nil)
-	case c.DefaultAtMostFor > 0:
-		if err := lockprovider.ValidateDurations(c.DefaultAtMostFor, 0); err != nil {
-			return c, invalid("", "DefaultAtMostFor", c.DefaultAtMostFor.String(), "is out of range", ErrInvalidDuration, err)
+	case c.AtMostFor < 0:
+		return c, invalid("", "AtMostFor", c.AtMostFor.String(), "must not be negative", ErrInvalidDuration, nil)
+	case c.AtMostFor > 0:
+		if err := lockprovider.ValidateDurations(c.AtMostFor, 0); err != nil {
+			return c, invalid("", "AtMostFor", c.AtMostFor.String(), "is out of range", ErrInvalidDuration, err)
 		}
 	}
 	switch {
-	case c.DefaultAtLeastFor < 0:
-		return c, invalid("", "DefaultAtLeastFor", c.DefaultAtLeastFor.String(), "must not be negative", ErrInvalidDuration, nil)
-	case c.DefaultAtMostFor > 0 && c.DefaultAtLeastFor > c.DefaultAtMostFor:
-		return c, invalid("", "DefaultAtLeastFor", c.DefaultAtLeastFor.String(),
-			"must not exceed DefaultAtMostFor "+c.DefaultAtMostFor.String(), ErrInvalidDuration, nil)
+	case c.AtLeastFor < 0:
+		return c, invalid("", "AtLeastFor", c.AtLeastFor.String(), "must not be negative", ErrInvalidDuration, nil)
+	case c.AtMostFor > 0 && c.AtLeastFor > c.AtMostFor:
+		return c, invalid("", "AtLeastFor", c.AtLeastFor.String(),
+			"must not exceed AtMostFor "+c.AtMostFor.String(), ErrInvalidDuration, nil)
 	}
 	if err := c.validateControl(); err != nil {
 		return c, err

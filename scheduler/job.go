@@ -216,7 +216,7 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 		}
 	}
 	if b.locked {
-		o := lockOpts{atMostFor: b.s.cfg.DefaultAtMostFor, atLeastFor: b.s.cfg.DefaultAtLeastFor}
+		o := lockOpts{atMostFor: b.s.cfg.AtMostFor, atLeastFor: b.s.cfg.AtLeastFor}
 		for _, opt := range b.lockOps {
 			if opt == nil {
 				return nil, invalid(b.name, "LockOption", "", "is nil", ErrInvalidOption, nil)
@@ -226,7 +226,7 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 			}
 		}
 		if o.atMostFor == 0 {
-			return nil, invalid(b.name, "AtMostFor", "", "is not set and Config.DefaultAtMostFor is zero", ErrInvalidDuration, nil)
+			return nil, invalid(b.name, "AtMostFor", "", "is not set and Config.AtMostFor is zero", ErrInvalidDuration, nil)
 		}
 		if err := lockprovider.ValidateDurations(o.atMostFor, o.atLeastFor); err != nil {
 			return nil, withJob(b.name, err)

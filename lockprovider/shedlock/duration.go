@@ -138,7 +138,7 @@ func mul(s string, n int64, unit time.Duration) (time.Duration, error) {
 // SchedulerLock is the triple of ShedLock's @SchedulerLock annotation, with
 // the strings as they appear in the annotation or in the Spring properties
 // it refers to. An empty duration means "the default", as in ShedLock:
-// scheduler.Config's DefaultAtMostFor / DefaultAtLeastFor (the
+// scheduler.Config's AtMostFor / AtLeastFor (the
 // counterparts of @EnableSchedulerLock's defaults) then apply.
 type SchedulerLock struct {
 	Name           string
