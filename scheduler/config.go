@@ -65,12 +65,12 @@ type Config struct {
 	// lockprovider.DefaultMaxRuns runs and lockprovider.DefaultMaxRunAge.
 	LedgerRetention lockprovider.Retention
 
-	// NoRegistry stops the scheduler from publishing its jobs and a
+	// DisableRegistry stops the scheduler from publishing its jobs and a
 	// heartbeat to the provider's job registry. By default a scheduler
 	// whose provider implements lockprovider.Registry publishes them from
 	// Start to Shutdown, under LockedBy, which must then be unique per
 	// instance.
-	NoRegistry bool
+	DisableRegistry bool
 
 	// RegistryTTL is how long the registry entry outlives its last
 	// renewal; it is renewed every RegistryTTL/3. Zero means
@@ -87,10 +87,11 @@ type Config struct {
 	// lost. Zero means DefaultControlPoll (5s).
 	ControlPoll time.Duration
 
-	// NoControl stops the scheduler from following the provider's control
-	// state: cluster-wide pauses and run-now requests made elsewhere are
-	// then ignored by this instance.
-	NoControl bool
+	// DisableControl stops the scheduler from following the provider's
+	// control state: cluster-wide pauses and run-now requests made
+	// elsewhere are then ignored by this instance. By default a scheduler
+	// whose provider implements lockprovider.Control follows it.
+	DisableControl bool
 
 	// Now replaces time.Now, for tests that simulate a skewed clock. The
 	// returned times must carry a monotonic reading (derive them from

@@ -845,7 +845,7 @@ func TestCatchUpPausedCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := &recorder{}
-			s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks(), NoRegistry: true})
+			s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks(), DisableRegistry: true})
 			var ran atomic.Int32
 			_, err := s.Every(time.Hour).Locked("paused", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(func(context.Context, scheduler.Run) error {
 				ran.Add(1)
@@ -891,7 +891,7 @@ func TestRunRequestDuringShutdown(t *testing.T) {
 			t.Parallel()
 			ps := opsProviders(t, backend, 2)
 			p := &holdClaim{Provider: ps[0], Control: ps[0].(lockprovider.Control), entered: make(chan struct{}, 1), proceed: make(chan struct{})}
-			s := newSched(t, p, &scheduler.Config{NoRegistry: true})
+			s := newSched(t, p, &scheduler.Config{DisableRegistry: true})
 			var ran atomic.Int32
 			if _, err := s.Every(time.Hour).Locked("job", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 				ran.Add(1)
@@ -945,7 +945,7 @@ func TestJitterDuringManualRun(t *testing.T) {
 			var scheds []*scheduler.Scheduler
 			for i, p := range opsProviders(t, backend, 2) {
 				replica := fmt.Sprintf("replica-%d", i)
-				s := newSched(t, p, &scheduler.Config{LockedBy: replica, NoRegistry: true})
+				s := newSched(t, p, &scheduler.Config{LockedBy: replica, DisableRegistry: true})
 				_, err := s.Every(period).Locked(name, scheduler.AtMostFor(10*time.Second)).Jitter(jitter).Do(func(ctx context.Context, run scheduler.Run) error {
 					if run.Manual {
 						// Hold the lock past the tick's claim.

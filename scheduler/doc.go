@@ -110,7 +110,7 @@
 // lock_lost or shut_down, and the error text) in the round trips they
 // already make. A provider implementing lockprovider.Registry receives
 // this instance's jobs and a heartbeat from Start to Shutdown (unless
-// Config.NoRegistry). From both, the operator read model in package
+// Config.DisableRegistry). From both, the operator read model in package
 // scheduler/jobstate lists the jobs, finds the ticks that no replica ran,
 // that failed, or whose run never finished (Check, a dead-man's switch),
 // and reads a registered schedule back (ParseSchedule); the status page

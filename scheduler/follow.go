@@ -42,9 +42,9 @@ func (c *Config) validateControl() error {
 	return nil
 }
 
-// controlProvider returns the provider's Control unless Config.NoControl.
+// controlProvider returns the provider's Control unless Config.DisableControl.
 func (s *Scheduler) controlProvider() lockprovider.Control {
-	if s.cfg.NoControl {
+	if s.cfg.DisableControl {
 		return nil
 	}
 	c, _ := s.provider.(lockprovider.Control)

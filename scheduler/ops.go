@@ -132,7 +132,7 @@ type registrar struct {
 // the config does not turn it off. s.mu is held.
 func (s *Scheduler) startRegistry() {
 	reg, ok := s.provider.(lockprovider.Registry)
-	if !ok || s.cfg.NoRegistry {
+	if !ok || s.cfg.DisableRegistry {
 		return
 	}
 	r := &s.registry

@@ -510,10 +510,10 @@ func TestOpsConfigValidation(t *testing.T) {
 }
 
 // Without Ledger, the provider's plain Acquire and Release are used and
-// nothing is recorded; NoRegistry publishes nothing.
+// nothing is recorded; DisableRegistry publishes nothing.
 func TestLedgerOffRegistryOff(t *testing.T) {
 	p := memory.New(nil)
-	s := newSched(t, p, &scheduler.Config{LockedBy: "quiet", NoRegistry: true})
+	s := newSched(t, p, &scheduler.Config{LockedBy: "quiet", DisableRegistry: true})
 	ran := make(chan struct{}, 1)
 	if _, err := s.Every(20*time.Millisecond).Locked("j", scheduler.AtMostFor(time.Second)).Do(func(context.Context, scheduler.Run) error {
 		select {
@@ -529,7 +529,7 @@ func TestLedgerOffRegistryOff(t *testing.T) {
 	}
 	<-ran
 	if insts, _ := p.Instances(t.Context()); len(insts) != 0 {
-		t.Errorf("NoRegistry: registry holds %+v", insts)
+		t.Errorf("DisableRegistry: registry holds %+v", insts)
 	}
 	if runs, _ := p.Runs(t.Context(), lockprovider.RunQuery{Job: "j"}); len(runs) != 0 {
 		t.Errorf("ledger off: %d records", len(runs))

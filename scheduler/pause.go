@@ -20,7 +20,7 @@ var ErrPaused = errors.New("scheduler: job paused")
 
 // ErrControlNotSupported is returned (inside a *ValidationError) by
 // Scheduler.Pause and Scheduler.Resume when the provider does not implement
-// lockprovider.Control, or Config.NoControl is set.
+// lockprovider.Control, or Config.DisableControl is set.
 var ErrControlNotSupported = fmt.Errorf("%w: provider has no cluster-wide control (no lockprovider.Control)", ErrInvalid)
 
 // Pause stops this instance (this replica only) from running the job's
@@ -108,7 +108,7 @@ func (s *Scheduler) setPaused(ctx context.Context, name string, paused bool) err
 		if !paused {
 			field = "Resume"
 		}
-		return invalid(name, field, "", "needs a provider implementing lockprovider.Control and Config.NoControl unset", ErrControlNotSupported, nil)
+		return invalid(name, field, "", "needs a provider implementing lockprovider.Control and Config.DisableControl unset", ErrControlNotSupported, nil)
 	}
 	if err := ctl.SetPaused(ctx, name, paused); err != nil {
 		return withJob(name, err)

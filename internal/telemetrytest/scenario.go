@@ -114,7 +114,7 @@ func Run(t *testing.T, backend string, obs func(i int) observe.Observer, work fu
 			}
 		})
 		s, err := scheduler.New(provs[i], &scheduler.Config{
-			Observer: observe.Join(obs(i), counted), LockedBy: "instance-" + string(rune('a'+i)), NoRegistry: true,
+			Observer: observe.Join(obs(i), counted), LockedBy: "instance-" + string(rune('a'+i)), DisableRegistry: true,
 		})
 		if err != nil {
 			t.Fatal(err)
