@@ -223,7 +223,7 @@ func TestBatchClaimUnknownOutcome(t *testing.T) {
 				mem := memory.New(nil)
 				rec := &recorder{}
 				s := newSched(t, &unknownBatch{Provider: mem, delay: c.delay, err: c.err},
-					&scheduler.Config{DisableRegistry: true, Hooks: rec.hooks()})
+					&scheduler.Config{DisableRegistry: true, Observer: rec.hooks()})
 				names := []string{"u-1", "u-2", "u-3"}
 				for _, n := range names {
 					must(s.Every(time.Minute).Locked(n, scheduler.AtMostFor(time.Second)).Do(func(context.Context, scheduler.Run) error {

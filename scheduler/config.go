@@ -49,11 +49,10 @@ type Config struct {
 	// Observer receives the scheduler's events (package observe: claims,
 	// skips, runs and their outcomes, lost locks, catch-ups) and those of
 	// its runs' leases (extensions, losses, releases). Nil means none.
+	// Hooks is an Observer with one function per outcome:
+	// Observer: scheduler.Hooks{Failed: ...}; observe.Join combines it
+	// with others.
 	Observer observe.Observer
-
-	// Hooks observe job runs. Every hook is optional. They are fed from
-	// the same events as Observer.
-	Hooks Hooks
 
 	// Ledger records every tick this instance claims in the provider's
 	// run ledger, when the provider implements lockprovider.Ledger:
@@ -100,12 +99,12 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Hooks are called synchronously on the job's goroutine: keep them short
-// and non-blocking. A panic in a hook is recovered and logged.
-//
-// Hooks are an observe.Observer in simpler form: each hook is called for
-// one or two kinds of the scheduler's events (named below), with the
-// event itself. Config.Observer sees the same events and more.
+// Hooks is an observe.Observer in simpler form, for Config.Observer: each
+// hook is called for one or two kinds of the scheduler's events (named
+// below), with the event itself; other events are ignored. Every hook is
+// optional. Hooks are called synchronously on the job's goroutine: keep
+// them short and non-blocking. A panic in a hook is recovered and logged
+// to Logger.
 type Hooks struct {
 	// Attempt (observe.JobAttempt): a locked job is about to try to
 	// acquire its lock for a tick, or for a manual run (Event.Manual).
@@ -135,6 +134,9 @@ type Hooks struct {
 	// reported when its release finds the lease gone; Event.Err matches
 	// ErrLockLost then too.
 	LockLost func(Event)
+	// Logger receives a hook's recovered panic, at error level. Nil
+	// means it is not logged.
+	Logger *slog.Logger
 }
 
 // Event describes one tick of one job for the hooks: the observer's

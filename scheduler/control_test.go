@@ -105,7 +105,7 @@ func controlThreeInstances(t *testing.T, backend string) {
 	for i, p := range ps {
 		name := fmt.Sprintf("%s-replica-%d", backend, i)
 		rec := &recorder{}
-		s := newSched(t, p, &scheduler.Config{LockedBy: name, Ledger: true, Hooks: rec.hooks(), RegistryTTL: 2 * time.Second})
+		s := newSched(t, p, &scheduler.Config{LockedBy: name, Ledger: true, Observer: rec.hooks(), RegistryTTL: 2 * time.Second})
 		_, err := s.Every(iv).Locked("job", scheduler.AtMostFor(5*time.Second)).Do(func(ctx context.Context, run scheduler.Run) error {
 			start := time.Now()
 			if run.Manual {
@@ -281,7 +281,7 @@ func TestRetry(t *testing.T) {
 			t.Parallel()
 			p := opsProviders(t, backend, 1)[0]
 			rec := &recorder{}
-			s := newSched(t, p, &scheduler.Config{Ledger: true, Hooks: rec.hooks()})
+			s := newSched(t, p, &scheduler.Config{Ledger: true, Observer: rec.hooks()})
 			var log runLog
 			calls := map[string]int{}
 			var mu sync.Mutex
@@ -450,7 +450,7 @@ func TestCronJitterLongerThanGap(t *testing.T) {
 			}
 			var rec recorder
 			for i, p := range opsProviders(t, backend, 3) {
-				s := newSched(t, p, &scheduler.Config{LockedBy: fmt.Sprintf("replica-%d", i), Hooks: rec.hooks()})
+				s := newSched(t, p, &scheduler.Config{LockedBy: fmt.Sprintf("replica-%d", i), Observer: rec.hooks()})
 				_, err := s.Cron("* * * * * *").Locked(job, scheduler.AtMostFor(5*time.Second)).Jitter(jit).
 					Do(func(context.Context, scheduler.Run) error { return nil })
 				if err != nil {
@@ -502,7 +502,7 @@ func TestPauseLocalAndRemove(t *testing.T) {
 	for i := range 2 {
 		name := fmt.Sprintf("replica-%d", i)
 		rec := &recorder{}
-		s := newSched(t, p, &scheduler.Config{LockedBy: name, Hooks: rec.hooks()})
+		s := newSched(t, p, &scheduler.Config{LockedBy: name, Observer: rec.hooks()})
 		j, err := s.Every(iv).Locked("job", scheduler.AtMostFor(time.Second)).Do(func(ctx context.Context, run scheduler.Run) error {
 			log.add(name, run, time.Now())
 			return nil
@@ -628,7 +628,7 @@ func TestRunNowWaitsForTheLock(t *testing.T) {
 func TestTimeoutUnlocked(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
-	s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: rec.hooks()})
+	s := newSched(t, memory.New(nil), &scheduler.Config{Observer: rec.hooks()})
 	if _, err := s.Every(time.Hour).Name("slow").Timeout(50 * time.Millisecond).Do(func(ctx context.Context, run scheduler.Run) error {
 		<-ctx.Done()
 		return context.Cause(ctx)
@@ -845,7 +845,7 @@ func TestCatchUpPausedCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := &recorder{}
-			s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks(), DisableRegistry: true})
+			s := newSched(t, p, &scheduler.Config{Observer: rec.hooks(), DisableRegistry: true})
 			var ran atomic.Int32
 			_, err := s.Every(time.Hour).Locked("paused", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(func(context.Context, scheduler.Run) error {
 				ran.Add(1)

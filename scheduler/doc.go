@@ -161,5 +161,6 @@
 // observe.JobAttempt, and the job function runs with the one it returned
 // for observe.JobStarted, so a tracing adapter nests claim, run and
 // release under one span per tick and the job's own spans under the run.
-// Config.Hooks are fed from the same events.
+// Hooks is an Observer with one function per outcome, for the simple
+// cases: Config{Observer: scheduler.Hooks{Failed: ...}}.
 package scheduler

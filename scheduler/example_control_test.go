@@ -42,7 +42,7 @@ func ExampleScheduler_RunNow() {
 // Retries within the same run: the same token, attempts 1, 2, 3.
 func ExampleBuilder_Retry() {
 	sched, err := scheduler.New(memory.New(nil), &scheduler.Config{
-		Hooks: scheduler.Hooks{Failed: func(ev scheduler.Event) {
+		Observer: scheduler.Hooks{Failed: func(ev scheduler.Event) {
 			fmt.Printf("attempt %d failed: %v\n", ev.Attempt, ev.Err)
 		}},
 	})

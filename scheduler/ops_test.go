@@ -548,7 +548,7 @@ func TestForceReleasedRunIsLockLost(t *testing.T) {
 			p := opsProviders(t, backend, 1)[0]
 			var lostErr atomic.Value
 			s := newSched(t, p, &scheduler.Config{LockedBy: "app-1", Ledger: true,
-				Hooks: scheduler.Hooks{LockLost: func(ev scheduler.Event) { lostErr.Store(ev.Err) }}})
+				Observer: scheduler.Hooks{LockLost: func(ev scheduler.Event) { lostErr.Store(ev.Err) }}})
 			started, finish := make(chan int64, 1), make(chan struct{})
 			var first sync.Once
 			job, err := s.Every(300*time.Millisecond).Locked("nightly", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {

@@ -112,7 +112,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 
 	// The ledger records every claimed tick (replica, token, outcome) in
 	// the claim and release themselves, for the status page's timeline.
-	sched, err := scheduler.New(rprov, &scheduler.Config{Logger: log, LockedBy: cfg.Replica, Hooks: a.hooks(), Ledger: true})
+	sched, err := scheduler.New(rprov, &scheduler.Config{Logger: log, LockedBy: cfg.Replica, Observer: a.hooks(), Ledger: true})
 	if err != nil {
 		return err
 	}

@@ -498,7 +498,7 @@ func tickLateness(ctx context.Context, e *env, jobs, ticks int) ([]time.Duration
 		mu    sync.Mutex
 		first = map[time.Time]time.Time{}
 	)
-	s, err := scheduler.New(p, &scheduler.Config{LockedBy: "bench-late", DisableRegistry: true, Hooks: scheduler.Hooks{
+	s, err := scheduler.New(p, &scheduler.Config{LockedBy: "bench-late", DisableRegistry: true, Observer: scheduler.Hooks{
 		Attempt: func(ev scheduler.Event) {
 			now := time.Now()
 			mu.Lock()
