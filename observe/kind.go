@@ -1,5 +1,7 @@
 package observe
 
+import "github.com/baton-go/baton/lockprovider"
+
 // Kind says what an Event reports. New kinds may be added in later
 // releases: an Observer ignores kinds it does not know.
 type Kind uint8
@@ -138,11 +140,15 @@ const (
 	OutcomeStaleTick    = "stale_tick"
 	OutcomeStillRunning = "still_running"
 	OutcomePaused       = "paused"
-	OutcomeSucceeded    = "succeeded"
-	OutcomeFailed       = "failed"
-	OutcomePanicked     = "panicked"
-	OutcomeLockLost     = "lock_lost"
-	OutcomeShutDown     = "shut_down"
+
+	// How a run ended (JobFinished, JobDone): the run ledger's
+	// lockprovider.Outcome values, defined there once;
+	// lockprovider.Outcome(e.Outcome) converts back.
+	OutcomeSucceeded = string(lockprovider.OutcomeSucceeded)
+	OutcomeFailed    = string(lockprovider.OutcomeFailed)
+	OutcomePanicked  = string(lockprovider.OutcomePanicked)
+	OutcomeLockLost  = string(lockprovider.OutcomeLockLost)
+	OutcomeShutDown  = string(lockprovider.OutcomeShutDown)
 
 	OutcomeAllowed    = "allowed"
 	OutcomeDenied     = "denied"
