@@ -2,7 +2,7 @@
 // exist and how their last runs went, a timeline of runs across replicas,
 // the locks held now and the rate-limit keys near or over their limit.
 //
-//	h, err := status.New(status.Config{
+//	h, err := status.New(&status.Config{
 //		Backends: []status.Backend{
 //			{Name: "redis", Provider: redisProvider},       // jobs, ledger, registry
 //			{Name: "postgres", Provider: postgresProvider}, // locks, rate limits
