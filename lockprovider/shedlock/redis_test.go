@@ -19,7 +19,7 @@ import (
 // newRedis returns a provider whose keys no other test uses.
 func newRedis(t testing.TB, c shedlock.RedisClient) *shedlock.Redis {
 	t.Helper()
-	p, err := shedlock.NewRedis(c, shedlock.RedisConfig{KeyPrefix: "job-lock-" + testenv.Unique(), PollInterval: 20 * time.Millisecond})
+	p, err := shedlock.NewRedis(c, &shedlock.RedisConfig{KeyPrefix: "job-lock-" + testenv.Unique(), PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("NewRedis: %v", err)
 	}
@@ -83,7 +83,7 @@ func TestRedisInterleavedWithJava(t *testing.T) {
 	env := "env-" + testenv.Unique()
 	var ps [2]lockprovider.Provider
 	for i := range ps {
-		p, err := shedlock.NewRedis(c, shedlock.RedisConfig{Environment: env})
+		p, err := shedlock.NewRedis(c, &shedlock.RedisConfig{Environment: env})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestRedisShedLockFormat(t *testing.T) {
 	c := testenv.Redis(t)
 	ctx := t.Context()
 	env := "env-" + testenv.Unique()
-	p, err := shedlock.NewRedis(c, shedlock.RedisConfig{Environment: env, LockedBy: "go-host"})
+	p, err := shedlock.NewRedis(c, &shedlock.RedisConfig{Environment: env, LockedBy: "go-host"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
 	c := testenv.Redis(t)
 	ctx := t.Context()
 	env := "env-" + testenv.Unique()
-	p, err := shedlock.NewRedis(c, shedlock.RedisConfig{Environment: env})
+	p, err := shedlock.NewRedis(c, &shedlock.RedisConfig{Environment: env})
 	if err != nil {
 		t.Fatal(err)
 	}
