@@ -104,9 +104,9 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 	}
 	// The third-party API's quota: a bucket of 10 calls, refilled at 5 per
 	// second.
-	if a.limiter, err = ratelimit.New(pprov, ratelimit.Limit{
+	if a.limiter, err = ratelimit.New(pprov, []ratelimit.Limit{{
 		Algorithm: ratelimit.TokenBucket, Rate: 5, Period: time.Second, Burst: 10,
-	}); err != nil {
+	}}, nil); err != nil {
 		return err
 	}
 
