@@ -20,7 +20,7 @@ func Example() {
 	replicaA, _ := baton.NewLocker(provider, &baton.Config{LockedBy: "replica-a"})
 	replicaB, _ := baton.NewLocker(provider, &baton.Config{LockedBy: "replica-b"})
 	// The API allows bursts of 2 calls, refilled at 2 a minute.
-	api, _ := ratelimit.New(provider, ratelimit.Limit{Algorithm: ratelimit.TokenBucket, Rate: 2, Period: time.Minute, Burst: 2})
+	api, _ := ratelimit.New(provider, []ratelimit.Limit{{Algorithm: ratelimit.TokenBucket, Rate: 2, Period: time.Minute, Burst: 2}}, nil)
 
 	syncCustomer := func(locker *baton.Locker, id string) {
 		// 1. Avoid duplicate concurrent syncs of one customer.

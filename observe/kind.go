@@ -1,5 +1,7 @@
 package observe
 
+import "github.com/baton-go/baton/batontype"
+
 // Kind says what an Event reports. New kinds may be added in later
 // releases: an Observer ignores kinds it does not know.
 type Kind uint8
@@ -138,11 +140,15 @@ const (
 	OutcomeStaleTick    = "stale_tick"
 	OutcomeStillRunning = "still_running"
 	OutcomePaused       = "paused"
-	OutcomeSucceeded    = "succeeded"
-	OutcomeFailed       = "failed"
-	OutcomePanicked     = "panicked"
-	OutcomeLockLost     = "lock_lost"
-	OutcomeShutDown     = "shut_down"
+
+	// How a run ended (JobFinished, JobDone): the run ledger's
+	// batontype.Outcome values, defined there once;
+	// batontype.Outcome(e.Outcome) converts back.
+	OutcomeSucceeded = string(batontype.OutcomeSucceeded)
+	OutcomeFailed    = string(batontype.OutcomeFailed)
+	OutcomePanicked  = string(batontype.OutcomePanicked)
+	OutcomeLockLost  = string(batontype.OutcomeLockLost)
+	OutcomeShutDown  = string(batontype.OutcomeShutDown)
 
 	OutcomeAllowed    = "allowed"
 	OutcomeDenied     = "denied"

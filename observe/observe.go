@@ -49,7 +49,7 @@ type Event struct {
 	Token int64
 	// CatchUp marks a run that catches up a tick no replica ran.
 	CatchUp bool
-	// Manual marks a manual run (scheduler.Trigger, or a run request);
+	// Manual marks a manual run (scheduler.RunNow, or a run request);
 	// its Tick is zero.
 	Manual bool
 	// Attempt numbers the calls of the job function within one run (1,

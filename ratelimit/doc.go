@@ -106,9 +106,9 @@
 //
 // # Telemetry
 //
-// [Limiter.WithObserver] returns a Limiter that reports each decision
-// (with the tightest limit's policy name, outcome and retry-after), each
-// provider error and each fail-open or fail-closed fallback of the
-// middleware to an observe.Observer. Events carry no key: keys are data
+// A Limiter's [Config.Observer], an observe.Observer, receives each
+// decision (with the tightest limit's policy name, outcome and
+// retry-after), each provider error and each fail-open or fail-closed
+// fallback of the middleware. Events carry no key: keys are data
 // and must not become metric labels.
 package ratelimit

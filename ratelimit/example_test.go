@@ -17,7 +17,7 @@ import (
 // Redis or PostgreSQL (its clock is pinned here so the output is stable).
 func Example() {
 	provider := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
-	limiter, err := ratelimit.New(provider, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 3, Period: time.Hour})
+	limiter, err := ratelimit.New(provider, []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: 3, Period: time.Hour}}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -39,10 +39,9 @@ func Example() {
 // charges neither.
 func Example_multipleLimits() {
 	provider := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
-	limiter, err := ratelimit.New(provider,
+	limiter, err := ratelimit.New(provider, []ratelimit.Limit{
 		ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 50, Period: time.Second, Burst: 5, Name: "burst"},
-		ratelimit.Limit{Algorithm: ratelimit.SlidingWindow, Rate: 1000, Period: time.Hour, Name: "hourly"},
-	)
+		ratelimit.Limit{Algorithm: ratelimit.SlidingWindow, Rate: 1000, Period: time.Hour, Name: "hourly"}}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -58,7 +57,7 @@ func Example_multipleLimits() {
 
 // Bad input is an error, never a clamp.
 func ExampleLimiter_AllowN_exceedsCapacity() {
-	limiter, _ := ratelimit.New(memory.New(nil), ratelimit.PerSecond(10))
+	limiter, _ := ratelimit.New(memory.New(nil), []ratelimit.Limit{ratelimit.PerSecond(10)}, nil)
 	_, err := limiter.AllowN(context.Background(), "k", 11)
 	fmt.Println(errors.Is(err, ratelimit.ErrExceedsCapacity), errors.Is(err, ratelimit.ErrInvalid))
 	// Output: true true
@@ -67,8 +66,8 @@ func ExampleLimiter_AllowN_exceedsCapacity() {
 // The HTTP middleware keyed by an API key header.
 func ExampleMiddleware() {
 	provider := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
-	limiter, _ := ratelimit.New(provider, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 2, Period: time.Minute, Name: "default"})
-	h := ratelimit.Middleware(limiter, ratelimit.MiddlewareConfig{Key: ratelimit.HeaderKey("X-Api-Key")})(
+	limiter, _ := ratelimit.New(provider, []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: 2, Period: time.Minute, Name: "default"}}, nil)
+	h := ratelimit.Middleware(limiter, &ratelimit.MiddlewareConfig{Key: ratelimit.HeaderKey("X-Api-Key")})(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
 	for range 3 {
 		req := httptest.NewRequest("GET", "/", nil)
@@ -96,14 +95,15 @@ func limiterPolicy(h http.Handler) string {
 // A Limiter that reports its decisions to an observer (here one that
 // prints; in an application, the OpenTelemetry or Prometheus adapter of
 // contrib/). Events name the policy, never the key.
-func ExampleLimiter_WithObserver() {
-	limiter, err := ratelimit.New(memory.New(nil), ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"})
+func ExampleConfig() {
+	obs := observe.Func(func(_ context.Context, e observe.Event) {
+		fmt.Println(e.Kind, e.Policy, e.Outcome, e.RetryAfter > 0)
+	})
+	limiter, err := ratelimit.New(memory.New(nil), []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"}},
+		&ratelimit.Config{Observer: obs})
 	if err != nil {
 		panic(err)
 	}
-	limiter = limiter.WithObserver(observe.Func(func(_ context.Context, e observe.Event) {
-		fmt.Println(e.Kind, e.Policy, e.Outcome, e.RetryAfter > 0)
-	}))
 	for range 2 {
 		_, _ = limiter.Allow(context.Background(), "203.0.113.7")
 	}

@@ -48,20 +48,36 @@ type Limiter struct {
 	spi        []batontype.RateLimit
 	capacity   int64
 	reservable bool
-	obs        observe.Observer // nil: no events; see WithObserver
+	obs        observe.Observer // Config.Observer; nil: no events
 	names      []string         // policy names of limits, for events
 	policy     string           // names joined by ","
 }
 
+// Config configures a Limiter. The zero value (or a nil *Config) is the
+// default.
+type Config struct {
+	// Observer receives the Limiter's decisions, provider errors and the
+	// Middleware's fail-open and fail-closed fallbacks (package observe:
+	// RateDecision, RateError, RateFallback). Events name the limit by
+	// its policy name (Limit.Name, or "<rate>-per-<period>"), never by
+	// key. Nil (the default) reports nothing.
+	Observer observe.Observer
+}
+
 // New returns a Limiter that charges every request to all of limits at once
 // on provider: a request is admitted only if every limit admits it. Two limits
-// must not share both Algorithm and Period. At most
-// batontype.MaxRateLimits limits.
-func New(provider lockprovider.RateLimiter, limits ...Limit) (*Limiter, error) {
+// must not share both Algorithm and Period. At least one and at most
+// batontype.MaxRateLimits limits. A nil cfg means the defaults. Limiters
+// with the same provider and limits share the same budgets, whatever their
+// Config.
+func New(provider lockprovider.RateLimiter, limits []Limit, cfg *Config) (*Limiter, error) {
 	if isnil.IsNil(provider) {
 		return nil, ErrNilProvider
 	}
 	l := &Limiter{provider: provider, limits: append([]Limit(nil), limits...), reservable: true}
+	if cfg != nil {
+		l.obs = observe.Join(cfg.Observer)
+	}
 	for _, lim := range limits {
 		if err := lim.validate(); err != nil {
 			return nil, err

@@ -47,8 +47,9 @@ func HeaderKey(name string) KeyFunc {
 	}
 }
 
-// MiddlewareConfig configures Middleware. The zero value keys by RemoteIP,
-// charges 1 per request and fails closed.
+// MiddlewareConfig configures Middleware. The zero value (or a nil
+// *MiddlewareConfig) keys by RemoteIP, charges 1 per request and fails
+// closed.
 type MiddlewareConfig struct {
 	// Key derives the key; nil means RemoteIP.
 	Key KeyFunc
@@ -63,7 +64,7 @@ type MiddlewareConfig struct {
 	FailOpen bool
 	// OnError, if set, is called for every provider failure (count them:
 	// while the provider is down, requests pass unlimited or are refused).
-	// The Limiter's observer (see Limiter.WithObserver) is told too, with
+	// The Limiter's observer (ratelimit.Config.Observer) is told too, with
 	// an observe.RateFallback event.
 	OnError func(r *http.Request, err error)
 	// Denied writes the response to a refused request after the rate-limit
@@ -101,7 +102,11 @@ type MiddlewareConfig struct {
 // A nil or zero l (one not made by New) cannot decide anything: every
 // request is then handled as a provider failure with ErrNilProvider
 // (logged, passed to OnError, let through or answered 503), never a panic.
-func Middleware(l *Limiter, cfg MiddlewareConfig) func(http.Handler) http.Handler {
+func Middleware(l *Limiter, config *MiddlewareConfig) func(http.Handler) http.Handler {
+	var cfg MiddlewareConfig // nil config: the zero value's defaults
+	if config != nil {
+		cfg = *config
+	}
 	key := cfg.Key
 	if key == nil {
 		key = RemoteIP

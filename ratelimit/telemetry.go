@@ -11,21 +11,6 @@ import (
 	"github.com/baton-go/baton/observe"
 )
 
-// WithObserver returns a copy of l that reports its decisions, provider
-// errors and the Middleware's fail-open and fail-closed fallbacks to obs
-// (package observe: RateDecision, RateError, RateFallback). Events name
-// the limit by its policy name (Limit.Name, or "<rate>-per-<period>"),
-// never by key. A nil obs returns a copy without an observer. l itself
-// is unchanged; both share the provider and so the budgets.
-func (l *Limiter) WithObserver(obs observe.Observer) *Limiter {
-	if l == nil {
-		return nil
-	}
-	c := *l
-	c.obs = observe.Join(obs)
-	return &c
-}
-
 // decided reports a decision that began at start.
 func (l *Limiter) decided(ctx context.Context, start time.Time, n int64, allowed bool, tightest Limit, retryAfter time.Duration) {
 	e := observe.Event{Kind: observe.RateDecision, Policy: l.policy, Cost: n, Outcome: observe.OutcomeAllowed,

@@ -73,13 +73,13 @@ func (s *Scheduler) fire(now time.Time) int {
 	for len(s.queue) > 0 && !s.queue[0].nextTick.After(now) {
 		j := s.queue[0]
 		tick := j.nextTick
-		if j.sched.next(tick).Before(now) {
+		if j.sched.Next(tick).Before(now) {
 			// Several ticks passed while this process could not run
 			// (a pause, a suspended VM, a wall-clock step): run only
 			// the latest, which other replicas may be running too.
-			tick = j.sched.prev(now)
+			tick = j.sched.Prev(now)
 		}
-		j.nextTick = j.sched.next(now)
+		j.nextTick = j.sched.Next(now)
 		if j.nextTick.IsZero() {
 			heap.Pop(&s.queue)
 		} else {

@@ -23,14 +23,15 @@ type Config struct {
 	// same ticks, and hosts may disagree about their local zone.
 	Location *time.Location
 
-	// DefaultAtMostFor is the lease length of locked jobs registered
-	// without AtMostFor. Zero means there is no default: such a
+	// AtMostFor is the lease length of locked jobs registered
+	// without the AtMostFor lock option, as baton.Config.AtMostFor is the
+	// Locker's. Zero means there is no default: such a
 	// registration fails with ErrInvalidDuration.
-	DefaultAtMostFor time.Duration
+	AtMostFor time.Duration
 
-	// DefaultAtLeastFor is the minimum hold of locked jobs registered
-	// without AtLeastFor. Zero means none.
-	DefaultAtLeastFor time.Duration
+	// AtLeastFor is the minimum hold of locked jobs registered
+	// without the AtLeastFor lock option. Zero means none.
+	AtLeastFor time.Duration
 
 	// LockedBy names this instance in the provider for operators. Empty
 	// means "hostname/pid", as for baton.Locker.
@@ -49,11 +50,10 @@ type Config struct {
 	// Observer receives the scheduler's events (package observe: claims,
 	// skips, runs and their outcomes, lost locks, catch-ups) and those of
 	// its runs' leases (extensions, losses, releases). Nil means none.
+	// Hooks is an Observer with one function per outcome:
+	// Observer: scheduler.Hooks{Failed: ...}; observe.Join combines it
+	// with others.
 	Observer observe.Observer
-
-	// Hooks observe job runs. Every hook is optional. They are fed from
-	// the same events as Observer.
-	Hooks Hooks
 
 	// Ledger records every tick this instance claims in the provider's
 	// run ledger, when the provider implements lockprovider.Ledger:
@@ -65,12 +65,12 @@ type Config struct {
 	// batontype.DefaultMaxRuns runs and batontype.DefaultMaxRunAge.
 	LedgerRetention batontype.Retention
 
-	// NoRegistry stops the scheduler from publishing its jobs and a
+	// DisableRegistry stops the scheduler from publishing its jobs and a
 	// heartbeat to the provider's job registry. By default a scheduler
 	// whose provider implements lockprovider.Registry publishes them from
 	// Start to Shutdown, under LockedBy, which must then be unique per
 	// instance.
-	NoRegistry bool
+	DisableRegistry bool
 
 	// RegistryTTL is how long the registry entry outlives its last
 	// renewal; it is renewed every RegistryTTL/3. Zero means
@@ -87,10 +87,11 @@ type Config struct {
 	// lost. Zero means DefaultControlPoll (5s).
 	ControlPoll time.Duration
 
-	// NoControl stops the scheduler from following the provider's control
-	// state: cluster-wide pauses and run-now requests made elsewhere are
-	// then ignored by this instance.
-	NoControl bool
+	// DisableControl stops the scheduler from following the provider's
+	// control state: cluster-wide pauses and run-now requests made
+	// elsewhere are then ignored by this instance. By default a scheduler
+	// whose provider implements lockprovider.Control follows it.
+	DisableControl bool
 
 	// Now replaces time.Now, for tests that simulate a skewed clock. The
 	// returned times must carry a monotonic reading (derive them from
@@ -99,12 +100,12 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Hooks are called synchronously on the job's goroutine: keep them short
-// and non-blocking. A panic in a hook is recovered and logged.
-//
-// Hooks are an observe.Observer in simpler form: each hook is called for
-// one or two kinds of the scheduler's events (named below), with the
-// event itself. Config.Observer sees the same events and more.
+// Hooks is an observe.Observer in simpler form, for Config.Observer: each
+// hook is called for one or two kinds of the scheduler's events (named
+// below), with the event itself; other events are ignored. Every hook is
+// optional. Hooks are called synchronously on the job's goroutine: keep
+// them short and non-blocking. A panic in a hook is recovered and logged
+// to Logger.
 type Hooks struct {
 	// Attempt (observe.JobAttempt): a locked job is about to try to
 	// acquire its lock for a tick, or for a manual run (Event.Manual).
@@ -134,6 +135,9 @@ type Hooks struct {
 	// reported when its release finds the lease gone; Event.Err matches
 	// ErrLockLost then too.
 	LockLost func(Event)
+	// Logger receives a hook's recovered panic, at error level. Nil
+	// means it is not logged.
+	Logger *slog.Logger
 }
 
 // Event describes one tick of one job for the hooks: the observer's
@@ -146,9 +150,6 @@ type Hooks struct {
 type Event = observe.Event
 
 const defaultCallTimeout = 5 * time.Second
-
-// minPeriod is the shortest Every period: the providers' tick resolution.
-const minPeriod = time.Millisecond
 
 // withDefaults returns a validated copy of cfg with defaults filled in.
 func (cfg *Config) withDefaults() (Config, error) {
@@ -180,19 +181,19 @@ func (cfg *Config) withDefaults() (Config, error) {
 		return c, invalid("", "LockedBy", c.LockedBy, "is not acceptable to providers", ErrInvalid, err)
 	}
 	switch {
-	case c.DefaultAtMostFor < 0:
-		return c, invalid("", "DefaultAtMostFor", c.DefaultAtMostFor.String(), "must not be negative", ErrInvalidDuration, nil)
-	case c.DefaultAtMostFor > 0:
-		if err := batontype.ValidateDurations(c.DefaultAtMostFor, 0); err != nil {
-			return c, invalid("", "DefaultAtMostFor", c.DefaultAtMostFor.String(), "is out of range", ErrInvalidDuration, err)
+	case c.AtMostFor < 0:
+		return c, invalid("", "AtMostFor", c.AtMostFor.String(), "must not be negative", ErrInvalidDuration, nil)
+	case c.AtMostFor > 0:
+		if err := batontype.ValidateDurations(c.AtMostFor, 0); err != nil {
+			return c, invalid("", "AtMostFor", c.AtMostFor.String(), "is out of range", ErrInvalidDuration, err)
 		}
 	}
 	switch {
-	case c.DefaultAtLeastFor < 0:
-		return c, invalid("", "DefaultAtLeastFor", c.DefaultAtLeastFor.String(), "must not be negative", ErrInvalidDuration, nil)
-	case c.DefaultAtMostFor > 0 && c.DefaultAtLeastFor > c.DefaultAtMostFor:
-		return c, invalid("", "DefaultAtLeastFor", c.DefaultAtLeastFor.String(),
-			"must not exceed DefaultAtMostFor "+c.DefaultAtMostFor.String(), ErrInvalidDuration, nil)
+	case c.AtLeastFor < 0:
+		return c, invalid("", "AtLeastFor", c.AtLeastFor.String(), "must not be negative", ErrInvalidDuration, nil)
+	case c.AtMostFor > 0 && c.AtLeastFor > c.AtMostFor:
+		return c, invalid("", "AtLeastFor", c.AtLeastFor.String(),
+			"must not exceed AtMostFor "+c.AtMostFor.String(), ErrInvalidDuration, nil)
 	}
 	if err := c.validateControl(); err != nil {
 		return c, err

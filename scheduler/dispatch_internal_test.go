@@ -20,7 +20,7 @@ func TestTicksOnTimeAfterSlowDispatch(t *testing.T) {
 	for _, locked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				s, err := New(memory.New(nil), &Config{NoRegistry: true, DefaultAtMostFor: time.Second})
+				s, err := New(memory.New(nil), &Config{DisableRegistry: true, AtMostFor: time.Second})
 				if err != nil {
 					t.Fatal(err)
 				}

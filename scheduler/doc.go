@@ -110,18 +110,20 @@
 // lock_lost or shut_down, and the error text) in the round trips they
 // already make. A provider implementing lockprovider.Registry receives
 // this instance's jobs and a heartbeat from Start to Shutdown (unless
-// Config.NoRegistry). From both, Check finds the ticks that no replica ran,
-// that failed, or whose run never finished (a dead-man's switch), and
-// ParseSchedule reads a registered schedule back; the baton command wraps
-// them for operators.
+// Config.DisableRegistry). From both, the operator read model in package
+// scheduler/jobstate lists the jobs, finds the ticks that no replica ran,
+// that failed, or whose run never finished (Check, a dead-man's switch),
+// and reads a registered schedule back (ParseSchedule); the status page
+// and the baton command use it.
 //
 // # Control at run time
 //
-// Trigger runs a job now as a manual run: it holds the job's lock without
+// RunNow runs a job now as a manual run: it holds the job's lock without
 // claiming a tick, so it never consumes or blocks a scheduled tick (a tick
-// that comes during it runs right after it). Job.Pause and Resume act on
-// this instance; PauseCluster and ResumeCluster on every instance that
-// follows the provider's lockprovider.Control, which also carries the run
+// that comes during it runs right after it). Job.Pause and Job.Resume act
+// on this instance only; Scheduler.Pause and Scheduler.Resume cluster-wide,
+// on every instance that follows the provider's lockprovider.Control, which
+// also carries the run
 // requests of the baton command's "jobs run" (claimed by exactly one
 // instance). Paused ticks are skipped with ErrPaused. Remove unregisters a
 // job at run time. Builder.Retry retries a failed run inside its claimed
@@ -159,5 +161,6 @@
 // observe.JobAttempt, and the job function runs with the one it returned
 // for observe.JobStarted, so a tracing adapter nests claim, run and
 // release under one span per tick and the job's own spans under the run.
-// Config.Hooks are fed from the same events.
+// Hooks is an Observer with one function per outcome, for the simple
+// cases: Config{Observer: scheduler.Hooks{Failed: ...}}.
 package scheduler

@@ -7,6 +7,7 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/scheduler/internal/schedule"
 )
 
 // ErrLockLost is the cause (see context.Cause) of a job's context when the
@@ -20,8 +21,8 @@ var ErrLockLost = batontype.ErrLockLost
 // Close was called.
 var ErrClosed = errors.New("scheduler: closed")
 
-// ErrNilContext is returned by Trigger, PauseCluster, ResumeCluster and
-// Check for a nil context, instead of a panic. It is the same
+// ErrNilContext is returned by Scheduler.RunNow, Pause and Resume (and
+// jobstate.Check) for a nil context, instead of a panic. It is the same
 // value as baton.ErrNilContext and matches ErrInvalid.
 var ErrNilContext = baton.ErrNilContext
 
@@ -53,7 +54,7 @@ var (
 	ErrInvalid             = batontype.ErrInvalid
 	ErrInvalidName         = batontype.ErrInvalidName
 	ErrInvalidDuration     = batontype.ErrInvalidDuration
-	ErrInvalidSpec         = fmt.Errorf("%w: schedule", ErrInvalid)
+	ErrInvalidSpec         = schedule.ErrInvalidSpec
 	ErrDuplicateName       = fmt.Errorf("%w: duplicate job name", ErrInvalid)
 	ErrNilJob              = fmt.Errorf("%w: nil job func", ErrInvalid)
 	ErrInvalidOption       = fmt.Errorf("%w: option", ErrInvalid)
@@ -65,39 +66,14 @@ var (
 // validation error type of the module.
 type ValidationError = batontype.ValidationError
 
-// SpecError reports an invalid cron spec: what is wrong and where.
-type SpecError struct {
-	Spec     string // the whole spec as given
-	Field    string // "minute", "hour", "day of month", "month", "day of week", "second", "CRON_TZ", "TZ", "@every", "descriptor"; empty if the spec as a whole is wrong
-	Position int    // 1-based position of the field among the schedule fields, or 0
-	Value    string // the offending text
-	Reason   string
-	Err      error // the parser's error, or nil
-}
-
-func (e *SpecError) Error() string {
-	s := "scheduler: cron spec " + batontype.Shorten(strconv.Quote(e.Spec), maxEcho) + ": "
-	value := batontype.Shorten(strconv.Quote(e.Value), maxEcho)
-	switch {
-	case e.Field != "" && e.Position > 0:
-		s += fmt.Sprintf("field %d (%s) %s ", e.Position, e.Field, value)
-	case e.Field != "":
-		s += fmt.Sprintf("%s %s ", e.Field, value)
-	}
-	s += e.Reason
-	if e.Err != nil {
-		s += ": " + batontype.Shorten(e.Err.Error(), maxReason)
-	}
-	return s
-}
-
-// Unwrap returns ErrInvalidSpec and the parser's error, if any.
-func (e *SpecError) Unwrap() []error {
-	if e.Err != nil {
-		return []error{ErrInvalidSpec, e.Err}
-	}
-	return []error{ErrInvalidSpec}
-}
+// SpecError reports an invalid cron spec: what is wrong and where. Its
+// fields are Spec (the whole spec as given), Field ("minute", "hour",
+// "day of month", "month", "day of week", "second", "CRON_TZ", "TZ",
+// "@every", "descriptor", "time zone"; empty if the spec as a whole is
+// wrong), Position (1-based position of the field among the schedule
+// fields, or 0), Value (the offending text), Reason, and Err (the
+// parser's error, or nil). It unwraps to ErrInvalidSpec and Err.
+type SpecError = schedule.SpecError
 
 // PanicError is reported as the error of a job that panicked.
 type PanicError struct {
@@ -113,8 +89,8 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// Limits on echoed input in error texts (ValidationError.Error applies
-// the same limits).
+// Limits on echoed input in error texts (ValidationError.Error and
+// SpecError.Error apply the same limits).
 const (
 	maxEcho   = 64
 	maxReason = 256

@@ -11,7 +11,7 @@ import (
 )
 
 // A manual run: the job runs now, holding its lock but no tick.
-func ExampleScheduler_Trigger() {
+func ExampleScheduler_RunNow() {
 	sched, err := scheduler.New(memory.New(nil), nil)
 	if err != nil {
 		panic(err)
@@ -26,12 +26,12 @@ func ExampleScheduler_Trigger() {
 	if err != nil {
 		panic(err)
 	}
-	if err := sched.Trigger(context.Background(), "rebuild-index"); err != nil {
+	if err := sched.RunNow(context.Background(), "rebuild-index"); err != nil {
 		panic(err)
 	}
 	run := <-done
 	fmt.Printf("manual %v, tick zero %v, token %d\n", run.Manual, run.Tick.IsZero(), run.Token)
-	err = sched.Trigger(context.Background(), "no-such-job")
+	err = sched.RunNow(context.Background(), "no-such-job")
 	fmt.Println(errors.Is(err, scheduler.ErrUnknownJob))
 	_ = sched.Close()
 	// Output:
@@ -42,7 +42,7 @@ func ExampleScheduler_Trigger() {
 // Retries within the same run: the same token, attempts 1, 2, 3.
 func ExampleBuilder_Retry() {
 	sched, err := scheduler.New(memory.New(nil), &scheduler.Config{
-		Hooks: scheduler.Hooks{Failed: func(ev scheduler.Event) {
+		Observer: scheduler.Hooks{Failed: func(ev scheduler.Event) {
 			fmt.Printf("attempt %d failed: %v\n", ev.Attempt, ev.Err)
 		}},
 	})
@@ -62,7 +62,7 @@ func ExampleBuilder_Retry() {
 	if err != nil {
 		panic(err)
 	}
-	if err := sched.Trigger(context.Background(), "flaky"); err != nil {
+	if err := sched.RunNow(context.Background(), "flaky"); err != nil {
 		panic(err)
 	}
 	_ = sched.Shutdown(context.Background()) // waits for the retries

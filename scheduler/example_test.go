@@ -101,7 +101,7 @@ func ExampleSpecError() {
 // A job that may outlive its lease keeps it alive, and learns through its
 // context when the lease is lost anyway.
 func ExampleAutoRenew() {
-	sched, err := scheduler.New(memory.New(nil), &scheduler.Config{DefaultAtMostFor: time.Minute})
+	sched, err := scheduler.New(memory.New(nil), &scheduler.Config{AtMostFor: time.Minute})
 	if err != nil {
 		panic(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/scheduler/internal/schedule"
 )
 
 // Func is the work of a job. ctx is cancelled when the job's lease is lost
@@ -23,7 +24,7 @@ type Run struct {
 	Tick    time.Time // the scheduled time this run is for
 	Token   int64     // fencing token of the lease; 0 for jobs without Locked
 	CatchUp bool      // this run catches up a tick that no replica ran
-	Manual  bool      // a manual run (Trigger, or a run request); Tick is zero
+	Manual  bool      // a manual run (RunNow, or a run request); Tick is zero
 	Attempt int       // 1, or 1 + the retries so far (see Builder.Retry)
 
 	lease *lease.Lease // nil for jobs without Locked
@@ -63,17 +64,17 @@ func (r Run) Check() error {
 }
 
 // EveryOption adjusts an Every schedule.
-type EveryOption func(*every) error
+type EveryOption func(*schedule.Every) error
 
 // Offset shifts the ticks of Every(d) to epoch + offset + k*d, with
 // 0 <= offset < d: Every(24*time.Hour, Offset(2*time.Hour)) runs at 02:00
 // UTC.
 func Offset(offset time.Duration) EveryOption {
-	return func(e *every) error {
-		if offset < 0 || offset >= e.period {
-			return invalid("", "Offset", offset.String(), "must be in [0, "+e.period.String()+")", ErrInvalidDuration, nil)
+	return func(e *schedule.Every) error {
+		if offset < 0 || offset >= e.Period {
+			return invalid("", "Offset", offset.String(), "must be in [0, "+e.Period.String()+")", ErrInvalidDuration, nil)
 		}
-		e.offset = offset
+		e.Offset = offset
 		return nil
 	}
 }
@@ -161,13 +162,13 @@ func CatchUp() LockOption {
 // reported by Do.
 type Builder struct {
 	s       *Scheduler
-	sched   schedule
+	sched   schedule.Schedule
 	err     error
 	name    string
 	named   bool
 	locked  bool
 	lockOps []LockOption
-	ctl     jobOptions // Retry, Jitter, Timeout; see control.go
+	ctl     jobOptions // Retry, Jitter, Timeout; see options.go
 }
 
 // Every schedules a job at every multiple of d since the Unix epoch (plus
@@ -175,11 +176,11 @@ type Builder struct {
 // least 1ms.
 func (s *Scheduler) Every(d time.Duration, opts ...EveryOption) *Builder {
 	b := &Builder{s: s}
-	if d < minPeriod {
-		b.err = invalid("", "Every", d.String(), "must be at least "+minPeriod.String(), ErrInvalidDuration, nil)
+	if d < schedule.MinPeriod {
+		b.err = invalid("", "Every", d.String(), "must be at least "+schedule.MinPeriod.String(), ErrInvalidDuration, nil)
 		return b
 	}
-	e := every{period: d}
+	e := schedule.Every{Period: d}
 	for _, o := range opts {
 		if o == nil {
 			b.err = invalid("", "EveryOption", "", "is nil", ErrInvalidOption, nil)
@@ -202,7 +203,7 @@ func (s *Scheduler) Every(d time.Duration, opts ...EveryOption) *Builder {
 // Config.Location applies. An invalid spec yields a *SpecError from Do.
 func (s *Scheduler) Cron(spec string) *Builder {
 	b := &Builder{s: s}
-	b.sched, b.err = parseCron(spec, s.cfg.Location)
+	b.sched, b.err = schedule.ParseCron(spec, s.cfg.Location)
 	return b
 }
 
@@ -244,7 +245,7 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 		}
 	}
 	if b.locked {
-		o := lockOpts{atMostFor: b.s.cfg.DefaultAtMostFor, atLeastFor: b.s.cfg.DefaultAtLeastFor}
+		o := lockOpts{atMostFor: b.s.cfg.AtMostFor, atLeastFor: b.s.cfg.AtLeastFor}
 		for _, opt := range b.lockOps {
 			if opt == nil {
 				return nil, invalid(b.name, "LockOption", "", "is nil", ErrInvalidOption, nil)
@@ -254,7 +255,7 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 			}
 		}
 		if o.atMostFor == 0 {
-			return nil, invalid(b.name, "AtMostFor", "", "is not set and Config.DefaultAtMostFor is zero", ErrInvalidDuration, nil)
+			return nil, invalid(b.name, "AtMostFor", "", "is not set and Config.AtMostFor is zero", ErrInvalidDuration, nil)
 		}
 		if err := batontype.ValidateDurations(o.atMostFor, o.atLeastFor); err != nil {
 			return nil, withJob(b.name, err)
@@ -278,7 +279,7 @@ func (b *Builder) Do(fn Func) (*Job, error) {
 // Job is a registered job.
 type Job struct {
 	s      *Scheduler
-	sched  schedule
+	sched  schedule.Schedule
 	fn     Func
 	name   string
 	locked bool
@@ -289,7 +290,7 @@ type Job struct {
 	index    int // position in the scheduler's heap, -1 when not queued
 
 	running atomic.Bool // a run of this job is in progress on this instance
-	ctl     jobControl  // options and state of control.go
+	ctl     jobControl  // options and state; see options.go
 
 	runs, skips, failures, lockLost atomic.Int64
 }

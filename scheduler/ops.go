@@ -10,6 +10,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/scheduler/internal/schedule"
 )
 
 // DefaultRegistryTTL is the lifetime of a registry entry when
@@ -60,7 +61,7 @@ type runResult struct {
 	err     error // the job's error, a *PanicError, or nil
 	lost    bool  // the lease was lost while it ran
 
-	control // manual runs, attempts; see control.go
+	control // manual runs, attempts; see options.go
 }
 
 // outcome classifies a finished run.
@@ -100,8 +101,8 @@ func (s *Scheduler) runEnd(l *lease.Lease, res *runResult) lockprovider.RunEnd {
 
 // spec describes j for the registry.
 func (s *Scheduler) spec(j *Job) batontype.JobSpec {
-	js := batontype.JobSpec{Name: j.name, Schedule: registered(j.sched), Locked: j.locked}
-	if _, ok := j.sched.(cronSchedule); ok {
+	js := batontype.JobSpec{Name: j.name, Schedule: schedule.Registered(j.sched), Locked: j.locked}
+	if schedule.IsCron(j.sched) {
 		js.TimeZone = s.cfg.Location.String()
 	}
 	if j.locked {
@@ -132,7 +133,7 @@ type registrar struct {
 // the config does not turn it off. s.mu is held.
 func (s *Scheduler) startRegistry() {
 	reg, ok := s.provider.(lockprovider.Registry)
-	if !ok || s.cfg.NoRegistry {
+	if !ok || s.cfg.DisableRegistry {
 		return
 	}
 	r := &s.registry

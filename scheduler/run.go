@@ -28,7 +28,7 @@ func (s *Scheduler) execute(j *Job, tick time.Time, catchUp bool) {
 func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *claimAnswer) {
 	defer s.wg.Done()
 	ev := Event{Job: j.name, Tick: tick, CatchUp: catchUp}
-	if pre == nil && !s.admit(j, &ev) { // control.go: removed, jitter, paused (a batch checked them)
+	if pre == nil && !s.admit(j, &ev) { // pause.go: removed, jitter, paused (a batch checked them)
 		return
 	}
 	if pre == nil && !j.running.CompareAndSwap(false, true) {

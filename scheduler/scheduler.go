@@ -36,8 +36,8 @@ type Scheduler struct {
 
 	registry registrar // see ops.go
 
-	control controller       // see control.go
-	obs     observe.Observer // Config.Observer and Config.Hooks; nil when neither is set (see emit)
+	control controller       // see follow.go
+	obs     observe.Observer // Config.Observer; nil when not set (see emit)
 
 	afterDispatch func(n int) // tests only: the loop's work for n due jobs takes time
 }
@@ -62,7 +62,7 @@ func New(provider lockprovider.Provider, cfg *Config) (*Scheduler, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	obs := observe.Join(c.Hooks.observer(c.Logger), c.Observer)
+	obs := observe.Join(c.Observer)
 	pol := lease.NewPolicy(lease.Policy{
 		Provider:    provider,
 		CallTimeout: c.CallTimeout,
@@ -122,7 +122,7 @@ func (s *Scheduler) add(j *Job, named bool) error {
 
 // enqueue computes j's next tick after now and queues it. s.mu is held.
 func (s *Scheduler) enqueue(j *Job, now time.Time) {
-	j.nextTick = j.sched.next(now)
+	j.nextTick = j.sched.Next(now)
 	if j.nextTick.IsZero() {
 		return // the schedule has no more ticks
 	}
@@ -245,7 +245,7 @@ func (s *Scheduler) Close() error {
 // that tick.
 func (s *Scheduler) catchUp(j *Job) {
 	defer s.wg.Done()
-	prev := j.sched.prev(s.now())
+	prev := j.sched.Prev(s.now())
 	if prev.IsZero() || prev.Unix() <= 0 {
 		return
 	}
@@ -276,7 +276,7 @@ func (s *Scheduler) catchUp(j *Job) {
 }
 
 // emit reports ev, as an event of kind k, to the scheduler's observer:
-// Config.Observer and Config.Hooks. It is the scheduler's only way of
+// Config.Observer. It is the scheduler's only way of
 // reporting events. For a begin event (observe.JobAttempt,
 // observe.JobStarted) it returns the context to run what follows with;
 // otherwise ctx.

@@ -2,7 +2,7 @@
 // exist and how their last runs went, a timeline of runs across replicas,
 // the locks held now and the rate-limit keys near or over their limit.
 //
-//	h, err := status.New(status.Config{
+//	h, err := status.New(&status.Config{
 //		Backends: []status.Backend{
 //			{Name: "redis", Provider: redisProvider},       // jobs, ledger, registry
 //			{Name: "postgres", Provider: postgresProvider}, // locks, rate limits
@@ -22,7 +22,7 @@
 //
 // Jobs lists what the job registry holds (lockprovider.Registry): each
 // job's schedule, next tick, last run (replica, duration, outcome), last
-// success and live replicas, with scheduler.Check's verdict on its latest
+// success and live replicas, with jobstate.Check's verdict on its latest
 // due tick (missed, failed or unfinished). Timeline draws the run ledger
 // (lockprovider.Ledger): one group per job, a row of ticks with missed
 // ticks marked, and one lane per replica with each run from start to

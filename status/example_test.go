@@ -15,7 +15,7 @@ import (
 // for brevity; use your session or SSO middleware).
 func Example() {
 	provider := memory.New(nil)
-	page, err := status.New(status.Config{
+	page, err := status.New(&status.Config{
 		Backends: []status.Backend{{Name: "memory", Provider: provider}},
 		Actions:  true, // force-release and reset buttons; off by default
 	})

@@ -53,6 +53,7 @@ type Control interface {
 // Backends means its documented default.
 type Config struct {
 	// Backends are the providers shown; at least one, with unique names.
+	// Required: there is no default.
 	Backends []Backend
 
 	// Actions enables the state-changing requests: force-releasing a
@@ -63,7 +64,8 @@ type Config struct {
 
 	// TrustedOrigins are origins ("https://ops.example.com") besides the
 	// page's own from which browsers may send actions, for a page behind
-	// a proxy that rewrites the Host. See http.CrossOriginProtection.
+	// a proxy that rewrites the Host. See http.CrossOriginProtection. Nil
+	// means the page's own origin only.
 	TrustedOrigins []string
 
 	// Limits returns the application's limits of a rate-limit key, so the
@@ -120,7 +122,17 @@ type cached struct {
 // JSON endpoints below it, with relative links only, so it works under
 // any prefix: behind http.StripPrefix or directly on a mux pattern such as
 // "/ops/baton/". Mount it behind the application's own authentication.
-func New(cfg Config) (http.Handler, error) {
+// The fields of cfg not set have their documented defaults; Backends is
+// required, so a nil cfg is refused like an empty Backends. New copies
+// cfg.
+func New(cfg *Config) (http.Handler, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	return newHandler(*cfg)
+}
+
+func newHandler(cfg Config) (http.Handler, error) {
 	if len(cfg.Backends) == 0 {
 		return nil, invalid("Backends", "[]", "at least one backend is needed")
 	}

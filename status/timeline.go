@@ -13,7 +13,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/scheduler"
+	"github.com/baton-go/baton/scheduler/jobstate"
 )
 
 // Bounds of a timeline request. The page asks for the visible range, one
@@ -189,7 +189,7 @@ func (h *handler) timeline(w http.ResponseWriter, r *http.Request) {
 type timelineJob struct {
 	b   Backend
 	led lockprovider.Ledger
-	rj  scheduler.RegisteredJob
+	rj  jobstate.RegisteredJob
 }
 
 func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.Time) timelineJSON {
@@ -207,7 +207,7 @@ func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.T
 			h.backendErr(&out.Errors, b, "registry", err)
 			continue
 		}
-		for _, rj := range scheduler.Jobs(insts) {
+		for _, rj := range jobstate.Jobs(insts) {
 			if rj.Spec.Locked && (q.filter == "" || strings.Contains(rj.Spec.Name, q.filter)) {
 				jobs = append(jobs, timelineJob{b: b, led: led, rj: rj})
 			}
@@ -255,7 +255,7 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 		return laneJobJSON{}, err
 	}
 	// The job's lease, read after its runs, tells an open run that is
-	// still going from one whose process died (scheduler.Unfinished).
+	// still going from one whose process died (jobstate.Unfinished).
 	var lease *batontype.LeaseInfo
 	if in, ok := j.b.Provider.(lockprovider.Inspector); ok && slices.ContainsFunc(runs, func(r batontype.RunRecord) bool { return r.Outcome == batontype.OutcomeRunning }) {
 		info, err := in.Inspect(ctx, s.Name)
@@ -283,7 +283,7 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 
 // firstTick returns the job's first tick at or after t, or the zero time.
 func firstTick(s batontype.JobSpec, t time.Time) time.Time {
-	sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone)
+	sched, err := jobstate.ParseSchedule(s.Schedule, s.TimeZone)
 	if err != nil {
 		return time.Time{}
 	}
@@ -333,7 +333,7 @@ func layout(s batontype.JobSpec, backend string, replicas []string, runs []baton
 	lj.Lanes = lanes
 	lane := func(r batontype.RunRecord) int { i, _ := slices.BinarySearch(lanes, r.LockedBy); return i }
 	class := func(r batontype.RunRecord) string {
-		if scheduler.Unfinished(r, s, lease, now) {
+		if jobstate.Unfinished(r, s, lease, now) {
 			return unfinished
 		}
 		return r.Outcome.String()
@@ -342,7 +342,7 @@ func layout(s batontype.JobSpec, backend string, replicas []string, runs []baton
 	// Ticks, and which of them no run claimed.
 	ticks := make([]int64, 0, len(claimed)+64)
 	var missed []int64
-	if sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
+	if sched, err := jobstate.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
 		due := now.Add(-grace)
 		for t, n := sched.Next(q.from.Add(-time.Nanosecond)), 0; !t.IsZero() && !t.After(q.to) && n < maxTicks; t, n = sched.Next(t), n+1 {
 			ms := t.UnixMilli()

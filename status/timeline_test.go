@@ -27,7 +27,7 @@ func TestTimelineBuckets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestTimelineOutageAtStart(t *testing.T) {
 	if err := p.Register(ctx, batontype.Instance{LockedBy: "app-1", Started: tick(10), Jobs: []batontype.JobSpec{spec}}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
 	if err != nil {
 		t.Fatal(err)
 	}

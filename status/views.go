@@ -11,7 +11,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/scheduler"
+	"github.com/baton-go/baton/scheduler/jobstate"
 )
 
 // The Jobs view.
@@ -36,7 +36,7 @@ type jobJSON struct {
 	LastRun      *batontype.RunRecord `json:"last_run,omitempty"`
 	LastSuccess  *batontype.RunRecord `json:"last_success,omitempty"`
 	Replicas     []string             `json:"replicas"`
-	// Problem is the latest due tick's problem found by scheduler.Check:
+	// Problem is the latest due tick's problem found by jobstate.Check:
 	// "missed", "failed" or "unfinished"; empty when it ran and succeeded.
 	Problem     string    `json:"problem,omitempty"`
 	ProblemTick time.Time `json:"problem_tick,omitzero"`
@@ -74,38 +74,27 @@ func (h *handler) buildJobs(ctx context.Context, now time.Time) jobsJSON {
 				Started: in.Started, Heartbeat: in.Heartbeat, Until: in.Until, Jobs: len(in.Jobs)})
 		}
 		led, _ := b.Provider.(lockprovider.Ledger)
-		problems := map[string]scheduler.Problem{}
+		problems := map[string]jobstate.Problem{}
 		if led != nil && len(insts) > 0 {
-			rep, err := scheduler.Check(ctx, b.Provider, scheduler.CheckOptions{Grace: h.cfg.Grace, Now: now})
-			if err != nil && !errors.Is(err, scheduler.ErrNoInstances) {
+			rep, err := jobstate.Check(ctx, b.Provider, jobstate.CheckOptions{Grace: h.cfg.Grace, Now: now})
+			if err != nil && !errors.Is(err, jobstate.ErrNoInstances) {
 				h.backendErr(&out.Errors, b, "check", err)
 			}
 			for _, p := range rep.Problems {
 				problems[p.Job] = p // oldest first: keep the latest
 			}
 		}
-		for _, rj := range scheduler.Jobs(insts) {
-			s := rj.Spec
+		for _, js := range jobstate.List(ctx, insts, led, now) {
+			s := js.Spec
 			j := jobJSON{Backend: b.Name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
 				AtMostForMS: s.AtMostFor.Milliseconds(), AtLeastForMS: s.AtLeastFor.Milliseconds(), Options: s.Options,
-				Replicas: rj.Replicas, Control: b.Control != nil && h.cfg.Actions}
-			if sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
-				j.NextTick = sched.Next(now)
-			}
+				Replicas: js.Replicas, Control: b.Control != nil && h.cfg.Actions,
+				NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
 			if p, ok := problems[s.Name]; ok {
 				j.Problem, j.ProblemTick = p.Kind, p.Tick
 			}
-			if led != nil && s.Locked {
-				last, succ, err := led.LastRuns(ctx, s.Name)
-				if err != nil {
-					h.backendErr(&out.Errors, b, "last runs of "+s.Name, err)
-				}
-				if last.Token != 0 {
-					j.LastRun = &last
-				}
-				if succ.Token != 0 {
-					j.LastSuccess = &succ
-				}
+			if js.Err != nil {
+				h.backendErr(&out.Errors, b, "last runs of "+s.Name, js.Err)
 			}
 			out.Jobs = append(out.Jobs, j)
 		}
@@ -161,7 +150,7 @@ func (h *handler) buildLocks(ctx context.Context, all bool) locksJSON {
 			if err != nil {
 				h.backendErr(&out.Errors, b, "registry", err)
 			}
-			for _, rj := range scheduler.Jobs(insts) {
+			for _, rj := range jobstate.Jobs(insts) {
 				specs[rj.Spec.Name] = rj.Spec
 			}
 		}

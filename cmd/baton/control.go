@@ -10,7 +10,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/scheduler"
+	"github.com/baton-go/baton/scheduler/jobstate"
 )
 
 // The control commands: jobs run, jobs pause, jobs resume. They act
@@ -100,7 +100,7 @@ func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bo
 		if err != nil {
 			return c.fail(b, "registry", err)
 		}
-		if !slices.ContainsFunc(scheduler.Jobs(insts), func(rj scheduler.RegisteredJob) bool { return rj.Spec.Name == job }) {
+		if !slices.ContainsFunc(jobstate.Jobs(insts), func(rj jobstate.RegisteredJob) bool { return rj.Spec.Name == job }) {
 			continue
 		}
 		r, err := b.p.(lockprovider.Control).RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: "baton jobs run on " + lease.LockedBy(), TTL: ttl})

@@ -82,7 +82,7 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 	for i := range 3 {
 		name := fmt.Sprintf("replica-%d", i)
 		s, err := scheduler.New(newProvider(), &scheduler.Config{LockedBy: name, Ledger: true, RegistryTTL: 2 * time.Second,
-			Hooks: scheduler.Hooks{Skipped: func(ev scheduler.Event) {
+			Observer: scheduler.Hooks{Skipped: func(ev scheduler.Event) {
 				if errors.Is(ev.Err, scheduler.ErrPaused) {
 					paused.Store(name, true)
 				}

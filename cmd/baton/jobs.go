@@ -14,7 +14,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/scheduler"
+	"github.com/baton-go/baton/scheduler/jobstate"
 )
 
 type jobJSON struct {
@@ -48,11 +48,11 @@ type runJSON struct {
 }
 
 // abandoned reports whether run, read from b's ledger, never ended
-// although its lease did (scheduler.Unfinished). info is the job's lease
+// although its lease did (jobstate.Unfinished). info is the job's lease
 // as Inspect read it after the ledger; without an Inspector (info nil)
 // nothing is reported.
 func abandoned(info *batontype.LeaseInfo, run batontype.RunRecord) bool {
-	return info != nil && scheduler.Unfinished(run, batontype.JobSpec{}, info, time.Time{})
+	return info != nil && jobstate.Unfinished(run, batontype.JobSpec{}, info, time.Time{})
 }
 
 // jobLease reads the lease of job on b when some run of runs has not
@@ -78,12 +78,12 @@ func outcomeText(r batontype.RunRecord, unfinished bool) string {
 }
 
 type checkJSON struct {
-	Backend   string              `json:"backend"`
-	OK        bool                `json:"ok"`
-	Instances []string            `json:"instances"`
-	Checked   []string            `json:"checked"`
-	Paused    []string            `json:"paused,omitempty"` // not checked: paused cluster-wide
-	Problems  []scheduler.Problem `json:"problems"`
+	Backend   string             `json:"backend"`
+	OK        bool               `json:"ok"`
+	Instances []string           `json:"instances"`
+	Checked   []string           `json:"checked"`
+	Paused    []string           `json:"paused,omitempty"` // not checked: paused cluster-wide
+	Problems  []jobstate.Problem `json:"problems"`
 }
 
 func dur(d time.Duration) string {
@@ -173,7 +173,7 @@ func jobCommands() []command {
 						return exitUsage
 					}
 				}
-				return c.jobsCheck(ctx, scheduler.CheckOptions{Grace: grace, Since: from, Now: c.now, Jobs: fs.Args()})
+				return c.jobsCheck(ctx, jobstate.CheckOptions{Grace: grace, Since: from, Now: c.now, Jobs: fs.Args()})
 			},
 		},
 	}, jobControlCommands()...) // control.go
@@ -195,30 +195,20 @@ func (c *cli) jobsList(ctx context.Context) int {
 		if err != nil {
 			return c.fail(b, "control state", err)
 		}
-		for _, rj := range scheduler.Jobs(insts) {
-			s := rj.Spec
-			j := jobJSON{Backend: b.name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
-				AtMostFor: dur(s.AtMostFor), AtLeastFor: dur(s.AtLeastFor), Options: s.Options, Replicas: rj.Replicas,
-				Paused: slices.Contains(paused, s.Name)}
-			if sched, err := scheduler.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
-				j.NextTick = sched.Next(c.now)
+		for _, js := range jobstate.List(ctx, insts, led, c.now) {
+			s := js.Spec
+			if js.Err != nil {
+				return c.fail(b, "ledger", js.Err)
 			}
-			if led != nil && s.Locked {
-				last, succ, err := led.LastRuns(ctx, s.Name)
+			j := jobJSON{Backend: b.name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
+				AtMostFor: dur(s.AtMostFor), AtLeastFor: dur(s.AtLeastFor), Options: s.Options, Replicas: js.Replicas,
+				Paused: slices.Contains(paused, s.Name), NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
+			if last := js.LastRun; last != nil {
+				info, err := jobLease(ctx, b, s.Name, *last)
 				if err != nil {
-					return c.fail(b, "ledger", err)
+					return c.fail(b, "inspect", err)
 				}
-				if last.Token != 0 {
-					j.LastRun = &last
-					info, err := jobLease(ctx, b, s.Name, last)
-					if err != nil {
-						return c.fail(b, "inspect", err)
-					}
-					j.LastRunUnfinished = abandoned(info, last)
-				}
-				if succ.Token != 0 {
-					j.LastSuccess = &succ
-				}
+				j.LastRunUnfinished = abandoned(info, *last)
 			}
 			out = append(out, j)
 		}
@@ -319,7 +309,7 @@ func (c *cli) jobKnown(ctx context.Context, job string) (bool, int) {
 			if err != nil {
 				return false, c.fail(b, "registry", err)
 			}
-			for _, rj := range scheduler.Jobs(insts) {
+			for _, rj := range jobstate.Jobs(insts) {
 				if rj.Spec.Name == job {
 					return true, exitOK
 				}
@@ -338,7 +328,7 @@ func (c *cli) jobKnown(ctx context.Context, job string) (bool, int) {
 	return false, exitOK
 }
 
-func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
+func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 	out := []checkJSON{}
 	alive, problems := false, 0
 	for _, b := range c.backends {
@@ -347,8 +337,8 @@ func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
 		if !ok1 || !ok2 {
 			continue
 		}
-		rep, err := scheduler.Check(ctx, b.p, opts)
-		if err != nil && !errors.Is(err, scheduler.ErrNoInstances) {
+		rep, err := jobstate.Check(ctx, b.p, opts)
+		if err != nil && !errors.Is(err, jobstate.ErrNoInstances) {
 			return c.fail(b, "check", err)
 		}
 		cj := checkJSON{Backend: b.name, OK: rep.OK(), Instances: []string{}, Checked: rep.Checked, Paused: rep.Paused, Problems: rep.Problems}
@@ -356,7 +346,7 @@ func (c *cli) jobsCheck(ctx context.Context, opts scheduler.CheckOptions) int {
 			cj.Checked = []string{}
 		}
 		if cj.Problems == nil {
-			cj.Problems = []scheduler.Problem{}
+			cj.Problems = []jobstate.Problem{}
 		}
 		for _, i := range rep.Instances {
 			cj.Instances = append(cj.Instances, i.LockedBy)

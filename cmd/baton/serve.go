@@ -58,7 +58,7 @@ func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 	}
 	cfg.Timeout = c.opts.timeout
 	cfg.Logger = slog.New(slog.NewTextHandler(c.stderr, nil))
-	h, err := status.New(cfg)
+	h, err := status.New(&cfg)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "baton: serve: %v\n", err)
 		return exitUsage

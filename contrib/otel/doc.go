@@ -8,7 +8,7 @@
 //	obs, err := otel.New(nil) // the global MeterProvider and TracerProvider
 //	sched, err := scheduler.New(provider, &scheduler.Config{Observer: obs})
 //
-// and the same obs in baton.Config.Observer and Limiter.WithObserver.
+// and the same obs in baton.Config.Observer and ratelimit.Config.Observer.
 //
 // Metrics (instrumentation scope ScopeName) are named baton.lock.*,
 // baton.job.* and baton.ratelimit.*, durations in seconds; their

@@ -215,11 +215,10 @@ func TestSpansNeedParent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lim, err := ratelimit.New(p, ratelimit.PerMinute(1))
+		lim, err := ratelimit.New(p, []ratelimit.Limit{ratelimit.PerMinute(1)}, &ratelimit.Config{Observer: obs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		lim = lim.WithObserver(obs)
 		parent, request := tp.Tracer("app").Start(context.Background(), "request")
 		for _, ctx := range []context.Context{parent, context.Background()} {
 			lock, err := locker.TryAcquire(ctx, "report", nil)

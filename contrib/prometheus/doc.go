@@ -8,7 +8,7 @@
 //	obs := prometheus.New(nil)
 //	registry.MustRegister(obs) // then Config{Observer: obs} for the Locker and Scheduler
 //
-// and the same obs in Limiter.WithObserver.
+// and the same obs in ratelimit.Config.Observer.
 //
 // Metrics are named baton_lock_*, baton_job_* and baton_ratelimit_*,
 // durations in seconds; labels are lock_name, job_name, policy, outcome

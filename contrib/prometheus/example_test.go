@@ -19,11 +19,11 @@ func Example() {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(obs)
 
-	limiter, err := ratelimit.New(memory.New(nil), ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"})
+	limiter, err := ratelimit.New(memory.New(nil), []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"}},
+		&ratelimit.Config{Observer: obs})
 	if err != nil {
 		panic(err)
 	}
-	limiter = limiter.WithObserver(obs)
 	for range 2 {
 		_, _ = limiter.Allow(context.Background(), "203.0.113.7")
 	}

@@ -29,7 +29,7 @@ type Config struct {
 
 // Collector turns baton's events into Prometheus metrics. It implements
 // observe.Observer, to be given to baton.Config.Observer,
-// scheduler.Config.Observer and Limiter.WithObserver, and
+// scheduler.Config.Observer and ratelimit.Config.Observer, and
 // prometheus.Collector, to be registered once. Safe for concurrent use.
 type Collector struct {
 	lockAttempts, lockExtends, lockReleases *prometheus.CounterVec

@@ -104,15 +104,15 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 	}
 	// The third-party API's quota: a bucket of 10 calls, refilled at 5 per
 	// second.
-	if a.limiter, err = ratelimit.New(pprov, ratelimit.Limit{
+	if a.limiter, err = ratelimit.New(pprov, []ratelimit.Limit{{
 		Algorithm: ratelimit.TokenBucket, Rate: 5, Period: time.Second, Burst: 10,
-	}); err != nil {
+	}}, nil); err != nil {
 		return err
 	}
 
 	// The ledger records every claimed tick (replica, token, outcome) in
 	// the claim and release themselves, for the status page's timeline.
-	sched, err := scheduler.New(rprov, &scheduler.Config{Logger: log, LockedBy: cfg.Replica, Hooks: a.hooks(), Ledger: true})
+	sched, err := scheduler.New(rprov, &scheduler.Config{Logger: log, LockedBy: cfg.Replica, Observer: a.hooks(), Ledger: true})
 	if err != nil {
 		return err
 	}

@@ -112,6 +112,7 @@ func (a *app) hooks() scheduler.Hooks {
 			}
 			a.event(slog.LevelError, e.Job, e.Tick, out, "token", e.Token, "err", e.Err.Error())
 		},
+		Logger: a.log,
 	}
 }
 

@@ -116,7 +116,7 @@ func Run(t *testing.T, backend string, obs func(i int) observe.Observer, work fu
 			}
 		})
 		s, err := scheduler.New(provs[i], &scheduler.Config{
-			Observer: observe.Join(obs(i), counted), LockedBy: "instance-" + string(rune('a'+i)), NoRegistry: true,
+			Observer: observe.Join(obs(i), counted), LockedBy: "instance-" + string(rune('a'+i)), DisableRegistry: true,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -158,11 +158,11 @@ func Run(t *testing.T, backend string, obs func(i int) observe.Observer, work fu
 	if err := lock.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lim, err := ratelimit.New(p.(lockprovider.RateLimiter), ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 2, Period: time.Minute, Burst: 2, Name: Policy})
+	lim, err := ratelimit.New(p.(lockprovider.RateLimiter), []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 2, Period: time.Minute, Burst: 2, Name: Policy}},
+		&ratelimit.Config{Observer: obs(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim = lim.WithObserver(obs(0))
 	key := "user-" + testenv.Unique() // one key thrice: two pass, the third is denied
 	for range 3 {
 		if _, err := lim.Allow(ctx, key); err != nil {

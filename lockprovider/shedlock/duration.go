@@ -137,8 +137,8 @@ func mul(s string, n int64, unit time.Duration) (time.Duration, error) {
 // SchedulerLock is the triple of ShedLock's @SchedulerLock annotation, with
 // the strings as they appear in the annotation or in the Spring properties
 // it refers to. An empty duration means "the default", as in ShedLock:
-// the scheduler's defaults (the counterparts of @EnableSchedulerLock's)
-// then apply.
+// scheduler.Config's AtMostFor / AtLeastFor (the
+// counterparts of @EnableSchedulerLock's defaults) then apply.
 type SchedulerLock struct {
 	Name           string
 	LockAtMostFor  string

@@ -26,7 +26,7 @@ func ExampleNewPostgres() {
 	}
 	defer pool.Close()
 
-	p, err := shedlock.NewPostgres(pool, shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
+	p, err := shedlock.NewPostgres(pool, &shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func ExampleClientTimeZone() {
 		log.Fatal(err)
 	}
 	defer pool.Close()
-	_, err = shedlock.NewPostgres(pool, shedlock.PostgresConfig{
+	_, err = shedlock.NewPostgres(pool, &shedlock.PostgresConfig{
 		TimeMode: shedlock.ClientTimeZone,
 		JavaZone: ny,
 	})
@@ -80,7 +80,7 @@ func ExampleClientTimeZone() {
 func ExampleNewRedis() {
 	client := goredis.NewClient(&goredis.Options{Addr: "redis.internal:6379"})
 	defer client.Close()
-	p, err := shedlock.NewRedis(client, shedlock.RedisConfig{Environment: "prod"})
+	p, err := shedlock.NewRedis(client, &shedlock.RedisConfig{Environment: "prod"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -109,7 +109,13 @@ var ErrNotReady = errors.New("shedlock: column type not known yet (call Migrate 
 // a time configuration that cannot be read back safely (ErrTimeMode). It
 // does not touch the database: call Migrate (or Check, when the extra
 // columns were added by your own migrations) before the first Acquire.
-func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
+// A nil config is the zero PostgresConfig, which is refused: TimeMode is
+// required. NewPostgres copies config.
+func NewPostgres(db DB, config *PostgresConfig) (*Postgres, error) {
+	var cfg PostgresConfig // nil config: every field at its default
+	if config != nil {
+		cfg = *config
+	}
 	if db == nil {
 		return nil, &batontype.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}

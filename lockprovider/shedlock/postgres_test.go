@@ -48,7 +48,7 @@ func pgModes(t testing.TB) []struct {
 func newPG(t testing.TB, cfg shedlock.PostgresConfig) (*shedlock.Postgres, *pgenv.PG) {
 	t.Helper()
 	pg := pgenv.Schema(t)
-	p, err := shedlock.NewPostgres(pg.Pool, cfg)
+	p, err := shedlock.NewPostgres(pg.Pool, &cfg)
 	if err != nil {
 		t.Fatalf("NewPostgres: %v", err)
 	}
@@ -75,7 +75,7 @@ func TestPostgresInterleavedWithJava(t *testing.T) {
 	for _, m := range pgModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			p1, pg := newPG(t, m.cfg)
-			p2, err := shedlock.NewPostgres(pg.Pool, m.cfg)
+			p2, err := shedlock.NewPostgres(pg.Pool, &m.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 
 	// The same row read as UTC wall time (the wrong configuration) looks
 	// free: that reading would run the job twice.
-	wrong, err := shedlock.NewPostgres(pg.Pool, shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeUTC})
+	wrong, err := shedlock.NewPostgres(pg.Pool, &shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeUTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +189,14 @@ func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
 		{"DB time on timestamptz in a JVM session zone off UTC", shedlock.PostgresConfig{TimeMode: shedlock.DBTime, JavaZone: ny, Columns: shedlock.Timestamptz}},
 		{"DB time on timestamptz without the JVM zone", shedlock.PostgresConfig{TimeMode: shedlock.DBTime, Columns: shedlock.Timestamptz}},
 	} {
-		_, err := shedlock.NewPostgres(pg.Pool, c.cfg)
+		_, err := shedlock.NewPostgres(pg.Pool, &c.cfg)
 		if !errors.Is(err, shedlock.ErrTimeMode) || !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("%s: NewPostgres error %v, want ErrTimeMode", c.what, err)
 		}
 	}
 
 	// Detected: the same refusal when the table turns out to be timestamptz.
-	p, err := shedlock.NewPostgres(pg.Pool, shedlock.PostgresConfig{TimeMode: shedlock.DBTime, JavaZone: ny, Table: "tz_locks", Columns: shedlock.DetectColumns})
+	p, err := shedlock.NewPostgres(pg.Pool, &shedlock.PostgresConfig{TimeMode: shedlock.DBTime, JavaZone: ny, Table: "tz_locks", Columns: shedlock.DetectColumns})
 	if err != nil {
 		t.Fatalf("NewPostgres before detection: %v", err)
 	}
@@ -210,7 +210,7 @@ func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
 		t.Errorf("Acquire of a refused provider: %v, want ErrNotReady", err)
 	}
 	// Configured columns that contradict the table.
-	p, err = shedlock.NewPostgres(pg.Pool, shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeUTC, Table: "tz_locks", Columns: shedlock.Timestamp})
+	p, err = shedlock.NewPostgres(pg.Pool, &shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeUTC, Table: "tz_locks", Columns: shedlock.Timestamp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
 		{TimeMode: shedlock.DBTime, Table: "shed lock"},
 		{TimeMode: shedlock.DBTime, Schema: "a;b"},
 	} {
-		if _, err := shedlock.NewPostgres(pg.Pool, cfg); !errors.Is(err, batontype.ErrInvalid) {
+		if _, err := shedlock.NewPostgres(pg.Pool, &cfg); !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("NewPostgres(%+v): %v, want ErrInvalid", cfg, err)
 		}
 	}

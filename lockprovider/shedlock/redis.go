@@ -97,8 +97,13 @@ var (
 )
 
 // NewRedis returns a provider on ShedLock's keys in the Redis behind
-// client. It makes no network call.
-func NewRedis(client RedisClient, cfg RedisConfig) (*Redis, error) {
+// client. It makes no network call. A nil config means every field's
+// default. NewRedis copies config.
+func NewRedis(client RedisClient, config *RedisConfig) (*Redis, error) {
+	var cfg RedisConfig // nil config: every field at its default
+	if config != nil {
+		cfg = *config
+	}
 	if client == nil {
 		return nil, &batontype.ValidationError{Field: "client", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}

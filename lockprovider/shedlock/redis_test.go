@@ -21,7 +21,7 @@ import (
 // newRedis returns a provider whose keys no other test uses.
 func newRedis(t testing.TB, c shedlock.RedisClient) *shedlock.Redis {
 	t.Helper()
-	p, err := shedlock.NewRedis(c, shedlock.RedisConfig{KeyPrefix: "job-lock-" + testenv.Unique(), PollInterval: 20 * time.Millisecond})
+	p, err := shedlock.NewRedis(c, &shedlock.RedisConfig{KeyPrefix: "job-lock-" + testenv.Unique(), PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("NewRedis: %v", err)
 	}
@@ -85,7 +85,7 @@ func TestRedisInterleavedWithJava(t *testing.T) {
 	env := "env-" + testenv.Unique()
 	var ps [2]lockprovider.Provider
 	for i := range ps {
-		p, err := shedlock.NewRedis(c, shedlock.RedisConfig{Environment: env})
+		p, err := shedlock.NewRedis(c, &shedlock.RedisConfig{Environment: env})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestRedisShedLockFormat(t *testing.T) {
 	c := redisenv.Client(t)
 	ctx := t.Context()
 	env := "env-" + testenv.Unique()
-	p, err := shedlock.NewRedis(c, shedlock.RedisConfig{Environment: env, LockedBy: "go-host"})
+	p, err := shedlock.NewRedis(c, &shedlock.RedisConfig{Environment: env, LockedBy: "go-host"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
 	c := redisenv.Client(t)
 	ctx := t.Context()
 	env := "env-" + testenv.Unique()
-	p, err := shedlock.NewRedis(c, shedlock.RedisConfig{Environment: env})
+	p, err := shedlock.NewRedis(c, &shedlock.RedisConfig{Environment: env})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,13 +27,13 @@ func TestUnreachableBackendIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	pg, err := shedlock.NewPostgres(pool, shedlock.PostgresConfig{TimeMode: shedlock.DBTime, Columns: shedlock.Timestamp})
+	pg, err := shedlock.NewPostgres(pool, &shedlock.PostgresConfig{TimeMode: shedlock.DBTime, Columns: shedlock.Timestamp})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1})
 	defer rc.Close()
-	rd, err := shedlock.NewRedis(rc, shedlock.RedisConfig{})
+	rd, err := shedlock.NewRedis(rc, &shedlock.RedisConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

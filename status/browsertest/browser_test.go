@@ -256,11 +256,11 @@ func TestBrowser(t *testing.T) {
 		Limits: func(string) []batontype.RateLimit { return []batontype.RateLimit{limit} }}
 	rw := cfg
 	rw.Actions = true
-	pageRW, err := status.New(rw)
+	pageRW, err := status.New(&rw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pageRO, err := status.New(cfg)
+	pageRO, err := status.New(&cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func TestBrowserBuckets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
 	if err != nil {
 		t.Fatal(err)
 	}

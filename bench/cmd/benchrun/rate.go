@@ -30,7 +30,7 @@ func benchLimit(alg ratelimit.Algorithm) ratelimit.Limit {
 }
 
 func batonRate(store lockprovider.RateLimiter, alg ratelimit.Algorithm, key string) (contender, error) {
-	l, err := ratelimit.New(store, benchLimit(alg))
+	l, err := ratelimit.New(store, []ratelimit.Limit{benchLimit(alg)}, nil)
 	if err != nil {
 		return contender{}, err
 	}

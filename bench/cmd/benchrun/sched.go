@@ -116,7 +116,7 @@ func batonSchedulers(jobs, instances int, tick time.Time, claimed func(), newPro
 			return nil, err
 		}
 		stops = append(stops, closeP)
-		s, err := scheduler.New(p, &scheduler.Config{LockedBy: fmt.Sprintf("bench-%d", i), NoRegistry: true})
+		s, err := scheduler.New(p, &scheduler.Config{LockedBy: fmt.Sprintf("bench-%d", i), DisableRegistry: true})
 		if err != nil {
 			stop()
 			return nil, err
@@ -500,7 +500,7 @@ func tickLateness(ctx context.Context, e *env, jobs, ticks int) ([]time.Duration
 		mu    sync.Mutex
 		first = map[time.Time]time.Time{}
 	)
-	s, err := scheduler.New(p, &scheduler.Config{LockedBy: "bench-late", NoRegistry: true, Hooks: scheduler.Hooks{
+	s, err := scheduler.New(p, &scheduler.Config{LockedBy: "bench-late", DisableRegistry: true, Observer: scheduler.Hooks{
 		Attempt: func(ev scheduler.Event) {
 			now := time.Now()
 			mu.Lock()

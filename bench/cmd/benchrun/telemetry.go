@@ -115,13 +115,17 @@ func telemetryComparisons(e *env) ([]comparison, func(), error) {
 	rate := comparison{id: "telemetry-rate-redis", title: "Telemetry: rate decision on Redis (GCRA)", concs: e.concs,
 		ratios: telemetryRatios(0.95),
 		note:   "One Allow per operation on a key per goroutine, under each observer set-up."}
-	base, err := ratelimit.New(rp, ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1_000_000, Period: time.Second, Name: "bench"})
+	base, err := ratelimit.New(rp, []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1_000_000, Period: time.Second, Name: "bench"}}, nil)
 	if err != nil {
 		stop()
 		return nil, nil, err
 	}
 	for i, o := range obs {
-		l := base.WithObserver(o)
+		l, err := ratelimit.New(rp, base.Limits(), &ratelimit.Config{Observer: o})
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
 		prefix := fmt.Sprintf("t%d-", i)
 		rate.contenders = append(rate.contenders, contender{names[i], func(ctx context.Context, w int) error {
 			res, err := l.Allow(ctx, prefix+workerNames[w])

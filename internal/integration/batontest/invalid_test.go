@@ -79,19 +79,19 @@ func TestEveryPackageReportsBadInputAlike(t *testing.T) {
 			_, err := sched.Every(time.Minute).Locked(huge[:100], minute, scheduler.AtLeastFor(time.Hour)).Do(noop)
 			return err
 		},
-		"ratelimit nil store": func() error { _, err := ratelimit.New(nil, ratelimit.PerSecond(1)); return err },
+		"ratelimit nil store": func() error { _, err := ratelimit.New(nil, []ratelimit.Limit{ratelimit.PerSecond(1)}, nil); return err },
 		"ratelimit zero rate": func() error {
-			_, err := ratelimit.New(mem, ratelimit.Limit{Algorithm: ratelimit.GCRA, Period: time.Second})
+			_, err := ratelimit.New(mem, []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Period: time.Second}}, nil)
 			return err
 		},
 		"ratelimit huge policy name": func() error {
 			lim := ratelimit.PerSecond(1)
 			lim.Name = strings.Repeat("é", 5000)
-			_, err := ratelimit.New(mem, lim)
+			_, err := ratelimit.New(mem, []ratelimit.Limit{lim}, nil)
 			return err
 		},
 		"ratelimit huge key": func() error {
-			r, err := ratelimit.New(mem, ratelimit.PerSecond(1))
+			r, err := ratelimit.New(mem, []ratelimit.Limit{ratelimit.PerSecond(1)}, nil)
 			if err != nil {
 				return err
 			}

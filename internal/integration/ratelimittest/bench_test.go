@@ -55,7 +55,7 @@ func BenchmarkRedis(b *testing.B) {
 	for _, conc := range []int{1, 16} {
 		key := "bench-" + testenv.Unique()
 		for _, alg := range allAlgorithms {
-			l, err := ratelimit.New(provider, benchLimit(alg))
+			l, err := ratelimit.New(provider, []ratelimit.Limit{benchLimit(alg)}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func BenchmarkPostgres(b *testing.B) {
 	for _, conc := range []int{1, 16} {
 		key := "bench-" + testenv.Unique()
 		for _, alg := range allAlgorithms {
-			l, err := ratelimit.New(provider, benchLimit(alg))
+			l, err := ratelimit.New(provider, []ratelimit.Limit{benchLimit(alg)}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

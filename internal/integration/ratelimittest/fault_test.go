@@ -32,7 +32,7 @@ func TestFaultMiddlewareRedisRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			var failures atomic.Int64
-			h := ratelimit.Middleware(mustNew(t, p, ratelimit.PerMinute(3)), ratelimit.MiddlewareConfig{
+			h := ratelimit.Middleware(mustNew(t, p, ratelimit.PerMinute(3)), &ratelimit.MiddlewareConfig{
 				FailOpen: open,
 				OnError:  func(*http.Request, error) { failures.Add(1) },
 			})(okHandler)

@@ -17,7 +17,7 @@ import (
 
 func mustNew(t *testing.T, provider lockprovider.RateLimiter, limits ...ratelimit.Limit) *ratelimit.Limiter {
 	t.Helper()
-	l, err := ratelimit.New(provider, limits...)
+	l, err := ratelimit.New(provider, limits, nil)
 	if err != nil {
 		t.Fatalf("New(%+v): %v", limits, err)
 	}
@@ -289,13 +289,13 @@ func TestValidation(t *testing.T) {
 		{"bad name", []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Second, Name: "a\nb"}}, batontype.ErrInvalidLimit},
 	}
 	for _, tc := range newCases {
-		_, err := ratelimit.New(provider, tc.limits...)
+		_, err := ratelimit.New(provider, tc.limits, nil)
 		var ve *batontype.ValidationError
 		if !errors.Is(err, tc.want) || !errors.Is(err, ratelimit.ErrInvalid) || !errors.As(err, &ve) {
 			t.Errorf("New(%s) = %v; want a *ValidationError matching %v", tc.name, err, tc.want)
 		}
 	}
-	if _, err := ratelimit.New(nil, good); !errors.Is(err, ratelimit.ErrInvalid) {
+	if _, err := ratelimit.New(nil, []ratelimit.Limit{good}, nil); !errors.Is(err, ratelimit.ErrInvalid) {
 		t.Errorf("New(nil provider) = %v; want ErrInvalid", err)
 	}
 	l := mustNew(t, provider, good)
@@ -513,7 +513,7 @@ func TestWaitFarDeadline(t *testing.T) {
 func TestNilAndZeroValues(t *testing.T) {
 	t.Parallel()
 	var typedNil *memory.Provider
-	if _, err := ratelimit.New(typedNil, ratelimit.PerSecond(1)); !errors.Is(err, ratelimit.ErrNilProvider) || !errors.Is(err, ratelimit.ErrInvalid) {
+	if _, err := ratelimit.New(typedNil, []ratelimit.Limit{ratelimit.PerSecond(1)}, nil); !errors.Is(err, ratelimit.ErrNilProvider) || !errors.Is(err, ratelimit.ErrInvalid) {
 		t.Errorf("New(typed nil) = %v; want ErrNilProvider", err)
 	}
 	ctx := context.Background()
@@ -541,7 +541,7 @@ func TestNilAndZeroValues(t *testing.T) {
 	}
 	for _, failOpen := range []bool{false, true} {
 		var got error
-		mw := ratelimit.Middleware(nil, ratelimit.MiddlewareConfig{FailOpen: failOpen, OnError: func(_ *http.Request, err error) { got = err }})
+		mw := ratelimit.Middleware(nil, &ratelimit.MiddlewareConfig{FailOpen: failOpen, OnError: func(_ *http.Request, err error) { got = err }})
 		rec := httptest.NewRecorder()
 		mw(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 		want := http.StatusServiceUnavailable

@@ -38,7 +38,7 @@ func TestMiddlewareHeadersAndRetryAfter(t *testing.T) {
 		ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 2, Period: 3 * time.Second, Burst: 1, Name: "slow"},
 		ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 100, Period: time.Hour, Name: "hourly"},
 	)
-	h := ratelimit.Middleware(l, ratelimit.MiddlewareConfig{})(okHandler)
+	h := ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{})(okHandler)
 
 	rec := serve(h, nil)
 	if rec.Code != 200 || rec.Body.String() != "ok" {
@@ -99,7 +99,7 @@ func TestMiddlewareRetryAfterRounding(t *testing.T) {
 		// Burst 1 at one per minute: after one request, the retry time is
 		// a minute minus how far the clock moved.
 		l := mustNew(t, memoryAt(clk), ratelimit.Limit{Algorithm: ratelimit.TokenBucket, Rate: 1, Period: time.Minute})
-		h := ratelimit.Middleware(l, ratelimit.MiddlewareConfig{})(okHandler)
+		h := ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{})(okHandler)
 		serve(h, nil)
 		clk.Advance(time.Minute - tc.wait)
 		rec := serve(h, nil)
@@ -112,7 +112,7 @@ func TestMiddlewareRetryAfterRounding(t *testing.T) {
 func TestMiddlewareKeys(t *testing.T) {
 	t.Parallel()
 	l := mustNew(t, memoryAt(newFakeClock(epoch)), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 1, Period: time.Hour})
-	h := ratelimit.Middleware(l, ratelimit.MiddlewareConfig{Key: ratelimit.HeaderKey("X-Api-Key")})(okHandler)
+	h := ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{Key: ratelimit.HeaderKey("X-Api-Key")})(okHandler)
 	if rec := serve(h, nil); rec.Code != http.StatusBadRequest {
 		t.Errorf("no key header: %d; want 400", rec.Code)
 	}
@@ -129,7 +129,7 @@ func TestMiddlewareKeys(t *testing.T) {
 		t.Errorf("key b: %d; want 200", rec.Code)
 	}
 	// Custom key and cost.
-	h = ratelimit.Middleware(l, ratelimit.MiddlewareConfig{
+	h = ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{
 		Key:  func(r *http.Request) (string, error) { return "user:" + r.URL.Query().Get("u"), nil },
 		Cost: func(r *http.Request) int64 { return 2 },
 	})(okHandler)
@@ -162,7 +162,7 @@ func checkFailPolicy(t *testing.T, provider lockprovider.RateLimiter, wantErr er
 	for _, open := range []bool{true, false} {
 		var errs atomic.Int64
 		var logs bytes.Buffer
-		h := ratelimit.Middleware(l, ratelimit.MiddlewareConfig{
+		h := ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{
 			FailOpen: open,
 			OnError: func(r *http.Request, err error) {
 				if wantErr != nil && !errors.Is(err, wantErr) {
@@ -213,7 +213,7 @@ func TestDefaultPolicyNames(t *testing.T) {
 	for _, tc := range cases {
 		l := mustNew(t, memory.New(nil), tc.limit)
 		rec := httptest.NewRecorder()
-		ratelimit.Middleware(l, ratelimit.MiddlewareConfig{})(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+		ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{})(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 		if got := rec.Header().Get("RateLimit-Policy"); !strings.HasPrefix(got, tc.want+";") {
 			t.Errorf("%v per %v: RateLimit-Policy %s; want the name %s", tc.limit.Rate, tc.limit.Period, got, tc.want)
 		}
@@ -231,7 +231,7 @@ func TestMiddlewareCostEdges(t *testing.T) {
 			l := mustNew(t, sc.new(t), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 2, Period: 366 * 24 * time.Hour})
 			key := "cost-" + testenv.Unique()
 			var cost atomic.Int64
-			h := ratelimit.Middleware(l, ratelimit.MiddlewareConfig{
+			h := ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{
 				Key:  func(*http.Request) (string, error) { return key, nil },
 				Cost: func(*http.Request) int64 { return cost.Load() },
 			})(okHandler)

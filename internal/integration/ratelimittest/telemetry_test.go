@@ -13,6 +13,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/recorder"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/observe"
@@ -27,11 +28,12 @@ func TestObserverDecisions(t *testing.T) {
 	for _, pc := range providers {
 		t.Run(pc.name, func(t *testing.T) {
 			t.Parallel()
-			base := mustNew(t, pc.new(t),
+			prov := pc.new(t)
+			base := mustNew(t, prov,
 				ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 2, Period: time.Second, Burst: 2, Name: "burst"},
 				ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 100, Period: time.Hour})
 			rec := &recorder.Recorder{}
-			l := base.WithObserver(rec)
+			l := withObserver(t, prov, base, rec)
 			ctx := context.Background()
 			key := "user-" + testenv.Unique()
 			for range 3 {
@@ -86,9 +88,9 @@ func TestObserverProviderDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recorder.Recorder{}
-	l := mustNew(t, p, ratelimit.PerSecond(10)).WithObserver(rec)
+	l := withObserver(t, p, mustNew(t, p, ratelimit.PerSecond(10)), rec)
 	for _, open := range []bool{true, false} {
-		h := ratelimit.Middleware(l, ratelimit.MiddlewareConfig{FailOpen: open})(okHandler)
+		h := ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{FailOpen: open})(okHandler)
 		if code := serve(h, nil).Code; code != map[bool]int{true: http.StatusOK, false: http.StatusServiceUnavailable}[open] {
 			t.Errorf("FailOpen=%v: %d", open, code)
 		}
@@ -114,8 +116,9 @@ func TestObserverProviderDown(t *testing.T) {
 // A decision allocates as often with a no-op observer as without one:
 // events never allocate.
 func TestObserverAllocs(t *testing.T) {
-	base := mustNew(t, memory.New(nil), ratelimit.PerSecond(1_000_000))
-	noop := base.WithObserver(observe.Func(func(context.Context, observe.Event) {}))
+	mem := memory.New(nil)
+	base := mustNew(t, mem, ratelimit.PerSecond(1_000_000))
+	noop := withObserver(t, mem, base, observe.Func(func(context.Context, observe.Event) {}))
 	allocs := func(l *ratelimit.Limiter) float64 {
 		return testing.AllocsPerRun(200, func() {
 			if _, err := l.Allow(context.Background(), "k"); err != nil {
@@ -126,4 +129,15 @@ func TestObserverAllocs(t *testing.T) {
 	if none, with := allocs(base), allocs(noop); none != with {
 		t.Fatalf("a decision allocates %v times with an observer, %v without", with, none)
 	}
+}
+
+// withObserver returns a Limiter with l's limits on p (l's provider) that
+// reports to obs; it shares l's budgets.
+func withObserver(t *testing.T, p lockprovider.RateLimiter, l *ratelimit.Limiter, obs observe.Observer) *ratelimit.Limiter {
+	t.Helper()
+	o, err := ratelimit.New(p, l.Limits(), &ratelimit.Config{Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

@@ -80,7 +80,7 @@ func TestBatchClaims(t *testing.T) {
 				ran := map[string]int{}
 				var tokens sync.Map
 				for i := range 3 {
-					s := newSched(t, p, &scheduler.Config{NoRegistry: true, Ledger: c.ledger, LockedBy: fmt.Sprintf("i%d", i)})
+					s := newSched(t, p, &scheduler.Config{DisableRegistry: true, Ledger: c.ledger, LockedBy: fmt.Sprintf("i%d", i)})
 					for j := range jobs {
 						must(s.Every(time.Minute).Locked(fmt.Sprintf("batch-%04d", j), scheduler.AtMostFor(30*time.Second)).Do(
 							func(_ context.Context, run scheduler.Run) error {
@@ -179,7 +179,7 @@ func TestBatchClaimUnknownOutcome(t *testing.T) {
 				mem := memory.New(nil)
 				rec := &recorder{}
 				s := newSched(t, &unknownBatch{Provider: mem, delay: c.delay, err: c.err},
-					&scheduler.Config{NoRegistry: true, Hooks: rec.hooks()})
+					&scheduler.Config{DisableRegistry: true, Observer: rec.hooks()})
 				names := []string{"u-1", "u-2", "u-3"}
 				for _, n := range names {
 					must(s.Every(time.Minute).Locked(n, scheduler.AtMostFor(time.Second)).Do(func(context.Context, scheduler.Run) error {

@@ -68,9 +68,9 @@ func BenchmarkControlPropagation(b *testing.B) {
 				pause := i%2 == 0
 				var err error
 				if pause {
-					err = other.PauseCluster(b.Context(), "job")
+					err = other.Pause(b.Context(), "job")
 				} else {
-					err = other.ResumeCluster(b.Context(), "job")
+					err = other.Resume(b.Context(), "job")
 				}
 				if err != nil {
 					b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
+	"github.com/baton-go/baton/scheduler/jobstate"
 )
 
 // runLog records the calls of job functions.
@@ -82,7 +83,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	}
 }
 
-// Three instances on one backend: Trigger on each runs the job exactly
+// Three instances on one backend: RunNow on each runs the job exactly
 // once, as a manual run that does not take a scheduled tick's place (a
 // tick during a manual run still runs); a cluster-wide pause stops the
 // runs on every replica within one tick and resume restarts them.
@@ -106,7 +107,7 @@ func controlThreeInstances(t *testing.T, backend string) {
 	for i, p := range ps {
 		name := fmt.Sprintf("%s-replica-%d", backend, i)
 		rec := &recorder{}
-		s := newSched(t, p, &scheduler.Config{LockedBy: name, Ledger: true, Hooks: rec.hooks(), RegistryTTL: 2 * time.Second})
+		s := newSched(t, p, &scheduler.Config{LockedBy: name, Ledger: true, Observer: rec.hooks(), RegistryTTL: 2 * time.Second})
 		_, err := s.Every(iv).Locked("job", scheduler.AtMostFor(5*time.Second)).Do(func(ctx context.Context, run scheduler.Run) error {
 			start := time.Now()
 			if run.Manual {
@@ -128,14 +129,14 @@ func controlThreeInstances(t *testing.T, backend string) {
 	}
 	time.Sleep(2 * iv)
 
-	// Trigger from each instance, one after the other, each 100ms before
+	// RunNow from each instance, one after the other, each 100ms before
 	// a tick, so that the manual run (3/4 of an interval) holds the lock
 	// across that tick and ends well before the next one.
 	for i, s := range scheds {
 		time.Sleep(iv - time.Duration(time.Now().UnixNano()%int64(iv)) - 100*time.Millisecond + iv)
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		if err := s.Trigger(ctx, "job"); err != nil {
-			t.Fatalf("Trigger on replica %d: %v", i, err)
+		if err := s.RunNow(ctx, "job"); err != nil {
+			t.Fatalf("RunNow on replica %d: %v", i, err)
 		}
 		cancel()
 		waitFor(t, 10*time.Second, "manual run", func() bool { return len(log.manual()) == i+1 })
@@ -164,8 +165,8 @@ func controlThreeInstances(t *testing.T, backend string) {
 
 	// Cluster-wide pause from one instance: within one tick no replica
 	// runs the job; resume restarts it.
-	if err := scheds[1].PauseCluster(t.Context(), "job"); err != nil {
-		t.Fatalf("PauseCluster: %v", err)
+	if err := scheds[1].Pause(t.Context(), "job"); err != nil {
+		t.Fatalf("Pause: %v", err)
 	}
 	time.Sleep(iv)
 	before := len(log.scheduled(t))
@@ -189,8 +190,8 @@ func controlThreeInstances(t *testing.T, backend string) {
 			t.Errorf("replica %d reported %d ErrPaused skips in 4 ticks of pause", i, n)
 		}
 	}
-	if err := scheds[2].ResumeCluster(t.Context(), "job"); err != nil {
-		t.Fatalf("ResumeCluster: %v", err)
+	if err := scheds[2].Resume(t.Context(), "job"); err != nil {
+		t.Fatalf("Resume: %v", err)
 	}
 	waitFor(t, 6*iv, "a run after resume", func() bool { return len(log.scheduled(t)) >= before+2 })
 
@@ -282,7 +283,7 @@ func TestRetry(t *testing.T) {
 			t.Parallel()
 			p := opsProviders(t, backend, 1)[0]
 			rec := &recorder{}
-			s := newSched(t, p, &scheduler.Config{Ledger: true, Hooks: rec.hooks()})
+			s := newSched(t, p, &scheduler.Config{Ledger: true, Observer: rec.hooks()})
 			var log runLog
 			calls := map[string]int{}
 			var mu sync.Mutex
@@ -310,7 +311,7 @@ func TestRetry(t *testing.T) {
 			job("recovers", 2)
 			job("gives-up", 5)
 			for _, name := range []string{"recovers", "gives-up"} {
-				if err := s.Trigger(t.Context(), name); err != nil {
+				if err := s.RunNow(t.Context(), name); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -451,7 +452,7 @@ func TestCronJitterLongerThanGap(t *testing.T) {
 			}
 			var rec recorder
 			for i, p := range opsProviders(t, backend, 3) {
-				s := newSched(t, p, &scheduler.Config{LockedBy: fmt.Sprintf("replica-%d", i), Hooks: rec.hooks()})
+				s := newSched(t, p, &scheduler.Config{LockedBy: fmt.Sprintf("replica-%d", i), Observer: rec.hooks()})
 				_, err := s.Cron("* * * * * *").Locked(job, scheduler.AtMostFor(5*time.Second)).Jitter(jit).
 					Do(func(context.Context, scheduler.Run) error { return nil })
 				if err != nil {
@@ -503,7 +504,7 @@ func TestPauseLocalAndRemove(t *testing.T) {
 	for i := range 2 {
 		name := fmt.Sprintf("replica-%d", i)
 		rec := &recorder{}
-		s := newSched(t, p, &scheduler.Config{LockedBy: name, Hooks: rec.hooks()})
+		s := newSched(t, p, &scheduler.Config{LockedBy: name, Observer: rec.hooks()})
 		j, err := s.Every(iv).Locked("job", scheduler.AtMostFor(time.Second)).Do(func(ctx context.Context, run scheduler.Run) error {
 			log.add(name, run, time.Now())
 			return nil
@@ -557,7 +558,7 @@ func TestPauseLocalAndRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := scheds[1].Trigger(t.Context(), "slow"); err != nil {
+	if err := scheds[1].RunNow(t.Context(), "slow"); err != nil {
 		t.Fatal(err)
 	}
 	if err := scheds[1].Remove("slow"); err != nil {
@@ -583,8 +584,8 @@ func TestPauseLocalAndRemove(t *testing.T) {
 	if !errors.Is(err, scheduler.ErrUnknownJob) || !errors.Is(err, scheduler.ErrInvalid) {
 		t.Errorf("second Remove: %v, want ErrUnknownJob", err)
 	}
-	if err := scheds[1].Trigger(t.Context(), "job"); !errors.Is(err, scheduler.ErrUnknownJob) {
-		t.Errorf("Trigger of a removed job: %v, want ErrUnknownJob", err)
+	if err := scheds[1].RunNow(t.Context(), "job"); !errors.Is(err, scheduler.ErrUnknownJob) {
+		t.Errorf("RunNow of a removed job: %v, want ErrUnknownJob", err)
 	}
 	// The name can be registered again.
 	if _, err := scheds[1].Every(iv).Locked("job", scheduler.AtMostFor(time.Second)).Do(func(context.Context, scheduler.Run) error { return nil }); err != nil {
@@ -592,8 +593,8 @@ func TestPauseLocalAndRemove(t *testing.T) {
 	}
 }
 
-// Trigger waits while another run holds the job's lock, up to its ctx.
-func TestTriggerWaitsForTheLock(t *testing.T) {
+// RunNow waits while another run holds the job's lock, up to its ctx.
+func TestRunNowWaitsForTheLock(t *testing.T) {
 	t.Parallel()
 	p := memory.New(nil)
 	holder := lockprovider.NewOwner()
@@ -610,15 +611,15 @@ func TestTriggerWaitsForTheLock(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	if err := s.Trigger(ctx, "job"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Trigger while the lock is held elsewhere: %v, want DeadlineExceeded", err)
+	if err := s.RunNow(ctx, "job"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("RunNow while the lock is held elsewhere: %v, want DeadlineExceeded", err)
 	}
 	go func() {
 		time.Sleep(200 * time.Millisecond)
 		_ = p.Release(context.Background(), lockprovider.ReleaseParams{Name: "job", Owner: holder})
 	}()
-	if err := s.Trigger(t.Context(), "job"); err != nil {
-		t.Fatalf("Trigger: %v", err)
+	if err := s.RunNow(t.Context(), "job"); err != nil {
+		t.Fatalf("RunNow: %v", err)
 	}
 	if r := <-ran; !r.Manual || r.Token == 0 {
 		t.Errorf("run %+v, want a manual run with a token", r)
@@ -629,14 +630,14 @@ func TestTriggerWaitsForTheLock(t *testing.T) {
 func TestTimeoutUnlocked(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
-	s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: rec.hooks()})
+	s := newSched(t, memory.New(nil), &scheduler.Config{Observer: rec.hooks()})
 	if _, err := s.Every(time.Hour).Name("slow").Timeout(50 * time.Millisecond).Do(func(ctx context.Context, run scheduler.Run) error {
 		<-ctx.Done()
 		return context.Cause(ctx)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Trigger(t.Context(), "slow"); err != nil {
+	if err := s.RunNow(t.Context(), "slow"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Shutdown(t.Context()); err != nil {
@@ -672,34 +673,34 @@ func TestControlValidation(t *testing.T) {
 			t.Errorf("%s: %v, want a *ValidationError for %s matching %v", c.field, err, c.field, c.want)
 		}
 	}
-	if err := s.Trigger(t.Context(), "nope"); !errors.Is(err, scheduler.ErrUnknownJob) {
-		t.Errorf("Trigger of an unknown job: %v", err)
+	if err := s.RunNow(t.Context(), "nope"); !errors.Is(err, scheduler.ErrUnknownJob) {
+		t.Errorf("RunNow of an unknown job: %v", err)
 	}
-	if err := s.Trigger(t.Context(), ""); !errors.Is(err, scheduler.ErrUnknownJob) || !strings.Contains(err.Error(), `Trigger "":`) {
-		t.Errorf("Trigger of an empty name: %v, want ErrUnknownJob naming \"\"", err)
+	if err := s.RunNow(t.Context(), ""); !errors.Is(err, scheduler.ErrUnknownJob) || !strings.Contains(err.Error(), `RunNow "":`) {
+		t.Errorf("RunNow of an empty name: %v, want ErrUnknownJob naming \"\"", err)
 	}
-	if err := s.PauseCluster(t.Context(), ""); !errors.Is(err, batontype.ErrInvalidName) {
-		t.Errorf("PauseCluster of an empty name: %v", err)
+	if err := s.Pause(t.Context(), ""); !errors.Is(err, batontype.ErrInvalidName) {
+		t.Errorf("Pause of an empty name: %v", err)
 	}
-	// A nil ctx is bad input: a typed error, not a panic (Trigger used to
+	// A nil ctx is bad input: a typed error, not a panic (RunNow used to
 	// panic on a goroutine of its own, which no recover of the caller's
 	// could catch).
 	var nilCtx context.Context
 	for name, err := range map[string]error{
-		"Trigger":       s.Trigger(nilCtx, "a"),
-		"PauseCluster":  s.PauseCluster(nilCtx, "a"),
-		"ResumeCluster": s.ResumeCluster(nilCtx, "a"),
+		"RunNow": s.RunNow(nilCtx, "a"),
+		"Pause":  s.Pause(nilCtx, "a"),
+		"Resume": s.Resume(nilCtx, "a"),
 	} {
 		if !errors.Is(err, scheduler.ErrNilContext) || !errors.Is(err, scheduler.ErrInvalid) {
 			t.Errorf("%s(nil ctx): %v, want ErrNilContext", name, err)
 		}
 	}
-	if _, err := scheduler.Check(nilCtx, memory.New(nil), scheduler.CheckOptions{}); !errors.Is(err, scheduler.ErrNilContext) {
+	if _, err := jobstate.Check(nilCtx, memory.New(nil), jobstate.CheckOptions{}); !errors.Is(err, scheduler.ErrNilContext) {
 		t.Errorf("Check(nil ctx): %v, want ErrNilContext", err)
 	}
 	bareS := newSched(t, bare{memory.New(nil)}, nil)
-	if err := bareS.PauseCluster(t.Context(), "a"); !errors.Is(err, scheduler.ErrControlNotSupported) {
-		t.Errorf("PauseCluster without lockprovider.Control: %v", err)
+	if err := bareS.Pause(t.Context(), "a"); !errors.Is(err, scheduler.ErrControlNotSupported) {
+		t.Errorf("Pause without lockprovider.Control: %v", err)
 	}
 	if _, err := scheduler.New(memory.New(nil), &scheduler.Config{ControlPoll: -time.Second}); !errors.Is(err, scheduler.ErrInvalidDuration) {
 		t.Errorf("negative ControlPoll: %v", err)
@@ -707,8 +708,8 @@ func TestControlValidation(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Trigger(t.Context(), "a"); !errors.Is(err, scheduler.ErrClosed) {
-		t.Errorf("Trigger after Close: %v", err)
+	if err := s.RunNow(t.Context(), "a"); !errors.Is(err, scheduler.ErrClosed) {
+		t.Errorf("RunNow after Close: %v", err)
 	}
 	if err := s.Remove("a"); !errors.Is(err, scheduler.ErrClosed) {
 		t.Errorf("Remove after Close: %v", err)
@@ -820,14 +821,14 @@ func TestCheckSkipsPausedJobs(t *testing.T) {
 	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := scheduler.Check(t.Context(), p, scheduler.CheckOptions{Now: now})
+	rep, err := jobstate.Check(t.Context(), p, jobstate.CheckOptions{Now: now})
 	if err != nil || len(rep.Problems) != 1 {
 		t.Fatalf("Check of a job that never ran: %+v, %v; want one missed tick", rep.Problems, err)
 	}
 	if err := p.SetPaused(t.Context(), "hourly", true); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = scheduler.Check(t.Context(), p, scheduler.CheckOptions{Now: now})
+	rep, err = jobstate.Check(t.Context(), p, jobstate.CheckOptions{Now: now})
 	if err != nil || !rep.OK() || !slices.Equal(rep.Paused, []string{"hourly"}) || len(rep.Checked) != 0 {
 		t.Errorf("Check of a paused job: %+v, %v; want OK, not checked, listed as paused", rep, err)
 	}
@@ -846,7 +847,7 @@ func TestCatchUpPausedCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := &recorder{}
-			s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks(), NoRegistry: true})
+			s := newSched(t, p, &scheduler.Config{Observer: rec.hooks(), DisableRegistry: true})
 			var ran atomic.Int32
 			_, err := s.Every(time.Hour).Locked("paused", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(func(context.Context, scheduler.Run) error {
 				ran.Add(1)
@@ -892,7 +893,7 @@ func TestRunRequestDuringShutdown(t *testing.T) {
 			t.Parallel()
 			ps := opsProviders(t, backend, 2)
 			p := &holdClaim{Provider: ps[0], Control: ps[0].(lockprovider.Control), entered: make(chan struct{}, 1), proceed: make(chan struct{})}
-			s := newSched(t, p, &scheduler.Config{NoRegistry: true})
+			s := newSched(t, p, &scheduler.Config{DisableRegistry: true})
 			var ran atomic.Int32
 			if _, err := s.Every(time.Hour).Locked("job", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 				ran.Add(1)
@@ -946,7 +947,7 @@ func TestJitterDuringManualRun(t *testing.T) {
 			var scheds []*scheduler.Scheduler
 			for i, p := range opsProviders(t, backend, 2) {
 				replica := fmt.Sprintf("replica-%d", i)
-				s := newSched(t, p, &scheduler.Config{LockedBy: replica, NoRegistry: true})
+				s := newSched(t, p, &scheduler.Config{LockedBy: replica, DisableRegistry: true})
 				_, err := s.Every(period).Locked(name, scheduler.AtMostFor(10*time.Second)).Jitter(jitter).Do(func(ctx context.Context, run scheduler.Run) error {
 					if run.Manual {
 						// Hold the lock past the tick's claim.
@@ -965,7 +966,7 @@ func TestJitterDuringManualRun(t *testing.T) {
 			}
 			// After the hand-off margin (1s) past the tick, before its claim.
 			time.Sleep(time.Until(tick.Add(1100 * time.Millisecond)))
-			if err := scheds[0].Trigger(t.Context(), name); err != nil {
+			if err := scheds[0].RunNow(t.Context(), name); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, 5*time.Second, "the tick whose claim came during the manual run runs", func() bool {

@@ -61,7 +61,7 @@ func startFaultRun(t *testing.T, providers []lockprovider.Provider) *faultRun {
 		s := newSched(t, p, &scheduler.Config{
 			LockedBy:    fmt.Sprintf("instance-%d", i),
 			CallTimeout: 500 * time.Millisecond,
-			Hooks:       rec.hooks(),
+			Observer:    rec.hooks(),
 		})
 		_, err := s.Every(faultPeriod).Locked("report",
 			scheduler.AtMostFor(2*time.Second), scheduler.AtLeastFor(faultPeriod/2)).
@@ -410,7 +410,7 @@ func TestFaultPostgresPauseAutoRenew(t *testing.T) {
 	firstEnded := make(chan ended, 1)
 	var runs atomic.Int64
 	rec := &recorder{}
-	s := newSched(t, p, &scheduler.Config{CallTimeout: 300 * time.Millisecond, Hooks: rec.hooks()})
+	s := newSched(t, p, &scheduler.Config{CallTimeout: 300 * time.Millisecond, Observer: rec.hooks()})
 	_, err = s.Every(faultPeriod).Locked("long", scheduler.AtMostFor(atMostFor), scheduler.AutoRenew()).
 		Do(func(ctx context.Context, run scheduler.Run) error {
 			started <- run.Token
@@ -547,7 +547,7 @@ func TestFaultPostgresClockSkewTicks(t *testing.T) {
 			}
 		}
 		s := newSched(t, p, &scheduler.Config{LockedBy: fmt.Sprint("instance-", i), Now: offsetClock(offset),
-			CallTimeout: time.Second, Hooks: recs[i].hooks()})
+			CallTimeout: time.Second, Observer: recs[i].hooks()})
 		_, err = s.Every(period).Locked("skewed", scheduler.AtMostFor(2*time.Second), scheduler.AtLeastFor(period/2)).
 			Do(func(ctx context.Context, r scheduler.Run) error {
 				mu.Lock()

@@ -130,7 +130,7 @@ func startInstance(ctx context.Context, spec instanceSpec, witness *pgxpool.Pool
 	in.sched, err = scheduler.New(provider, &scheduler.Config{
 		Now:      offsetClock(spec.Offset),
 		LockedBy: spec.Name,
-		Hooks: scheduler.Hooks{
+		Observer: scheduler.Hooks{
 			Skipped: recordSkip,
 			// A run whose lease ended before it wrote its witness row
 			// (the process starved past the trust window) claimed its

@@ -34,7 +34,7 @@ func TestAcquireLostReplyReleases(t *testing.T) {
 			return l, err, true
 		}
 		rec := &recorder{}
-		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
+		s := newSched(t, p, &scheduler.Config{Observer: rec.hooks()})
 		var ran []time.Time
 		must(s.Every(time.Minute).Locked("x", scheduler.AtMostFor(10*time.Minute)).Do(func(_ context.Context, run scheduler.Run) error {
 			ran = append(ran, run.Tick)
@@ -114,7 +114,7 @@ func TestAutoRenewSlowRoundTrips(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mem := memory.New(nil)
 				rec := &recorder{}
-				s := newSched(t, slowCalls(mem, atMostFor*time.Duration(frac)/100), &scheduler.Config{Hooks: rec.hooks()})
+				s := newSched(t, slowCalls(mem, atMostFor*time.Duration(frac)/100), &scheduler.Config{Observer: rec.hooks()})
 				var cause error
 				must(s.Every(time.Minute).Locked("renewed", scheduler.AtMostFor(atMostFor), scheduler.AutoRenew()).Do(
 					func(ctx context.Context, run scheduler.Run) error {
@@ -152,7 +152,7 @@ func TestRunCheck(t *testing.T) {
 		var jump atomic.Int64
 		now := func() time.Time { return time.Now().Add(time.Duration(jump.Load())) }
 		rec := &recorder{}
-		s := newSched(t, memory.New(nil), &scheduler.Config{Now: now, Hooks: rec.hooks()})
+		s := newSched(t, memory.New(nil), &scheduler.Config{Now: now, Observer: rec.hooks()})
 		var res fence.Resource
 		var before, first, write, afterCtx error
 		must(s.Every(time.Minute).Locked("checked", scheduler.AtMostFor(10*time.Second)).Do(

@@ -27,6 +27,7 @@ import (
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/scheduler"
+	"github.com/baton-go/baton/scheduler/jobstate"
 )
 
 // opsProviders returns n providers sharing one backend: fresh Redis keys
@@ -218,8 +219,8 @@ func TestCheckMissedTick(t *testing.T) {
 				{Name: "hourly", Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute},
 				{Name: "local", Schedule: "@every 1h0m0s"},
 			}}
-			opts := scheduler.CheckOptions{Grace: time.Minute, Now: now}
-			if _, err := scheduler.Check(ctx, p, opts); !errors.Is(err, scheduler.ErrNoInstances) {
+			opts := jobstate.CheckOptions{Grace: time.Minute, Now: now}
+			if _, err := jobstate.Check(ctx, p, opts); !errors.Is(err, jobstate.ErrNoInstances) {
 				t.Errorf("Check without instances: %v, want ErrNoInstances", err)
 			}
 			if err := p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
@@ -241,7 +242,7 @@ func TestCheckMissedTick(t *testing.T) {
 				}
 			}
 			runTick(due.Add(-every), batontype.OutcomeSucceeded) // the job ran before
-			rep, err := scheduler.Check(ctx, p, opts)
+			rep, err := jobstate.Check(ctx, p, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,18 +255,18 @@ func TestCheckMissedTick(t *testing.T) {
 			// With Since, every tick of the last 3 hours is checked.
 			since := opts
 			since.Since = due.Add(-3*every + time.Second)
-			if rep, _ := scheduler.Check(ctx, p, since); len(rep.Problems) != 2 {
+			if rep, _ := jobstate.Check(ctx, p, since); len(rep.Problems) != 2 {
 				t.Errorf("Check since 3h: %+v, want the due tick and the one before the last run", rep.Problems)
 			}
 			runTick(due, batontype.OutcomeFailed)
-			rep, _ = scheduler.Check(ctx, p, opts)
+			rep, _ = jobstate.Check(ctx, p, opts)
 			if len(rep.Problems) != 1 || rep.Problems[0].Kind != "failed" || rep.Problems[0].Run == nil {
 				t.Errorf("Check after a failed run: %+v, want failed", rep.Problems)
 			}
 			next := due.Add(every)
 			opts.Now = next.Add(2 * time.Minute)
 			runTick(next, batontype.OutcomeSucceeded)
-			rep, _ = scheduler.Check(ctx, p, opts)
+			rep, _ = jobstate.Check(ctx, p, opts)
 			if !rep.OK() {
 				t.Errorf("Check after the tick ran: %+v, want OK", rep.Problems)
 			}
@@ -284,7 +285,7 @@ func TestCheckNewJob(t *testing.T) {
 	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := scheduler.Check(t.Context(), p, scheduler.CheckOptions{Now: now})
+	rep, err := jobstate.Check(t.Context(), p, jobstate.CheckOptions{Now: now})
 	if err != nil || !rep.OK() {
 		t.Errorf("Check of a new job: %+v, %v; want OK", rep.Problems, err)
 	}
@@ -325,8 +326,8 @@ func TestCheckKnownSince(t *testing.T) {
 				t.Fatal(err)
 			}
 			manualRun("fresh")
-			opts := scheduler.CheckOptions{Now: time.Now(), Since: now.Add(-3 * time.Hour), Jobs: []string{"fresh"}}
-			if rep, err := scheduler.Check(ctx, p, opts); err != nil || !rep.OK() {
+			opts := jobstate.CheckOptions{Now: time.Now(), Since: now.Add(-3 * time.Hour), Jobs: []string{"fresh"}}
+			if rep, err := jobstate.Check(ctx, p, opts); err != nil || !rep.OK() {
 				t.Errorf("Check of a new job run by hand: %+v, %v; want OK", rep.Problems, err)
 			}
 			// Checked later, over the ticks at hour+3h, +4h and +5h, with
@@ -337,8 +338,8 @@ func TestCheckKnownSince(t *testing.T) {
 			if err := p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
 				t.Fatal(err)
 			}
-			opts = scheduler.CheckOptions{Now: hour.Add(5*time.Hour + 30*time.Minute), Since: hour.Add(2*time.Hour + 30*time.Minute), Jobs: []string{"fresh"}}
-			rep, err := scheduler.Check(ctx, p, opts)
+			opts = jobstate.CheckOptions{Now: hour.Add(5*time.Hour + 30*time.Minute), Since: hour.Add(2*time.Hour + 30*time.Minute), Jobs: []string{"fresh"}}
+			rep, err := jobstate.Check(ctx, p, opts)
 			if err != nil || len(rep.Problems) != 3 {
 				t.Errorf("Check of a job with an older run: %+v, %v; want 3 ticks missed", rep.Problems, err)
 			}
@@ -356,7 +357,7 @@ func TestParseSchedule(t *testing.T) {
 		{"0 2 * * *", "Europe/Paris", "2026-01-01T10:30:00Z", "2026-01-02T01:00:00Z"},
 		{"CRON_TZ=UTC 0 2 * * *", "Europe/Paris", "2026-01-01T10:30:00Z", "2026-01-02T02:00:00Z"},
 	} {
-		s, err := scheduler.ParseSchedule(c.spec, c.tz)
+		s, err := jobstate.ParseSchedule(c.spec, c.tz)
 		if err != nil {
 			t.Errorf("ParseSchedule(%q, %q): %v", c.spec, c.tz, err)
 			continue
@@ -367,11 +368,11 @@ func TestParseSchedule(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "@every 1h offset 2h", "@every x offset 1m", "61 * * * *"} {
-		if _, err := scheduler.ParseSchedule(bad, ""); !errors.Is(err, scheduler.ErrInvalid) {
+		if _, err := jobstate.ParseSchedule(bad, ""); !errors.Is(err, scheduler.ErrInvalid) {
 			t.Errorf("ParseSchedule(%q): %v, want ErrInvalid", bad, err)
 		}
 	}
-	if _, err := scheduler.ParseSchedule("@hourly", "Mars/Base"); !errors.Is(err, scheduler.ErrInvalid) {
+	if _, err := jobstate.ParseSchedule("@hourly", "Mars/Base"); !errors.Is(err, scheduler.ErrInvalid) {
 		t.Errorf("unknown zone: %v, want ErrInvalid", err)
 	}
 }
@@ -479,7 +480,7 @@ func TestLedgerKilledReplica(t *testing.T) {
 				t.Fatalf("killed run reads %+v, want started by doomed, not finished", last)
 			}
 			time.Sleep(time.Until(last.Started.Add(600 * time.Millisecond))) // the lease ran out
-			rep, err := scheduler.Check(t.Context(), p, scheduler.CheckOptions{Grace: time.Millisecond, Since: last.Tick.Add(-time.Millisecond), Jobs: []string{"stuck"}})
+			rep, err := jobstate.Check(t.Context(), p, jobstate.CheckOptions{Grace: time.Millisecond, Since: last.Tick.Add(-time.Millisecond), Jobs: []string{"stuck"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -512,10 +513,10 @@ func TestOpsConfigValidation(t *testing.T) {
 }
 
 // Without Ledger, the provider's plain Acquire and Release are used and
-// nothing is recorded; NoRegistry publishes nothing.
+// nothing is recorded; DisableRegistry publishes nothing.
 func TestLedgerOffRegistryOff(t *testing.T) {
 	p := memory.New(nil)
-	s := newSched(t, p, &scheduler.Config{LockedBy: "quiet", NoRegistry: true})
+	s := newSched(t, p, &scheduler.Config{LockedBy: "quiet", DisableRegistry: true})
 	ran := make(chan struct{}, 1)
 	if _, err := s.Every(20*time.Millisecond).Locked("j", scheduler.AtMostFor(time.Second)).Do(func(context.Context, scheduler.Run) error {
 		select {
@@ -531,7 +532,7 @@ func TestLedgerOffRegistryOff(t *testing.T) {
 	}
 	<-ran
 	if insts, _ := p.Instances(t.Context()); len(insts) != 0 {
-		t.Errorf("NoRegistry: registry holds %+v", insts)
+		t.Errorf("DisableRegistry: registry holds %+v", insts)
 	}
 	if runs, _ := p.Runs(t.Context(), batontype.RunQuery{Job: "j"}); len(runs) != 0 {
 		t.Errorf("ledger off: %d records", len(runs))
@@ -550,7 +551,7 @@ func TestForceReleasedRunIsLockLost(t *testing.T) {
 			p := opsProviders(t, backend, 1)[0]
 			var lostErr atomic.Value
 			s := newSched(t, p, &scheduler.Config{LockedBy: "app-1", Ledger: true,
-				Hooks: scheduler.Hooks{LockLost: func(ev scheduler.Event) { lostErr.Store(ev.Err) }}})
+				Observer: scheduler.Hooks{LockLost: func(ev scheduler.Event) { lostErr.Store(ev.Err) }}})
 			started, finish := make(chan int64, 1), make(chan struct{})
 			var first sync.Once
 			job, err := s.Every(300*time.Millisecond).Locked("nightly", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {

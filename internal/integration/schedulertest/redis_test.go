@@ -149,7 +149,7 @@ func claimAtOneTick(b *testing.B, jobs, replicas int, auto bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := scheduler.New(p, &scheduler.Config{Hooks: scheduler.Hooks{Attempt: attempt, Started: started}})
+		s, err := scheduler.New(p, &scheduler.Config{Observer: scheduler.Hooks{Attempt: attempt, Started: started}})
 		if err != nil {
 			b.Fatal(err)
 		}

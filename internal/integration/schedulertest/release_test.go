@@ -94,7 +94,7 @@ func TestReleasesBatched(t *testing.T) {
 func releasedTogether(t *testing.T, bp batchProvider, ledger bool) {
 	const jobs = 300
 	p := &releaseCounter{batchProvider: bp}
-	s := newSched(t, p, &scheduler.Config{NoRegistry: true, Ledger: ledger})
+	s := newSched(t, p, &scheduler.Config{DisableRegistry: true, Ledger: ledger})
 	// One tick in the test's time: the next whole second but one,
 	// every hour.
 	tick := time.Now().Truncate(time.Second).Add(2 * time.Second)

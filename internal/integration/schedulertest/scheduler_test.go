@@ -3,6 +3,7 @@ package schedulertest
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,7 +41,7 @@ func TestLockedRunsOncePerTick(t *testing.T) {
 		for i, off := range offsets {
 			rec := &recorder{}
 			recs = append(recs, rec)
-			s := newSched(t, p, &scheduler.Config{Now: offsetClock(off), Hooks: rec.hooks()})
+			s := newSched(t, p, &scheduler.Config{Now: offsetClock(off), Observer: rec.hooks()})
 			must(s.Every(time.Minute).Locked("report", scheduler.AtMostFor(50*time.Second)).Do(
 				func(ctx context.Context, run scheduler.Run) error {
 					time.Sleep(time.Duration(i+1) * time.Second)
@@ -122,7 +123,7 @@ func TestAtLeastForSkipsLateReplica(t *testing.T) {
 				job := func(context.Context, scheduler.Run) error { ran.Add(1); time.Sleep(time.Second); return nil }
 				onTime := newSched(t, p, nil)
 				rec := &recorder{}
-				late := newSched(t, p, &scheduler.Config{Now: offsetClock(-5 * time.Second), Hooks: rec.hooks()})
+				late := newSched(t, p, &scheduler.Config{Now: offsetClock(-5 * time.Second), Observer: rec.hooks()})
 				for _, s := range []*scheduler.Scheduler{onTime, late} {
 					must(s.Every(time.Minute).Locked("short", scheduler.AtMostFor(50*time.Second), scheduler.AtLeastFor(c.atLeast)).Do(job))
 					start(t, s)
@@ -146,7 +147,7 @@ func TestAtLeastForSkipsLateReplica(t *testing.T) {
 func TestLockLostCancelsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: rec.hooks()})
+		s := newSched(t, memory.New(nil), &scheduler.Config{Observer: rec.hooks()})
 		var cause error
 		var ranFor time.Duration
 		job := must(s.Every(time.Minute).Locked("slow", scheduler.AtMostFor(10*time.Second)).Do(
@@ -254,7 +255,7 @@ func TestAutoRenewFailureCancels(t *testing.T) {
 			return lockprovider.Lease{}, batontype.ErrNotHeld, true
 		}
 		rec := &recorder{}
-		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
+		s := newSched(t, p, &scheduler.Config{Observer: rec.hooks()})
 		var cause error
 		var ranFor time.Duration
 		must(s.Every(time.Minute).Locked("ka", scheduler.AtMostFor(9*time.Second), scheduler.AutoRenew()).Do(
@@ -313,7 +314,7 @@ func TestPanicRecovered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := memory.New(nil)
 		rec := &recorder{}
-		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
+		s := newSched(t, p, &scheduler.Config{Observer: rec.hooks()})
 		job := must(s.Every(time.Minute).Locked("boom", scheduler.AtMostFor(50*time.Second)).Do(
 			func(context.Context, scheduler.Run) error { panic("kaboom") }))
 		start(t, s)
@@ -338,7 +339,7 @@ func TestPanicRecovered(t *testing.T) {
 func TestHooks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: rec.hooks()})
+		s := newSched(t, memory.New(nil), &scheduler.Config{Observer: rec.hooks()})
 		must(s.Every(time.Minute).Locked("ok", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 			time.Sleep(2 * time.Second)
 			return nil
@@ -370,7 +371,9 @@ func TestHooks(t *testing.T) {
 func TestHookPanicContained(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ran atomic.Bool
-		s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: scheduler.Hooks{Started: func(scheduler.Event) { panic("bad hook") }}})
+		var logged strings.Builder
+		log := slog.New(slog.NewTextHandler(&logged, nil))
+		s := newSched(t, memory.New(nil), &scheduler.Config{Observer: scheduler.Hooks{Started: func(scheduler.Event) { panic("bad hook") }, Logger: log}})
 		must(s.Every(time.Minute).Locked("x", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 			ran.Store(true)
 			return nil
@@ -380,6 +383,9 @@ func TestHookPanicContained(t *testing.T) {
 		synctest.Wait()
 		if !ran.Load() {
 			t.Error("job did not run after a hook panicked")
+		}
+		if !strings.Contains(logged.String(), "hook panicked") || !strings.Contains(logged.String(), "bad hook") {
+			t.Errorf("Hooks.Logger got %q, want the hook's panic", logged.String())
 		}
 	})
 }
@@ -393,7 +399,7 @@ func TestAcquireUnknownOutcome(t *testing.T) {
 			return lockprovider.Lease{}, boom, true
 		}
 		rec := &recorder{}
-		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
+		s := newSched(t, p, &scheduler.Config{Observer: rec.hooks()})
 		job := must(s.Every(time.Minute).Locked("x", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 			t.Error("job ran after an acquire error")
 			return nil
@@ -449,7 +455,7 @@ func TestConcurrentClaims(t *testing.T) {
 func TestNoOverlapOnOneInstance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		s := newSched(t, memory.New(nil), &scheduler.Config{Hooks: rec.hooks()})
+		s := newSched(t, memory.New(nil), &scheduler.Config{Observer: rec.hooks()})
 		job := must(s.Every(time.Minute).Do(func(context.Context, scheduler.Run) error {
 			time.Sleep(90 * time.Second)
 			return nil
@@ -684,7 +690,7 @@ func TestInspectOnSkip(t *testing.T) {
 		time.Sleep(30 * time.Second)
 		rec := &recorder{}
 		winner := newSched(t, p, &scheduler.Config{LockedBy: "winner"})
-		loser := newSched(t, p, &scheduler.Config{LockedBy: "loser", Now: offsetClock(-time.Second), InspectOnSkip: true, Hooks: rec.hooks()})
+		loser := newSched(t, p, &scheduler.Config{LockedBy: "loser", Now: offsetClock(-time.Second), InspectOnSkip: true, Observer: rec.hooks()})
 		for _, s := range []*scheduler.Scheduler{winner, loser} {
 			must(s.Every(time.Minute).Locked("held", scheduler.AtMostFor(50*time.Second)).Do(func(context.Context, scheduler.Run) error {
 				time.Sleep(10 * time.Second)
@@ -737,7 +743,7 @@ func TestCatchUpInspectError(t *testing.T) {
 		p := &faulty{Provider: memory.New(nil), inspect: boom}
 		time.Sleep(90 * time.Second)
 		rec := &recorder{}
-		s := newSched(t, p, &scheduler.Config{Hooks: rec.hooks()})
+		s := newSched(t, p, &scheduler.Config{Observer: rec.hooks()})
 		var runs atomic.Int32
 		must(s.Every(time.Minute).Locked("c", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(func(context.Context, scheduler.Run) error {
 			runs.Add(1)

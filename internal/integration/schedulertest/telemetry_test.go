@@ -85,9 +85,9 @@ func TestObserverEvents(t *testing.T) {
 		for _, name := range []string{"a", "b"} {
 			o := &spanLike{instance: name}
 			observers = append(observers, o)
-			s := newSched(t, p, &scheduler.Config{Observer: o, Hooks: scheduler.Hooks{
+			s := newSched(t, p, &scheduler.Config{Observer: observe.Join(scheduler.Hooks{
 				Failed: func(ev scheduler.Event) { failedHooks.Store(ev.Job, ev.Err) },
-			}})
+			}, o)})
 			for job, fn := range jobs {
 				must(s.Every(time.Minute).Locked(job, scheduler.AtMostFor(20*time.Second)).Do(fn))
 			}

@@ -85,7 +85,7 @@ func TestCatchUpNeedsInspector(t *testing.T) {
 }
 
 func TestDefaultDurations(t *testing.T) {
-	s := newSched(t, memory.New(nil), &scheduler.Config{DefaultAtMostFor: time.Minute, DefaultAtLeastFor: 10 * time.Second})
+	s := newSched(t, memory.New(nil), &scheduler.Config{AtMostFor: time.Minute, AtLeastFor: 10 * time.Second})
 	if _, err := s.Every(time.Minute).Locked("defaults").Do(noop); err != nil {
 		t.Errorf("Locked without durations under defaults: %v", err)
 	}
@@ -101,11 +101,11 @@ func TestNewBadConfig(t *testing.T) {
 		t.Errorf("New(nil provider) = %v, want ErrInvalid", err)
 	}
 	cases := map[string]scheduler.Config{
-		"negative DefaultAtMostFor":  {DefaultAtMostFor: -time.Second},
-		"negative DefaultAtLeastFor": {DefaultAtLeastFor: -time.Second},
-		"atLeast over atMost":        {DefaultAtMostFor: time.Second, DefaultAtLeastFor: time.Minute},
-		"negative CallTimeout":       {CallTimeout: -time.Second},
-		"control char in LockedBy":   {LockedBy: "host\x00"},
+		"negative AtMostFor":       {AtMostFor: -time.Second},
+		"negative AtLeastFor":      {AtLeastFor: -time.Second},
+		"atLeast over atMost":      {AtMostFor: time.Second, AtLeastFor: time.Minute},
+		"negative CallTimeout":     {CallTimeout: -time.Second},
+		"control char in LockedBy": {LockedBy: "host\x00"},
 	}
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -113,7 +113,7 @@ func startMixed(t *testing.T, iv time.Duration) *mixed {
 // page serves a handler for m's backends mounted under /ops/baton/.
 func (m *mixed) page(t *testing.T, actions bool) *httptest.Server {
 	t.Helper()
-	h, err := status.New(status.Config{
+	h, err := status.New(&status.Config{
 		Backends: m.backends,
 		Actions:  actions,
 		Grace:    time.Second,
@@ -457,7 +457,7 @@ func TestControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &control{}
-	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "redis", Provider: p, Control: c}}, Actions: true})
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: p, Control: c}}, Actions: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +484,7 @@ func TestMount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "redis", Provider: p}}})
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: p}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,9 +556,12 @@ func TestConfig(t *testing.T) {
 		"negative grace": {Backends: []status.Backend{{Name: "a", Provider: p}}, Grace: -time.Second},
 		"bad origin":     {Backends: []status.Backend{{Name: "a", Provider: p}}, TrustedOrigins: []string{"not a url"}},
 	} {
-		if _, err := status.New(cfg); !errors.Is(err, batontype.ErrInvalid) {
+		if _, err := status.New(&cfg); !errors.Is(err, batontype.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
+	}
+	if _, err := status.New(nil); !errors.Is(err, batontype.ErrInvalid) {
+		t.Errorf("nil Config: %v, want ErrInvalid (no backend)", err)
 	}
 }
 
@@ -583,7 +586,7 @@ func TestBackendDown(t *testing.T) {
 	if _, err := pp.Acquire(ctx, lockprovider.AcquireParams{Name: "payments", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}}, Timeout: 2 * time.Second})
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}}, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,7 +619,7 @@ func TestProviderControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := status.New(status.Config{Backends: []status.Backend{{Name: "redis", Provider: p, Control: status.ProviderControl(p, "test")}}, Actions: true})
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: p, Control: status.ProviderControl(p, "test")}}, Actions: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,5 +93,5 @@ func WeekPage(jobs int, end time.Time) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return status.New(status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}, Refresh: time.Nanosecond})
+	return status.New(&status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}, Refresh: time.Nanosecond})
 }

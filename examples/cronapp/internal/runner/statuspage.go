@@ -52,7 +52,7 @@ func serveStatus(ctx context.Context, cfg Config, runID string) (*statusPage, er
 		sp.close()
 		return nil, err
 	}
-	h, err := status.New(status.Config{
+	h, err := status.New(&status.Config{
 		Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}},
 		// The third-party API's quota, as cronapp defines it, so the page
 		// shows how much of it remains.

@@ -1,74 +1,17 @@
-package scheduler
+package jobstate
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
 
 	"github.com/baton-go/baton/lockprovider"
 )
-
-// Schedule is a job's schedule as read back from the job registry, for
-// tools outside the process that computes it.
-type Schedule interface {
-	// Next returns the first tick strictly after t, or the zero time.
-	Next(t time.Time) time.Time
-	// Prev returns the last tick at or before t, or the zero time.
-	Prev(t time.Time) time.Time
-	String() string
-}
-
-type exported struct{ s schedule }
-
-func (e exported) Next(t time.Time) time.Time { return e.s.next(t) }
-func (e exported) Prev(t time.Time) time.Time { return e.s.prev(t) }
-func (e exported) String() string             { return e.s.String() }
-
-// ParseSchedule parses a registered schedule (batontype.JobSpec's
-// Schedule and TimeZone): a cron spec as Scheduler.Cron takes it, or
-// "@every <d>" optionally followed by " offset <d>" for Every. An empty
-// tz means UTC.
-func ParseSchedule(spec, tz string) (Schedule, error) {
-	loc := time.UTC
-	if tz != "" {
-		l, err := time.LoadLocation(tz)
-		if err != nil {
-			return nil, specErr(spec, "time zone", 0, tz, "is not a known time zone", err)
-		}
-		loc = l
-	}
-	if rest, ok := strings.CutPrefix(spec, "@every "); ok {
-		if p, off, ok := strings.Cut(rest, " offset "); ok {
-			period, err1 := time.ParseDuration(p)
-			offset, err2 := time.ParseDuration(off)
-			if err := errors.Join(err1, err2); err != nil || period < minPeriod || offset < 0 || offset >= period {
-				return nil, specErr(spec, "@every", 1, rest, "is not a period and an offset within it", err)
-			}
-			return exported{every{period: period, offset: offset}}, nil
-		}
-	}
-	s, err := parseCron(spec, loc)
-	if err != nil {
-		return nil, err
-	}
-	return exported{s}, nil
-}
-
-// registered returns the schedule in ParseSchedule's syntax.
-func registered(s schedule) string {
-	if e, ok := s.(every); ok {
-		if e.offset == 0 {
-			return "@every " + e.period.String()
-		}
-		return "@every " + e.period.String() + " offset " + e.offset.String()
-	}
-	return s.String()
-}
 
 // CheckOptions configure Check.
 type CheckOptions struct {
@@ -130,15 +73,15 @@ var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the re
 // it returns the report and ErrNoInstances.
 func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOptions) (CheckReport, error) {
 	if ctx == nil {
-		return CheckReport{}, ErrNilContext
+		return CheckReport{}, batontype.ErrNilContext
 	}
 	reg, ok1 := provider.(lockprovider.Registry)
 	led, ok2 := provider.(lockprovider.Ledger)
 	if !ok1 || !ok2 {
-		return CheckReport{}, invalid("", "provider", fmt.Sprintf("%T", provider), "does not implement lockprovider.Registry and lockprovider.Ledger", ErrInvalid, nil)
+		return CheckReport{}, invalid("provider", fmt.Sprintf("%T", provider), "does not implement lockprovider.Registry and lockprovider.Ledger", batontype.ErrInvalid)
 	}
 	if opts.Grace < 0 {
-		return CheckReport{}, invalid("", "Grace", opts.Grace.String(), "must not be negative", ErrInvalidDuration, nil)
+		return CheckReport{}, invalid("Grace", opts.Grace.String(), "must not be negative", batontype.ErrInvalidDuration)
 	}
 	if opts.Grace == 0 {
 		opts.Grace = time.Minute
@@ -180,58 +123,6 @@ func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOption
 		rep.Problems = append(rep.Problems, ps...)
 	}
 	return rep, nil
-}
-
-// RegisteredJob is a job as the live instances registered it.
-type RegisteredJob struct {
-	Spec     batontype.JobSpec
-	Replicas []string  // LockedBy of the live instances that run it
-	Since    time.Time // start of the oldest of them
-}
-
-// Jobs merges the jobs of the registry's instances by name, sorted by
-// name. The spec is the one of the first instance (by LockedBy).
-func Jobs(insts []batontype.Instance) []RegisteredJob {
-	by := make(map[string]*RegisteredJob)
-	var names []string
-	for _, inst := range insts {
-		for _, j := range inst.Jobs {
-			r := by[j.Name]
-			if r == nil {
-				r = &RegisteredJob{Spec: j, Since: inst.Started}
-				by[j.Name] = r
-				names = append(names, j.Name)
-			}
-			r.Replicas = append(r.Replicas, inst.LockedBy)
-			if inst.Started.Before(r.Since) {
-				r.Since = inst.Started
-			}
-		}
-	}
-	slices.Sort(names)
-	out := make([]RegisteredJob, len(names))
-	for i, n := range names {
-		out[i] = *by[n]
-	}
-	return out
-}
-
-// KnownFrom returns the earliest time the job is known to have existed:
-// the start of its oldest live instance, or the tick (the start, for a
-// manual run) of the oldest of runs if that is earlier. Ticks before it
-// are not counted as missed.
-func (r RegisteredJob) KnownFrom(runs []batontype.RunRecord) time.Time {
-	known := r.Since
-	for _, run := range runs {
-		t := run.Tick
-		if t.IsZero() {
-			t = run.Started
-		}
-		if t.Before(known) {
-			known = t
-		}
-	}
-	return known
 }
 
 func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Inspector, js RegisteredJob, opts CheckOptions, now time.Time) ([]Problem, error) {
@@ -333,3 +224,11 @@ func Unfinished(run batontype.RunRecord, spec batontype.JobSpec, lease *batontyp
 	}
 	return spec.AtMostFor > 0 && !slices.Contains(spec.Options, "auto_renew") && !now.Before(run.Started.Add(spec.AtMostFor))
 }
+
+// invalid reports a rejected argument of Check.
+func invalid(field, value, reason string, sentinel error) *batontype.ValidationError {
+	return &batontype.ValidationError{Field: field, Value: strconv.Quote(batontype.Shorten(value, maxEcho)), Reason: reason, Err: sentinel}
+}
+
+// maxEcho bounds echoed input in error texts, as in the scheduler.
+const maxEcho = 64

@@ -1,4 +1,4 @@
-package scheduler
+package schedule
 
 import (
 	"fmt"
@@ -8,44 +8,47 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// schedule yields the fire times (ticks) of a job. Implementations are
+// Schedule yields the fire times (ticks) of a job. Implementations are
 // immutable and safe for concurrent use.
-type schedule interface {
-	// next returns the first tick strictly after t, or the zero time if
+type Schedule interface {
+	// Next returns the first tick strictly after t, or the zero time if
 	// there is none.
-	next(t time.Time) time.Time
-	// prev returns the last tick at or before t, or the zero time if none
+	Next(t time.Time) time.Time
+	// Prev returns the last tick at or before t, or the zero time if none
 	// is found.
-	prev(t time.Time) time.Time
+	Prev(t time.Time) time.Time
 	String() string
 }
 
-// every ticks at epoch + offset + k*period: every replica computes the same
+// MinPeriod is the shortest Every period: the providers' tick resolution.
+const MinPeriod = time.Millisecond
+
+// Every ticks at epoch + Offset + k*Period: every replica computes the same
 // ticks whatever its start time, which is what tick identity needs.
-type every struct {
-	period, offset time.Duration
+type Every struct {
+	Period, Offset time.Duration
 }
 
-func (e every) next(t time.Time) time.Time {
-	return e.prev(t).Add(e.period)
+func (e Every) Next(t time.Time) time.Time {
+	return e.Prev(t).Add(e.Period)
 }
 
-func (e every) prev(t time.Time) time.Time {
+func (e Every) Prev(t time.Time) time.Time {
 	// Work in nanoseconds since the epoch; int64 covers years 1678-2262.
-	ns := t.UnixNano() - int64(e.offset)
-	p := int64(e.period)
+	ns := t.UnixNano() - int64(e.Offset)
+	p := int64(e.Period)
 	k := ns / p
 	if ns%p < 0 {
 		k-- // floor for times before epoch+offset
 	}
-	return time.Unix(0, k*p+int64(e.offset)).In(t.Location())
+	return time.Unix(0, k*p+int64(e.Offset)).In(t.Location())
 }
 
-func (e every) String() string {
-	if e.offset == 0 {
-		return "every " + e.period.String()
+func (e Every) String() string {
+	if e.Offset == 0 {
+		return "every " + e.Period.String()
 	}
-	return fmt.Sprintf("every %s offset %s", e.period, e.offset)
+	return fmt.Sprintf("every %s offset %s", e.Period, e.Offset)
 }
 
 // cronSchedule is a parsed cron spec with its time zone fixed.
@@ -54,13 +57,13 @@ type cronSchedule struct {
 	sched *cron.SpecSchedule
 }
 
-func (c cronSchedule) next(t time.Time) time.Time { return c.sched.Next(t) }
+func (c cronSchedule) Next(t time.Time) time.Time { return c.sched.Next(t) }
 
-// prev searches backwards because cron schedules only know "next": it
+// Prev searches backwards because cron schedules only know "next": it
 // walks forward from ever earlier starting points until a tick at or
 // before t is found. The window starts at about one period and grows
 // fourfold, so a regular schedule needs a handful of next calls.
-func (c cronSchedule) prev(t time.Time) time.Time {
+func (c cronSchedule) Prev(t time.Time) time.Time {
 	n1 := c.sched.Next(t)
 	if n1.IsZero() {
 		return time.Time{}
@@ -97,11 +100,11 @@ var (
 // fields are "*" (6-field form, seconds first).
 var sixFields = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
 
-// parseCron parses spec into a schedule in loc (or the spec's own CRON_TZ=
+// ParseCron parses spec into a schedule in loc (or the spec's own CRON_TZ=
 // or TZ= zone). It accepts 5 fields, 6 fields with seconds first, the
 // descriptors @yearly, @annually, @monthly, @weekly, @daily, @midnight,
 // @hourly, and "@every <duration>", which ticks like Every.
-func parseCron(spec string, loc *time.Location) (schedule, error) {
+func ParseCron(spec string, loc *time.Location) (Schedule, error) {
 	rest := strings.TrimSpace(spec)
 	if rest == "" {
 		return nil, specErr(spec, "", 0, "", "is empty", nil)
@@ -157,23 +160,23 @@ func parseCron(spec string, loc *time.Location) (schedule, error) {
 	ss := s.(*cron.SpecSchedule)
 	ss.Location = loc
 	cs := cronSchedule{spec: spec, sched: ss}
-	if cs.next(time.Now()).IsZero() {
+	if cs.Next(time.Now()).IsZero() {
 		return nil, specErr(spec, "", 0, rest, "never fires (no matching time within five years)", nil)
 	}
 	return cs, nil
 }
 
-func parseDescriptor(spec, d string, loc *time.Location) (schedule, error) {
+func parseDescriptor(spec, d string, loc *time.Location) (Schedule, error) {
 	if arg, ok := strings.CutPrefix(d, "@every"); ok {
 		arg = strings.TrimSpace(arg)
 		p, err := time.ParseDuration(arg)
 		if err != nil {
 			return nil, specErr(spec, "@every", 1, arg, "is not a duration", err)
 		}
-		if p < minPeriod {
-			return nil, specErr(spec, "@every", 1, arg, "must be at least "+minPeriod.String(), nil)
+		if p < MinPeriod {
+			return nil, specErr(spec, "@every", 1, arg, "must be at least "+MinPeriod.String(), nil)
 		}
-		return every{period: p}, nil
+		return Every{Period: p}, nil
 	}
 	s, err := cron.NewParser(cron.Descriptor).Parse(d)
 	if err != nil {
@@ -183,8 +186,4 @@ func parseDescriptor(spec, d string, loc *time.Location) (schedule, error) {
 	ss := s.(*cron.SpecSchedule)
 	ss.Location = loc
 	return cronSchedule{spec: spec, sched: ss}, nil
-}
-
-func specErr(spec, field string, pos int, value, reason string, err error) *SpecError {
-	return &SpecError{Spec: spec, Field: field, Position: pos, Value: value, Reason: reason, Err: err}
 }

@@ -1,0 +1,103 @@
+package jobstate
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/baton-go/baton/batontype"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// RegisteredJob is a job as the live instances registered it.
+type RegisteredJob struct {
+	Spec     batontype.JobSpec
+	Replicas []string  // LockedBy of the live instances that run it
+	Since    time.Time // start of the oldest of them
+}
+
+// Jobs merges the jobs of the registry's instances by name, sorted by
+// name. The spec is the one of the first instance (by LockedBy).
+func Jobs(insts []batontype.Instance) []RegisteredJob {
+	by := make(map[string]*RegisteredJob)
+	var names []string
+	for _, inst := range insts {
+		for _, j := range inst.Jobs {
+			r := by[j.Name]
+			if r == nil {
+				r = &RegisteredJob{Spec: j, Since: inst.Started}
+				by[j.Name] = r
+				names = append(names, j.Name)
+			}
+			r.Replicas = append(r.Replicas, inst.LockedBy)
+			if inst.Started.Before(r.Since) {
+				r.Since = inst.Started
+			}
+		}
+	}
+	slices.Sort(names)
+	out := make([]RegisteredJob, len(names))
+	for i, n := range names {
+		out[i] = *by[n]
+	}
+	return out
+}
+
+// KnownFrom returns the earliest time the job is known to have existed:
+// the start of its oldest live instance, or the tick (the start, for a
+// manual run) of the oldest of runs if that is earlier. Ticks before it
+// are not counted as missed.
+func (r RegisteredJob) KnownFrom(runs []batontype.RunRecord) time.Time {
+	known := r.Since
+	for _, run := range runs {
+		t := run.Tick
+		if t.IsZero() {
+			t = run.Started
+		}
+		if t.Before(known) {
+			known = t
+		}
+	}
+	return known
+}
+
+// Job is a registered job as an operator sees it: its registration, its
+// next tick and, for a locked job whose provider keeps a ledger, its
+// latest run and latest success.
+type Job struct {
+	RegisteredJob
+	NextTick    time.Time            // first tick after now; zero if the schedule has none or cannot be read
+	LastRun     *batontype.RunRecord // latest run in the ledger; nil if none
+	LastSuccess *batontype.RunRecord // latest successful run; nil if none
+	Err         error                // reading the ledger failed
+}
+
+// List returns the jobs that insts (the registry's live instances)
+// registered, merged and sorted as Jobs does, each with its next tick
+// after now and, from led (nil for none), the latest run and latest
+// success of each locked job. A ledger error is reported in that job's
+// Err; the other jobs are still read.
+func List(ctx context.Context, insts []batontype.Instance, led lockprovider.Ledger, now time.Time) []Job {
+	rjs := Jobs(insts)
+	out := make([]Job, len(rjs))
+	for i, rj := range rjs {
+		j := Job{RegisteredJob: rj}
+		s := rj.Spec
+		if sched, err := ParseSchedule(s.Schedule, s.TimeZone); err == nil {
+			j.NextTick = sched.Next(now)
+		}
+		if led != nil && s.Locked {
+			last, succ, err := led.LastRuns(ctx, s.Name)
+			j.Err = err
+			if last.Token != 0 {
+				j.LastRun = &last
+			}
+			if succ.Token != 0 {
+				j.LastSuccess = &succ
+			}
+		}
+		out[i] = j
+	}
+	return out
+}
