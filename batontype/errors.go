@@ -113,6 +113,20 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
+// InPkg names pkg as the package that rejected the input: when err is a
+// *ValidationError without Pkg, it returns a copy with Pkg set; any other
+// error, and nil, it returns as it is. A package calls it where it
+// returns a shared validator's error (ValidateName, a Validate method).
+func InPkg(pkg string, err error) error {
+	ve, ok := err.(*ValidationError)
+	if !ok || ve.Pkg != "" {
+		return err
+	}
+	c := *ve
+	c.Pkg = pkg
+	return &c
+}
+
 // Unwrap returns the sentinel and the underlying cause, if any.
 func (e *ValidationError) Unwrap() []error {
 	if e.Cause != nil {

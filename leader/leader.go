@@ -81,10 +81,10 @@ func New(p lockprovider.Provider, name string, cfg *Config) (*Election, error) {
 		c = *cfg
 	}
 	if err := batontype.ValidateName(name); err != nil {
-		return nil, err
+		return nil, batontype.InPkg("leader", err)
 	}
 	if c.AtMostFor < 0 {
-		return nil, &baton.ValidationError{Field: "Config.AtMostFor", Value: c.AtMostFor.String(),
+		return nil, &baton.ValidationError{Pkg: "leader", Field: "Config.AtMostFor", Value: c.AtMostFor.String(),
 			Reason: "must not be negative (zero means the default)", Err: baton.ErrInvalidDuration}
 	}
 	if c.AtMostFor == 0 {
@@ -180,7 +180,7 @@ func (e *Election) Leader(ctx context.Context) (Info, error) {
 		return Info{}, baton.ErrNilContext
 	}
 	if e.insp == nil {
-		return Info{}, &baton.ValidationError{Field: "provider", Value: fmt.Sprintf("%T", e.p),
+		return Info{}, &baton.ValidationError{Pkg: "leader", Field: "provider", Value: fmt.Sprintf("%T", e.p),
 			Reason: "does not implement lockprovider.Inspector", Err: ErrObserveNotSupported}
 	}
 	li, err := e.insp.Inspect(ctx, e.name)
@@ -204,7 +204,7 @@ func (e *Election) Run(ctx context.Context, fn func(ctx context.Context, term *T
 		return baton.ErrNilContext
 	}
 	if fn == nil {
-		return &baton.ValidationError{Field: "fn", Value: "nil", Reason: "must not be nil", Err: baton.ErrInvalid}
+		return &baton.ValidationError{Pkg: "leader", Field: "fn", Value: "nil", Reason: "must not be nil", Err: baton.ErrInvalid}
 	}
 	for {
 		term, err := e.Campaign(ctx)

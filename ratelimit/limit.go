@@ -83,11 +83,11 @@ func shortDuration(d time.Duration) string {
 
 func (l Limit) validate() error {
 	if err := l.spi().Validate(); err != nil {
-		return err
+		return batontype.InPkg("ratelimit", err)
 	}
 	for i := 0; i < len(l.Name); i++ {
 		if c := l.Name[i]; c < 0x20 || c > 0x7e {
-			return &batontype.ValidationError{Field: "Name", Value: strconv.Quote(l.Name), Reason: "must be printable ASCII", Err: batontype.ErrInvalidLimit}
+			return &batontype.ValidationError{Pkg: "ratelimit", Field: "Name", Value: strconv.Quote(l.Name), Reason: "must be printable ASCII", Err: batontype.ErrInvalidLimit}
 		}
 	}
 	return nil

@@ -92,7 +92,7 @@ func New(provider lockprovider.RateLimiter, limits []Limit, cfg *Config) (*Limit
 	l.policy = strings.Join(l.names, ",")
 	// The request validation checks the count and duplicate limits.
 	if err := (lockprovider.RateRequest{Key: "k", N: 0, Limits: l.spi}).Validate(); err != nil {
-		return nil, err
+		return nil, batontype.InPkg("ratelimit", err)
 	}
 	return l, nil
 }
@@ -235,7 +235,7 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 		return err
 	}
 	if n > l.capacity {
-		return (lockprovider.RateRequest{Key: key, N: n, Limits: l.spi}).Validate()
+		return batontype.InPkg("ratelimit", (lockprovider.RateRequest{Key: key, N: n, Limits: l.spi}).Validate())
 	}
 	for {
 		if err := ctx.Err(); err != nil {

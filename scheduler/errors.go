@@ -100,7 +100,7 @@ func invalid(job, field, value, reason string, sentinel, cause error) *Validatio
 	if value != "" {
 		value = strconv.Quote(batontype.Shorten(value, maxEcho))
 	}
-	return &ValidationError{Job: job, Field: field, Value: value, Reason: reason, Err: sentinel, Cause: cause}
+	return &ValidationError{Pkg: "scheduler", Job: job, Field: field, Value: value, Reason: reason, Err: sentinel, Cause: cause}
 }
 
 // withJob returns err with the job's name: a copy of a *ValidationError
@@ -112,5 +112,8 @@ func withJob(job string, err error) error {
 	}
 	c := *ve
 	c.Job = job
+	if c.Pkg == "" {
+		c.Pkg = "scheduler"
+	}
 	return &c
 }

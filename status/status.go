@@ -99,7 +99,7 @@ const (
 )
 
 func invalid(field, value, reason string) error {
-	return &batontype.ValidationError{Field: field, Value: value, Reason: reason, Err: batontype.ErrInvalid}
+	return &batontype.ValidationError{Pkg: "status", Field: field, Value: value, Reason: reason, Err: batontype.ErrInvalid}
 }
 
 // handler serves the page and its JSON endpoints.
@@ -150,11 +150,11 @@ func newHandler(cfg Config) (http.Handler, error) {
 	}
 	switch {
 	case cfg.Grace < 0:
-		return nil, &batontype.ValidationError{Field: "Grace", Value: cfg.Grace.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
+		return nil, &batontype.ValidationError{Pkg: "status", Field: "Grace", Value: cfg.Grace.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
 	case cfg.Timeout < 0:
-		return nil, &batontype.ValidationError{Field: "Timeout", Value: cfg.Timeout.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
+		return nil, &batontype.ValidationError{Pkg: "status", Field: "Timeout", Value: cfg.Timeout.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
 	case cfg.Refresh < 0:
-		return nil, &batontype.ValidationError{Field: "Refresh", Value: cfg.Refresh.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
+		return nil, &batontype.ValidationError{Pkg: "status", Field: "Refresh", Value: cfg.Refresh.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
 	}
 	if cfg.Grace == 0 {
 		cfg.Grace = DefaultGrace

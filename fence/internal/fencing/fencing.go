@@ -34,7 +34,7 @@ func Invalid(field, value, reason string, sentinel error) error {
 	if len(value) > maxEcho {
 		value = value[:maxEcho] + "…"
 	}
-	return &batontype.ValidationError{Field: field, Value: strconv.Quote(value), Reason: reason, Err: sentinel}
+	return &batontype.ValidationError{Pkg: "fence", Field: field, Value: strconv.Quote(value), Reason: reason, Err: sentinel}
 }
 
 // CheckToken refuses a token that no grant hands out (tokens start at 1).
