@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -293,10 +294,7 @@ const maxAttempts = 4
 // rounds differently), then decides in one transaction. The token is the
 // revision of that transaction.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ap.Validate(); err != nil {
+	if err := check.Args(ctx, ap.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -442,10 +440,7 @@ func ownerCmps(key, owner string, live bool, now int64) []clientv3.Cmp {
 // lengths, and one transaction that moves the lease onto them if the owner
 // still holds it and its Until has not passed.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ep.Validate(); err != nil {
+	if err := check.Args(ctx, ep.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -496,10 +491,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 // yet (its TTL was rounded up) is deleted too, and reported as ErrNotHeld:
 // it was no longer the caller's to rely on.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
+	if err := check.Args(ctx, rp.Validate()); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

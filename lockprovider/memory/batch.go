@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -24,10 +25,7 @@ func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquirePa
 // AcquireRunBatch implements lockprovider.BatchLedger: AcquireRun for each
 // item in turn.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := run.Validate(); err != nil {
+	if err := check.Args(ctx, run.Validate()); err != nil {
 		return nil, err
 	}
 	return p.batch(ps, func(ap lockprovider.AcquireParams) (lockprovider.Lease, error) { return p.AcquireRun(ctx, ap, run) })

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -21,10 +22,7 @@ var _ lockprovider.Control = (*Provider)(nil)
 
 // SetPaused implements lockprovider.Control.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(job)); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -47,10 +45,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control.
 func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -72,10 +67,7 @@ func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (l
 
 // ClaimRun implements lockprovider.Control.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
-	}
-	if err := lockprovider.ValidateRunRequestID(id); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateRunRequestID(id)); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -28,10 +29,7 @@ var (
 
 // ForceRelease implements lockprovider.Admin.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
-	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(name)); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -63,10 +61,7 @@ func (p *Provider) wakeLocked(name string) {
 
 // ResetRate implements lockprovider.Admin.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateName(key); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(key)); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -125,10 +120,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 
 // AcquireRun implements lockprovider.Ledger.
 func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := run.Validate(); err != nil {
+	if err := check.Args(ctx, run.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	l, err := p.Acquire(ctx, ap)
@@ -158,13 +150,7 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 
 // ReleaseRun implements lockprovider.Ledger.
 func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := end.Validate(); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
+	if err := check.Args(ctx, end.Validate(), rp.Validate()); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -206,10 +192,7 @@ func trimRuns(runs []lockprovider.RunRecord, r lockprovider.Retention, now time.
 
 // Runs implements lockprovider.Ledger.
 func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := q.Validate(); err != nil {
+	if err := check.Args(ctx, q.Validate()); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -256,10 +239,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry.
 func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := inst.Validate(ttl); err != nil {
+	if err := check.Args(ctx, inst.Validate(ttl)); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -276,13 +256,7 @@ func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl
 
 // Heartbeat implements lockprovider.Registry.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateRegistryTTL(ttl); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateLockedBy(lockedBy), lockprovider.ValidateRegistryTTL(ttl)); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -304,10 +278,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateLockedBy(lockedBy)); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

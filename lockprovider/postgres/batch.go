@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -116,10 +117,7 @@ func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquirePa
 // AcquireRunBatch implements lockprovider.BatchLedger in the same one
 // statement: each grant also inserts its run row as AcquireRun does.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := run.Validate(); err != nil {
+	if err := check.Args(ctx, run.Validate()); err != nil {
 		return nil, err
 	}
 	return p.batch(ctx, ps, &run)

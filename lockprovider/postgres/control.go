@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -53,10 +54,7 @@ func (q *controlQueries) render(p *Provider) error {
 // SetPaused implements lockprovider.Control in one statement, which also
 // announces the change to watchers. A flag lasts until it is cleared.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(job)); err != nil {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.control.pause, job, paused, controlPayload); err != nil {
@@ -67,10 +65,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control in one statement.
 func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
 	r = r.WithDefaults()
@@ -85,10 +80,7 @@ func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (l
 
 // ClaimRun implements lockprovider.Control in one statement.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
-	}
-	if err := lockprovider.ValidateRunRequestID(id); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateRunRequestID(id)); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
 	r := lockprovider.RunRequest{ID: id}

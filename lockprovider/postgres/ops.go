@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -85,10 +86,7 @@ func (o *opsQueries) render(p *Provider) error {
 
 // ForceRelease implements lockprovider.Admin in one statement.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
-	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(name)); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	info := lockprovider.LeaseInfo{Name: name, Exists: true, Held: true}
@@ -114,10 +112,7 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 
 // ResetRate implements lockprovider.Admin in one statement.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateName(key); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(key)); err != nil {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.ops.resetRate, key); err != nil {
@@ -167,13 +162,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, erro
 // AcquireRun implements lockprovider.Ledger: acquire.sql with the run row
 // inserted and the retention applied, in one statement.
 func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := a.Validate(); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := run.Validate(); err != nil {
+	if err := check.Args(ctx, a.Validate(), run.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	ret := run.Retention.WithDefaults()
@@ -190,13 +179,7 @@ func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams,
 // completed, in one statement. The row is found by job and token; the
 // rest of end.Run is what AcquireRun stored.
 func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
-		return err
-	}
-	if err := end.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate(), end.Validate()); err != nil {
 		return err
 	}
 	// Exec: the row count (one row if rel released) is the answer.
@@ -233,10 +216,7 @@ func scanRun(row pgx.CollectableRow, extra ...any) (lockprovider.RunRecord, erro
 
 // Runs implements lockprovider.Ledger in one statement.
 func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := q.Validate(); err != nil {
+	if err := check.Args(ctx, q.Validate()); err != nil {
 		return nil, err
 	}
 	var since, until any
@@ -287,10 +267,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry in one statement.
 func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := inst.Validate(ttl); err != nil {
+	if err := check.Args(ctx, inst.Validate(ttl)); err != nil {
 		return err
 	}
 	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
@@ -306,13 +283,7 @@ func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl
 
 // Heartbeat implements lockprovider.Registry in one statement.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateRegistryTTL(ttl); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateLockedBy(lockedBy), lockprovider.ValidateRegistryTTL(ttl)); err != nil {
 		return err
 	}
 	tag, err := p.db.Exec(ctx, p.ops.heartbeat, lockedBy, ttl)
@@ -327,10 +298,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry in one statement.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateLockedBy(lockedBy)); err != nil {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.ops.deregister, lockedBy); err != nil {

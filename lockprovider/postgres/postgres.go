@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
@@ -279,10 +280,7 @@ func renderMigrations(n names) ([]migration, error) {
 // ErrNotAcquired at once instead of waiting; so does a serialization
 // failure when db is a REPEATABLE READ or SERIALIZABLE transaction.
 func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := a.Validate(); err != nil {
+	if err := check.Args(ctx, a.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if !a.Tick.IsZero() {
@@ -397,10 +395,7 @@ func opError(op, name string, err error) error {
 // per-grant tick), which is the lease's own tick when it was granted for
 // one.
 func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := e.Validate(); err != nil {
+	if err := check.Args(ctx, e.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	var (
@@ -432,10 +427,7 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 // Release implements lockprovider.Provider in one statement, which also
 // notifies waiters (see NotifyRelease) when the lease ends at once.
 func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return err
 	}
 	// Exec: the row count is the answer; the RETURNING clause is there for
@@ -452,10 +444,7 @@ func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 
 // Inspect implements lockprovider.Inspector.
 func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
-	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(name)); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	rows, err := p.db.Query(ctx, p.inspectSQL, name)

@@ -7,6 +7,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -57,10 +58,7 @@ func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquirePa
 // AcquireRunBatch implements lockprovider.BatchLedger in the same calls as
 // AcquireBatch: each grant also opens its run record as AcquireRun does.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := run.Validate(); err != nil {
+	if err := check.Args(ctx, run.Validate()); err != nil {
 		return nil, err
 	}
 	return p.batch(ctx, ps, &run)

@@ -10,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -31,10 +32,7 @@ func (p *Provider) controlKeys() (keys []string, channel string) {
 // paused jobs expires RecordTTL after the last pause: a flag older than
 // that lapses, and the job runs again.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(job)); err != nil {
 		return err
 	}
 	flag := "0"
@@ -50,10 +48,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control in one script call.
 func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
 	r = r.WithDefaults()
@@ -71,10 +66,7 @@ func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (l
 
 // ClaimRun implements lockprovider.Control in one script call.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRequest{}, err
-	}
-	if err := lockprovider.ValidateRunRequestID(id); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateRunRequestID(id)); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
 	keys, ch := p.controlKeys()

@@ -10,15 +10,13 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
 // Inspect implements lockprovider.Inspector in one script call.
 func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
-	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(name)); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	lease, fence := p.keys(name)

@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -59,10 +60,7 @@ var (
 
 // ForceRelease implements lockprovider.Admin in one script call.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
-	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(name)); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	lease, fence := p.keys(name)
@@ -113,10 +111,7 @@ func (p *Provider) rateKeyBase(key string) string {
 // them, then deletes them in one script call; SCAN costs O(keys) on the
 // server, like List.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateName(key); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(key)); err != nil {
 		return err
 	}
 	keys, err := p.scanKeys(ctx, globEscape(p.rateKeyBase(key))+"*")
@@ -232,13 +227,7 @@ func flags(catchUp, manual bool) string {
 // AcquireRun implements lockprovider.Ledger: Acquire's own script with the
 // run's start record pushed onto the job's run list, in one call.
 func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ap.Validate(); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := run.Validate(); err != nil {
+	if err := check.Args(ctx, ap.Validate(), run.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	lease, fence := p.keys(ap.Name)
@@ -350,13 +339,7 @@ func releaseRunArgs(owner string, end lockprovider.RunEnd) []any {
 // ReleaseRun implements lockprovider.Ledger: Release's own script with the
 // run's end record pushed, in one call.
 func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
-		return err
-	}
-	if err := end.Validate(); err != nil {
+	if err := check.Args(ctx, rp.Validate(), end.Validate()); err != nil {
 		return err
 	}
 	lease := p.key(rp.Name)
@@ -432,10 +415,7 @@ func parseRecord(job, s string) (rec lockprovider.RunRecord, ended, ok bool) {
 // Runs implements lockprovider.Ledger in one script call. The list holds
 // at most the retention's MaxRuns records, which bounds the work.
 func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := q.Validate(); err != nil {
+	if err := check.Args(ctx, q.Validate()); err != nil {
 		return nil, err
 	}
 	runs, err := p.readRuns(ctx, q.Job)
@@ -485,10 +465,7 @@ func (p *Provider) registryKeys() []string {
 
 // Register implements lockprovider.Registry in one script call.
 func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := inst.Validate(ttl); err != nil {
+	if err := check.Args(ctx, inst.Validate(ttl)); err != nil {
 		return err
 	}
 	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
@@ -504,13 +481,7 @@ func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl
 
 // Heartbeat implements lockprovider.Registry in one script call.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateRegistryTTL(ttl); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateLockedBy(lockedBy), lockprovider.ValidateRegistryTTL(ttl)); err != nil {
 		return err
 	}
 	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "hb", lockedBy, "", ttl.Milliseconds()).Result()
@@ -525,10 +496,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry in one script call.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := lockprovider.ValidateLockedBy(lockedBy); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateLockedBy(lockedBy)); err != nil {
 		return err
 	}
 	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "del", lockedBy).Err(); err != nil {

@@ -16,6 +16,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -312,10 +313,7 @@ func toInt(v any) (int64, bool) {
 // to Config.Timeout; ErrNotAcquired means another owner held a majority, or
 // the split did not resolve in that time.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ap.Validate(); err != nil {
+	if err := check.Args(ctx, ap.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -572,10 +570,7 @@ func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
 // master. It succeeds when a majority still held the lease and answered
 // within the new lease's validity.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ep.Validate(); err != nil {
+	if err := check.Args(ctx, ep.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -627,10 +622,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 // Release implements lockprovider.Provider: one parallel round to every
 // master. It returns ErrNotHeld when a majority did not hold the lease.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
+	if err := check.Args(ctx, rp.Validate()); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

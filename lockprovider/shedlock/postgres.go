@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -340,10 +341,7 @@ func holderText(info, owner string) string {
 
 // Acquire implements lockprovider.Provider in one statement.
 func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := a.Validate(); err != nil {
+	if err := check.Args(ctx, a.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	q, err := p.queries()
@@ -399,10 +397,7 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 
 // Extend implements lockprovider.Provider in one UPDATE.
 func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := e.Validate(); err != nil {
+	if err := check.Args(ctx, e.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	q, err := p.queries()
@@ -431,10 +426,7 @@ func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 
 // Release implements lockprovider.Provider in one UPDATE.
 func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return err
 	}
 	q, err := p.queries()
@@ -455,10 +447,7 @@ func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 // the Java host as LockedBy and Token 0 unless a Go replica held the name
 // before.
 func (p *Postgres) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
-	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(name)); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	infos, err := p.read(ctx, []string{name})

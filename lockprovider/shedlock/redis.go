@@ -14,6 +14,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -217,10 +218,7 @@ func ms(t int64) time.Time { return time.UnixMilli(t) }
 
 // Acquire implements lockprovider.Provider in one script call.
 func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := a.Validate(); err != nil {
+	if err := check.Args(ctx, a.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	info := a.LockedBy
@@ -257,10 +255,7 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 
 // Extend implements lockprovider.Provider in one script call.
 func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := e.Validate(); err != nil {
+	if err := check.Args(ctx, e.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	key, meta := r.keys(e.Name)
@@ -289,10 +284,7 @@ func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockpr
 
 // Release implements lockprovider.Provider in one script call.
 func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := p.Validate(); err != nil {
+	if err := check.Args(ctx, p.Validate()); err != nil {
 		return err
 	}
 	key, meta := r.keys(p.Name)
@@ -310,10 +302,7 @@ func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error
 // Java host and the time from its value, and the fencing token of the last
 // Go grant (0 if none).
 func (r *Redis) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.LeaseInfo{}, err
-	}
-	if err := lockprovider.ValidateName(name); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(name)); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	info, err := r.read(ctx, name)

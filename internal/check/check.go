@@ -1,0 +1,32 @@
+package check
+
+import (
+	"context"
+
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// Args returns lockprovider.ErrNilContext for a nil ctx, else the first
+// non-nil error of errs, else nil.
+func Args(ctx context.Context, errs ...error) error {
+	if ctx == nil {
+		return lockprovider.ErrNilContext
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Watch is Args for the methods that return a stop function
+// (NotifyRelease, WatchControl): for a nil ctx stop is a no-op, so that a
+// caller who defers it before checking err does not panic; otherwise stop
+// is nil.
+func Watch(ctx context.Context, errs ...error) (stop func(), err error) {
+	if ctx == nil {
+		return func() {}, lockprovider.ErrNilContext
+	}
+	return nil, Args(ctx, errs...)
+}
