@@ -112,11 +112,8 @@ func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState,
 
 // WatchControl implements lockprovider.Control.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := lockprovider.ValidateWatch(ch); err != nil {
-		return nil, err
+	if stop, err := check.Watch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
+		return stop, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
