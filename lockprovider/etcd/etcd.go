@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -84,22 +85,15 @@ func New(client *clientv3.Client, cfg *Config) (*Provider, error) {
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Prefix == "" {
-		c.Prefix = DefaultPrefix
-	} else if err := keyspace.ValidatePrefix(c.Prefix, false); err != nil {
+	prefix, err := keyspace.Prefix(c.Prefix, DefaultPrefix, false)
+	if err != nil {
 		return nil, err
 	}
-	switch {
-	case c.Timeout == 0:
-		c.Timeout = DefaultTimeout
-	case c.Timeout < time.Millisecond:
-		return nil, &lockprovider.ValidationError{Field: "Timeout", Value: c.Timeout.String(),
-			Reason: "must be at least 1ms", Err: lockprovider.ErrInvalidDuration}
+	timeout, err := defaults.Duration("Timeout", c.Timeout, DefaultTimeout, time.Millisecond, 0, "must be at least 1ms")
+	if err != nil {
+		return nil, err
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	p := &Provider{client: client, prefix: c.Prefix, timeout: c.Timeout, clock: c.ClockExpiry, log: c.Logger}
+	p := &Provider{client: client, prefix: prefix, timeout: timeout, clock: c.ClockExpiry, log: defaults.Logger(c.Logger)}
 	p.notify.init(p)
 	return p, nil
 }

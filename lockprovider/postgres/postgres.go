@@ -19,6 +19,7 @@ import (
 
 	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
@@ -164,12 +165,9 @@ func New(db DB, cfg *Config) (*Provider, error) {
 	}
 	p := &Provider{
 		db:         db,
-		log:        c.Logger,
+		log:        defaults.Logger(c.Logger),
 		names:      n,
 		migrations: migs,
-	}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
 	}
 	for _, q := range []struct {
 		file string

@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/backenderr"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -104,21 +105,14 @@ func New(client Client, cfg *Config) (*Provider, error) {
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Prefix == "" {
-		c.Prefix = DefaultPrefix
-	} else if err := keyspace.ValidatePrefix(c.Prefix, true); err != nil {
+	var err error
+	if c.Prefix, err = keyspace.Prefix(c.Prefix, DefaultPrefix, true); err != nil {
 		return nil, err
 	}
-	switch {
-	case c.RecordTTL == 0:
-		c.RecordTTL = DefaultRecordTTL
-	case c.RecordTTL < time.Hour || c.RecordTTL > lockprovider.MaxDuration*10:
-		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
-			Reason: "must be between 1h and " + (lockprovider.MaxDuration * 10).String(), Err: lockprovider.ErrInvalidDuration}
+	if c.RecordTTL, err = defaults.RecordTTL(c.RecordTTL, DefaultRecordTTL); err != nil {
+		return nil, err
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Logger = defaults.Logger(c.Logger)
 	p := &Provider{
 		client:       client,
 		prefix:       c.Prefix,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -119,9 +120,8 @@ func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Prefix == "" {
-		c.Prefix = DefaultPrefix
-	} else if err := keyspace.ValidatePrefix(c.Prefix, true); err != nil {
+	var err error
+	if c.Prefix, err = keyspace.Prefix(c.Prefix, DefaultPrefix, true); err != nil {
 		return nil, err
 	}
 	switch {
@@ -131,28 +131,16 @@ func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 		return nil, &lockprovider.ValidationError{Field: "DriftFactor", Value: strconv.FormatFloat(c.DriftFactor, 'g', -1, 64),
 			Reason: "must be in [0, 0.5)", Err: lockprovider.ErrInvalid}
 	}
-	switch {
-	case c.DriftMin == 0:
-		c.DriftMin = DefaultDriftMin
-	case c.DriftMin < 0:
-		return nil, &lockprovider.ValidationError{Field: "DriftMin", Value: c.DriftMin.String(), Reason: "must not be negative", Err: lockprovider.ErrInvalidDuration}
+	if c.DriftMin, err = defaults.Duration("DriftMin", c.DriftMin, DefaultDriftMin, 0, 0, "must not be negative"); err != nil {
+		return nil, err
 	}
-	switch {
-	case c.Timeout == 0:
-		c.Timeout = DefaultTimeout
-	case c.Timeout < time.Millisecond:
-		return nil, &lockprovider.ValidationError{Field: "Timeout", Value: c.Timeout.String(), Reason: "must be at least 1ms", Err: lockprovider.ErrInvalidDuration}
+	if c.Timeout, err = defaults.Duration("Timeout", c.Timeout, DefaultTimeout, time.Millisecond, 0, "must be at least 1ms"); err != nil {
+		return nil, err
 	}
-	switch {
-	case c.RecordTTL == 0:
-		c.RecordTTL = DefaultRecordTTL
-	case c.RecordTTL < time.Hour || c.RecordTTL > lockprovider.MaxDuration*10:
-		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
-			Reason: "must be between 1h and " + (lockprovider.MaxDuration * 10).String(), Err: lockprovider.ErrInvalidDuration}
+	if c.RecordTTL, err = defaults.RecordTTL(c.RecordTTL, DefaultRecordTTL); err != nil {
+		return nil, err
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Logger = defaults.Logger(c.Logger)
 	p := &Provider{
 		masters:     append([]*goredis.Client(nil), masters...),
 		quorum:      len(masters)/2 + 1,

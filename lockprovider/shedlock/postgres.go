@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -126,9 +127,7 @@ func NewPostgres(db DB, cfg PostgresConfig) (*Postgres, error) {
 	if cfg.PollInterval, err = pollInterval(cfg.PollInterval); err != nil {
 		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = defaults.Logger(cfg.Logger)
 	p := &Postgres{db: db, cfg: cfg, table: table, lockedBy: cfg.LockedBy}
 	if p.lockedBy == "" {
 		h, _ := os.Hostname()

@@ -15,6 +15,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -112,21 +113,14 @@ func NewRedis(client RedisClient, cfg RedisConfig) (*Redis, error) {
 			return nil, err
 		}
 	}
-	switch {
-	case cfg.RecordTTL == 0:
-		cfg.RecordTTL = DefaultRecordTTL
-	case cfg.RecordTTL < time.Hour || cfg.RecordTTL > 10*lockprovider.MaxDuration:
-		return nil, &lockprovider.ValidationError{Field: "RecordTTL", Value: cfg.RecordTTL.String(),
-			Reason: "must be between 1h and " + (10 * lockprovider.MaxDuration).String(), Err: lockprovider.ErrInvalidDuration}
-	}
-	poll, err := pollInterval(cfg.PollInterval)
-	if err != nil {
+	var err error
+	if cfg.RecordTTL, err = defaults.RecordTTL(cfg.RecordTTL, DefaultRecordTTL); err != nil {
 		return nil, err
 	}
-	cfg.PollInterval = poll
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+	if cfg.PollInterval, err = pollInterval(cfg.PollInterval); err != nil {
+		return nil, err
 	}
+	cfg.Logger = defaults.Logger(cfg.Logger)
 	lockedBy := cfg.LockedBy
 	if lockedBy == "" {
 		h, _ := os.Hostname()
