@@ -239,10 +239,7 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 
 // LastRuns implements lockprovider.Ledger in one statement.
 func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RunRecord{}, lockprovider.RunRecord{}, err
-	}
-	if err := lockprovider.ValidateName(job); err != nil {
+	if err := check.Args(ctx, lockprovider.ValidateName(job)); err != nil {
 		return last, lastSuccess, err
 	}
 	rows, err := p.db.Query(ctx, p.ops.lastRuns, job)

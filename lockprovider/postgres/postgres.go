@@ -22,6 +22,7 @@ import (
 	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/pgident"
+	"github.com/baton-go/baton/internal/pglease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -366,8 +367,8 @@ func (r *acquireRow) result(a lockprovider.AcquireParams) (lockprovider.Lease, e
 }
 
 func acquireError(name string, err error) error {
-	if contended(err) {
-		return fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
+	if refused := pglease.Contended(err); refused != nil {
+		return refused
 	}
 	return opError("acquire", name, err)
 }
@@ -396,30 +397,11 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 	if err := check.Args(ctx, e.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
-	var (
-		at, until, atLeast time.Time
-		fence              int64
-		lastTick           pgtype.Timestamptz
-	)
 	// Exec mode: one round trip even on a connection that has never run
 	// the statement (the default mode prepares it first, a second round
 	// trip), so a renewal after a reconnect is not slower than the others.
-	err := p.db.QueryRow(ctx, p.extendSQL, pgx.QueryExecModeExec, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
-		Scan(&at, &until, &atLeast, &fence, &lastTick)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return lockprovider.Lease{}, lockprovider.ErrNotHeld
-	}
-	if err != nil {
-		return lockprovider.Lease{}, opError("extend", e.Name, err)
-	}
-	l := lockprovider.Lease{
-		Name: e.Name, Owner: e.Owner, Token: fence,
-		GrantedAt: at, Until: until, AtLeastUntil: atLeast,
-	}
-	if lastTick.Valid {
-		l.Tick = lastTick.Time
-	}
-	return l, nil
+	return pglease.Extend(ctx, p.db, p.extendSQL, e,
+		func(err error) error { return opError("extend", e.Name, err) }, pgx.QueryExecModeExec)
 }
 
 // Release implements lockprovider.Provider in one statement, which also
@@ -430,14 +412,7 @@ func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 	}
 	// Exec: the row count is the answer; the RETURNING clause is there for
 	// its pg_notify side effect only.
-	tag, err := p.db.Exec(ctx, p.releaseSQL, r.Name, r.Owner)
-	if err != nil {
-		return opError("release", r.Name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return lockprovider.ErrNotHeld
-	}
-	return nil
+	return pglease.Release(ctx, p.db, p.releaseSQL, r, func(err error) error { return opError("release", r.Name, err) })
 }
 
 // Inspect implements lockprovider.Inspector.
@@ -490,27 +465,4 @@ func collectInfos(rows pgx.Rows) ([]lockprovider.LeaseInfo, error) {
 		i.AtLeastUntil = lockprovider.MinHold(i.GrantedAt, atLeast)
 		return i, err
 	})
-}
-
-// contended reports errors that mean "another session is in the way":
-// the row is locked (55P03, from NOWAIT or lock_timeout), a serialization
-// failure (40001) or a deadlock (40P01). The statement changed nothing.
-func contended(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	switch pgErr.Code {
-	case "55P03", "40001", "40P01":
-		return true
-	}
-	return false
-}
-
-func sqlState(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return "SQLSTATE " + pgErr.Code
-	}
-	return ""
 }

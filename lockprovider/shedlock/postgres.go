@@ -14,12 +14,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/pgident"
+	"github.com/baton-go/baton/internal/pglease"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
@@ -366,8 +366,8 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 	err = p.db.QueryRow(ctx, q.acquire, a.Name, a.Owner, holderText(info, a.Owner), a.AtMostFor, a.AtLeastFor, tick).
 		Scan(&granted, &existed, &held, &mine, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
-		if contended(err) {
-			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", lockprovider.ErrNotAcquired, sqlState(err))
+		if refused := pglease.Contended(err); refused != nil {
+			return lockprovider.Lease{}, refused
 		}
 		return lockprovider.Lease{}, pgError("acquire", a.Name, err)
 	}
@@ -403,24 +403,7 @@ func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (loc
 	if err != nil {
 		return lockprovider.Lease{}, err
 	}
-	var (
-		at, until, atLeast time.Time
-		fence              int64
-		lastTick           pgtype.Timestamptz
-	)
-	err = p.db.QueryRow(ctx, q.extend, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
-		Scan(&at, &until, &atLeast, &fence, &lastTick)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return lockprovider.Lease{}, lockprovider.ErrNotHeld
-	}
-	if err != nil {
-		return lockprovider.Lease{}, pgError("extend", e.Name, err)
-	}
-	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Token: fence, GrantedAt: at, Until: until, AtLeastUntil: atLeast}
-	if lastTick.Valid {
-		l.Tick = lastTick.Time
-	}
-	return l, nil
+	return pglease.Extend(ctx, p.db, q.extend, e, func(err error) error { return pgError("extend", e.Name, err) })
 }
 
 // Release implements lockprovider.Provider in one UPDATE.
@@ -432,14 +415,7 @@ func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) er
 	if err != nil {
 		return err
 	}
-	tag, err := p.db.Exec(ctx, q.release, r.Name, r.Owner)
-	if err != nil {
-		return pgError("release", r.Name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return lockprovider.ErrNotHeld
-	}
-	return nil
+	return pglease.Release(ctx, p.db, q.release, r, func(err error) error { return pgError("release", r.Name, err) })
 }
 
 // Inspect implements lockprovider.Inspector. Rows of Java grants report
@@ -503,11 +479,8 @@ func (p *Postgres) read(ctx context.Context, names []string) ([]lockprovider.Lea
 // PostgresConfig.PollInterval): Java replicas send no notifications, so
 // only reading the table sees their releases.
 func (p *Postgres) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return nil, err
+	if stop, err := check.Watch(ctx, lockprovider.ValidateName(name)); err != nil {
+		return stop, err
 	}
 	return p.poll.register(ctx, name, ch)
 }
@@ -556,27 +529,4 @@ func (p *Postgres) ExportTokens(ctx context.Context, nativeSchema, nativeTable s
 		return 0, pgError("export tokens from", p.table, err)
 	}
 	return tag.RowsAffected(), nil
-}
-
-// contended reports errors that mean "another session is in the way": a
-// locked row (55P03, from NOWAIT), a serialization failure (40001) or a
-// deadlock (40P01). The statement changed nothing.
-func contended(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	switch pgErr.Code {
-	case "55P03", "40001", "40P01":
-		return true
-	}
-	return false
-}
-
-func sqlState(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return "SQLSTATE " + pgErr.Code
-	}
-	return ""
 }

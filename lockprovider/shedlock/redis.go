@@ -427,11 +427,8 @@ func globEscape(s string) string {
 // RedisConfig.PollInterval): ShedLock publishes nothing, so only reading
 // the keys sees a Java replica's release.
 func (r *Redis) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := lockprovider.ValidateName(name); err != nil {
-		return nil, err
+	if stop, err := check.Watch(ctx, lockprovider.ValidateName(name)); err != nil {
+		return stop, err
 	}
 	return r.poll.register(ctx, name, ch)
 }
