@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/internal/batch"
-	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -109,16 +108,13 @@ const batchFinal = "\nSELECT i.ord,"
 // (batch_acquire.sql). A row another session has locked is not waited
 // for: its item gets ErrNotAcquired, as Acquire's does.
 func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
-	return batch.Acquire(ctx, ps, func(out []lockprovider.BatchResult) { p.batch(ctx, ps, nil, out) })
+	return batch.Acquire(ctx, ps, p.batch)
 }
 
 // AcquireRunBatch implements lockprovider.BatchLedger in the same one
 // statement: each grant also inserts its run row as AcquireRun does.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	if err := check.Args(ctx, run.Validate()); err != nil {
-		return nil, err
-	}
-	return batch.Acquire(ctx, ps, func(out []lockprovider.BatchResult) { p.batch(ctx, ps, &run, out) })
+	return batch.AcquireRun(ctx, ps, run, p.batch)
 }
 
 // batch sends the valid items (out[i].Err nil) of a validated batch in one
@@ -194,14 +190,14 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 // release.sql's UPDATE over arrays of names and owners. An item whose row
 // it did not update was not held, as Release's ErrNotHeld.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
-	return batch.Release(ctx, ps, func(errs []error) { p.releaseBatch(ctx, ps, nil, errs) })
+	return batch.Release(ctx, ps, p.releaseBatch)
 }
 
 // ReleaseRunBatch implements lockprovider.BatchLedger in one statement:
 // ReleaseBatch's, which also completes each item's run row as ReleaseRun
 // does.
 func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
-	return batch.ReleaseRun(ctx, ps, ends, func(errs []error) { p.releaseBatch(ctx, ps, ends, errs) })
+	return batch.ReleaseRun(ctx, ps, ends, p.releaseBatch)
 }
 
 // releaseBatch sends the valid items (errs[i] nil) of a validated batch,

@@ -8,7 +8,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/internal/batch"
-	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -50,16 +49,13 @@ var (
 // On a Ring, or a Client of another type, each item is its own script
 // call in one pipeline, since shards there need not follow slots.
 func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
-	return batch.Acquire(ctx, ps, func(out []lockprovider.BatchResult) { p.batch(ctx, ps, nil, out) })
+	return batch.Acquire(ctx, ps, p.batch)
 }
 
 // AcquireRunBatch implements lockprovider.BatchLedger in the same calls as
 // AcquireBatch: each grant also opens its run record as AcquireRun does.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	if err := check.Args(ctx, run.Validate()); err != nil {
-		return nil, err
-	}
-	return batch.Acquire(ctx, ps, func(out []lockprovider.BatchResult) { p.batch(ctx, ps, &run, out) })
+	return batch.AcquireRun(ctx, ps, run, p.batch)
 }
 
 // batchGroup is the items of one script call.
@@ -186,13 +182,13 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 // AcquireBatch would make for the same names: one script call on a single
 // node, one per hash slot in one pipeline on a Cluster.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
-	return batch.Release(ctx, ps, func(errs []error) { p.releaseBatch(ctx, ps, nil, errs) })
+	return batch.Release(ctx, ps, p.releaseBatch)
 }
 
 // ReleaseRunBatch implements lockprovider.BatchLedger in the same calls as
 // ReleaseBatch: each item is ReleaseRun's script.
 func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
-	return batch.ReleaseRun(ctx, ps, ends, func(errs []error) { p.releaseBatch(ctx, ps, ends, errs) })
+	return batch.ReleaseRun(ctx, ps, ends, p.releaseBatch)
 }
 
 // releaseBatch sends the valid items (errs[i] nil) of a validated batch,
