@@ -30,3 +30,20 @@ func Watch(ctx context.Context, errs ...error) (stop func(), err error) {
 	}
 	return nil, Args(ctx, errs...)
 }
+
+// Live is Args followed by ctx.Err(), for the methods that refuse a
+// context that is done before they send anything.
+func Live(ctx context.Context, errs ...error) error {
+	if err := Args(ctx, errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// LiveWatch is Watch followed by ctx.Err().
+func LiveWatch(ctx context.Context, errs ...error) (stop func(), err error) {
+	if stop, err := Watch(ctx, errs...); err != nil {
+		return stop, err
+	}
+	return nil, ctx.Err()
+}

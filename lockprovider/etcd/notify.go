@@ -50,11 +50,8 @@ func (n *notifier) init(p *Provider) {
 // that lapsed. Waiting for the confirmation is bounded by ctx and
 // Config.Timeout.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
-	if stop, err := check.Watch(ctx, lockprovider.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
+	if stop, err := check.LiveWatch(ctx, lockprovider.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
 		return stop, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	return p.notify.add(ctx, name, ch)
 }

@@ -22,10 +22,7 @@ var _ lockprovider.Control = (*Provider)(nil)
 
 // SetPaused implements lockprovider.Control.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := check.Args(ctx, lockprovider.ValidateName(job)); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, lockprovider.ValidateName(job)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -45,10 +42,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control.
 func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (lockprovider.RunRequest, error) {
-	if err := check.Args(ctx, r.Validate()); err != nil {
-		return lockprovider.RunRequest{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, r.Validate()); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
 	r = r.WithDefaults()
@@ -67,10 +61,7 @@ func (p *Provider) RequestRun(ctx context.Context, r lockprovider.RunRequest) (l
 
 // ClaimRun implements lockprovider.Control.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunRequest, error) {
-	if err := check.Args(ctx, lockprovider.ValidateRunRequestID(id)); err != nil {
-		return lockprovider.RunRequest{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, lockprovider.ValidateRunRequestID(id)); err != nil {
 		return lockprovider.RunRequest{}, err
 	}
 	p.mu.Lock()
@@ -88,10 +79,7 @@ func (p *Provider) ClaimRun(ctx context.Context, id string) (lockprovider.RunReq
 
 // ControlState implements lockprovider.Control.
 func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.ControlState{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx); err != nil {
 		return lockprovider.ControlState{}, err
 	}
 	p.mu.Lock()
@@ -112,11 +100,8 @@ func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState,
 
 // WatchControl implements lockprovider.Control.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
-	if stop, err := check.Watch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
+	if stop, err := check.LiveWatch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
 		return stop, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	w := &waiter{ch: ch}
 	p.mu.Lock()

@@ -74,10 +74,7 @@ func (r *record) held(now time.Time) bool {
 
 // Acquire implements lockprovider.Provider.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := check.Args(ctx, ap.Validate()); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, ap.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	p.mu.Lock()
@@ -117,10 +114,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 
 // Extend implements lockprovider.Provider.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := check.Args(ctx, ep.Validate()); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, ep.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	p.mu.Lock()
@@ -137,10 +131,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 
 // Release implements lockprovider.Provider.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
-	if err := check.Args(ctx, rp.Validate()); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, rp.Validate()); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -202,10 +193,7 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 
 // Inspect implements lockprovider.Inspector.
 func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.LeaseInfo, error) {
-	if err := check.Args(ctx, lockprovider.ValidateName(name)); err != nil {
-		return lockprovider.LeaseInfo{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, lockprovider.ValidateName(name)); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	p.mu.Lock()
@@ -220,10 +208,7 @@ func (p *Provider) Inspect(ctx context.Context, name string) (lockprovider.Lease
 // List implements lockprovider.Inspector. It reports every name ever
 // granted, sorted by name.
 func (p *Provider) List(ctx context.Context) ([]lockprovider.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()

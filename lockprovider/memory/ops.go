@@ -29,10 +29,7 @@ var (
 
 // ForceRelease implements lockprovider.Admin.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (lockprovider.LeaseInfo, error) {
-	if err := check.Args(ctx, lockprovider.ValidateName(name)); err != nil {
-		return lockprovider.LeaseInfo{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, lockprovider.ValidateName(name)); err != nil {
 		return lockprovider.LeaseInfo{}, err
 	}
 	p.mu.Lock()
@@ -61,10 +58,7 @@ func (p *Provider) wakeLocked(name string) {
 
 // ResetRate implements lockprovider.Admin.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
-	if err := check.Args(ctx, lockprovider.ValidateName(key)); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, lockprovider.ValidateName(key)); err != nil {
 		return err
 	}
 	s := &p.rate
@@ -88,10 +82,7 @@ func (p *Provider) Ping(ctx context.Context) error {
 
 // ListRates implements lockprovider.RateLister.
 func (p *Provider) ListRates(ctx context.Context) ([]lockprovider.RateInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx); err != nil {
 		return nil, err
 	}
 	s := &p.rate
@@ -150,10 +141,7 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 
 // ReleaseRun implements lockprovider.Ledger.
 func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
-	if err := check.Args(ctx, end.Validate(), rp.Validate()); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, end.Validate(), rp.Validate()); err != nil {
 		return err
 	}
 	relErr := p.Release(ctx, rp)
@@ -192,10 +180,7 @@ func trimRuns(runs []lockprovider.RunRecord, r lockprovider.Retention, now time.
 
 // Runs implements lockprovider.Ledger.
 func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockprovider.RunRecord, error) {
-	if err := check.Args(ctx, q.Validate()); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, q.Validate()); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
@@ -213,10 +198,7 @@ func (p *Provider) Runs(ctx context.Context, q lockprovider.RunQuery) ([]lockpro
 
 // LastRuns implements lockprovider.Ledger.
 func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess lockprovider.RunRecord, err error) {
-	if err := check.Args(ctx, lockprovider.ValidateName(job)); err != nil {
-		return last, lastSuccess, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, lockprovider.ValidateName(job)); err != nil {
 		return last, lastSuccess, err
 	}
 	p.mu.Lock()
@@ -236,10 +218,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry.
 func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl time.Duration) error {
-	if err := check.Args(ctx, inst.Validate(ttl)); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, inst.Validate(ttl)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -253,10 +232,7 @@ func (p *Provider) Register(ctx context.Context, inst lockprovider.Instance, ttl
 
 // Heartbeat implements lockprovider.Registry.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
-	if err := check.Args(ctx, lockprovider.ValidateLockedBy(lockedBy), lockprovider.ValidateRegistryTTL(ttl)); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, lockprovider.ValidateLockedBy(lockedBy), lockprovider.ValidateRegistryTTL(ttl)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -275,10 +251,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
-	if err := check.Args(ctx, lockprovider.ValidateLockedBy(lockedBy)); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, lockprovider.ValidateLockedBy(lockedBy)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -289,10 +262,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 
 // Instances implements lockprovider.Registry.
 func (p *Provider) Instances(ctx context.Context) ([]lockprovider.Instance, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()

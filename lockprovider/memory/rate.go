@@ -46,10 +46,7 @@ var _ lockprovider.RateLimiter = (*Provider)(nil)
 // RateLimit implements lockprovider.RateLimiter. The provider's clock
 // (Config.Now) is the server clock.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
-	if err := check.Args(ctx, r.Validate()); err != nil {
-		return lockprovider.RateResult{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, r.Validate()); err != nil {
 		return lockprovider.RateResult{}, err
 	}
 	s := &p.rate

@@ -132,11 +132,8 @@ func (p *Provider) ControlState(ctx context.Context) (lockprovider.ControlState,
 // same reconnect behaviour, and the same ErrNoListener when the provider
 // cannot open one.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
-	if stop, err := check.Watch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
+	if stop, err := check.LiveWatch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
 		return stop, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	return p.listen.add(ctx, controlPayload, ch)
 }

@@ -145,11 +145,8 @@ func parseRequest(id, s string) (lockprovider.RunRequest, bool) {
 // subscription to the control channel, carried by the provider's release
 // subscriptions (see NotifyRelease), with the same reconnect behaviour.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
-	if stop, err := check.Watch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
+	if stop, err := check.LiveWatch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
 		return stop, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	_, channel := p.controlKeys()
 	return p.notify.add(ctx, channel, ch)

@@ -112,11 +112,8 @@ func (n *notifier) init(c Client, log *slog.Logger) {
 // not answer: the subscription is opened, and closed by stop, on goroutines
 // of the provider, never by the caller.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
-	if stop, err := check.Watch(ctx, lockprovider.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
+	if stop, err := check.LiveWatch(ctx, lockprovider.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
 		return stop, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	return p.notify.add(ctx, p.key(name), ch)
 }

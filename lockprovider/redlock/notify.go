@@ -54,11 +54,8 @@ func (n *notifier) init(p *Provider) {
 // not happen within ctx and Config.Timeout. A release inside the lease's
 // at-least bound is announced only when the name becomes free.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
-	if stop, err := check.Watch(ctx, lockprovider.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
+	if stop, err := check.LiveWatch(ctx, lockprovider.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
 		return stop, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	return p.notify.add(ctx, p.keys(name)[0], ch)
 }
