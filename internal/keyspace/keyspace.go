@@ -44,6 +44,18 @@ func ValidatePrefix(s string, hashTag bool) error {
 	return &batontype.ValidationError{Field: "Prefix", Value: strconv.Quote(s), Reason: reason, Err: batontype.ErrInvalid}
 }
 
+// Prefix returns def for an empty s, and otherwise s once ValidatePrefix
+// accepts it: a provider's Config.Prefix as used.
+func Prefix(s, def string, hashTag bool) (string, error) {
+	if s == "" {
+		return def, nil
+	}
+	if err := ValidatePrefix(s, hashTag); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
 // Tagged returns prefix{N}suffix, a key of name N whose hash tag is N, so
 // that all of a name's keys share one Redis Cluster slot. '}' would end the
 // tag early and '%' is the escape, so both are escaped in N; Untag inverts

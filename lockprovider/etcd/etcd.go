@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -78,28 +80,21 @@ var (
 // client. A nil cfg means the defaults. It makes no network call.
 func New(client *clientv3.Client, cfg *Config) (*Provider, error) {
 	if client == nil {
-		return nil, &batontype.ValidationError{Field: "client", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
+		return nil, &batontype.ValidationError{Pkg: "etcd", Field: "client", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	var c Config
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Prefix == "" {
-		c.Prefix = DefaultPrefix
-	} else if err := keyspace.ValidatePrefix(c.Prefix, false); err != nil {
+	prefix, err := keyspace.Prefix(c.Prefix, DefaultPrefix, false)
+	if err != nil {
 		return nil, err
 	}
-	switch {
-	case c.Timeout == 0:
-		c.Timeout = DefaultTimeout
-	case c.Timeout < time.Millisecond:
-		return nil, &batontype.ValidationError{Field: "Timeout", Value: c.Timeout.String(),
-			Reason: "must be at least 1ms", Err: batontype.ErrInvalidDuration}
+	timeout, err := defaults.Duration("Timeout", c.Timeout, DefaultTimeout, time.Millisecond, 0, "must be at least 1ms")
+	if err != nil {
+		return nil, err
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	p := &Provider{client: client, prefix: c.Prefix, timeout: c.Timeout, clock: c.ClockExpiry, log: c.Logger}
+	p := &Provider{client: client, prefix: prefix, timeout: timeout, clock: c.ClockExpiry, log: defaults.Logger(c.Logger)}
 	p.notify.init(p)
 	return p, nil
 }
@@ -294,10 +289,7 @@ const maxAttempts = 4
 // rounds differently), then decides in one transaction. The token is the
 // revision of that transaction.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ap.Validate(); err != nil {
+	if err := check.Args(ctx, ap.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -443,10 +435,7 @@ func ownerCmps(key, owner string, live bool, now int64) []clientv3.Cmp {
 // lengths, and one transaction that moves the lease onto them if the owner
 // still holds it and its Until has not passed.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ep.Validate(); err != nil {
+	if err := check.Args(ctx, ep.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -497,10 +486,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 // yet (its TTL was rounded up) is deleted too, and reported as ErrNotHeld:
 // it was no longer the caller's to rely on.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
+	if err := check.Args(ctx, rp.Validate()); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

@@ -13,7 +13,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/notify"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -27,13 +28,10 @@ import (
 // since a release may have gone unseen.
 
 type notifier struct {
-	p       *Provider
-	mu      sync.Mutex
-	waiters map[string]map[*waiter]struct{} // by name
-	w       *watch                          // the running watch, nil when none
+	p   *Provider
+	hub notify.Hub // keyed by name
+	w   *watch     // the running watch, nil when none; guarded by hub's lock
 }
-
-type waiter struct{ ch chan<- struct{} }
 
 type watch struct {
 	ctx    context.Context
@@ -45,7 +43,6 @@ type watch struct {
 
 func (n *notifier) init(p *Provider) {
 	n.p = p
-	n.waiters = make(map[string]map[*waiter]struct{})
 }
 
 // NotifyRelease implements lockprovider.ReleaseNotifier. It returns once
@@ -54,40 +51,24 @@ func (n *notifier) init(p *Provider) {
 // that lapsed. Waiting for the confirmation is bounded by ctx and
 // Config.Timeout.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
-		return nil, err
-	}
-	if ch == nil {
-		return nil, &batontype.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if stop, err := check.LiveWatch(ctx, batontype.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
+		return stop, err
 	}
 	return p.notify.add(ctx, name, ch)
 }
 
 func (n *notifier) add(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
-	w := &waiter{ch: ch}
-	n.mu.Lock()
-	set := n.waiters[name]
-	if set == nil {
-		set = make(map[*waiter]struct{})
-		n.waiters[name] = set
-	}
-	set[w] = struct{}{}
-	if n.w == nil {
-		wctx, cancel := context.WithCancel(context.Background())
-		n.w = &watch{ctx: wctx, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{})}
-		go n.run(n.w)
-	}
-	cur := n.w
-	n.mu.Unlock()
+	var cur *watch
+	s := n.hub.Add(name, ch, func(_, first bool) {
+		if first {
+			wctx, cancel := context.WithCancel(context.Background())
+			n.w = &watch{ctx: wctx, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{})}
+			go n.run(n.w)
+		}
+		cur = n.w
+	})
 
-	var once sync.Once
-	stop := func() { once.Do(func() { n.remove(name, w) }) }
+	stop := n.hub.Stopper(s, n.removed)
 	timer := time.NewTimer(n.p.timeout)
 	defer timer.Stop()
 	select {
@@ -103,28 +84,24 @@ func (n *notifier) add(ctx context.Context, name string, ch chan<- struct{}) (fu
 	}
 }
 
-func (n *notifier) remove(name string, w *waiter) {
-	n.mu.Lock()
-	set := n.waiters[name]
-	delete(set, w)
-	if len(set) == 0 {
-		delete(n.waiters, name)
+// removed ends the watch with the last registration, and waits for its
+// goroutine once the hub's lock is released.
+func (n *notifier) removed(_, last bool) func() {
+	if !last {
+		return nil
 	}
-	var last *watch
-	if len(n.waiters) == 0 {
-		last, n.w = n.w, nil
-	}
-	n.mu.Unlock()
-	if last != nil {
-		last.cancel()
-		<-last.done
+	w := n.w
+	n.w = nil
+	return func() {
+		w.cancel()
+		<-w.done
 	}
 }
 
 func (n *notifier) run(w *watch) {
 	defer close(w.done)
 	var rev int64 // last revision seen; the next watch resumes after it
-	backoff := 50 * time.Millisecond
+	backoff := notify.Backoff{Min: 50 * time.Millisecond, Max: 2 * time.Second}
 	reopened := false
 	for {
 		opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithCreatedNotify(), clientv3.WithFilterPut()}
@@ -144,14 +121,16 @@ func (n *notifier) run(w *watch) {
 			if resp.Created {
 				w.once.Do(func() { close(w.ready) })
 				if reopened {
-					n.signalAll()
+					n.hub.SignalAll()
 				}
-				backoff = 50 * time.Millisecond
+				backoff.Reset()
 				continue
 			}
 			for _, ev := range resp.Events {
 				if ev.Type == mvccpb.DELETE {
-					n.signal(n.nameOf(string(ev.Kv.Key)))
+					if name := n.nameOf(string(ev.Kv.Key)); name != "" {
+						n.hub.Signal(name)
+					}
 				}
 			}
 			rev = resp.Header.Revision
@@ -160,15 +139,15 @@ func (n *notifier) run(w *watch) {
 		if w.ctx.Err() != nil {
 			return
 		}
-		n.p.log.Warn("etcd: release watch lost; reopening", "err", werr, "retry_in", backoff)
-		n.signalAll()
+		wait := backoff.Next()
+		n.p.log.Warn("etcd: release watch lost; reopening", "err", werr, "retry_in", wait)
+		n.hub.SignalAll()
 		reopened = true
 		select {
 		case <-w.ctx.Done():
 			return
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
-		backoff = min(backoff*2, 2*time.Second)
 	}
 }
 
@@ -183,31 +162,4 @@ func (n *notifier) nameOf(key string) string {
 		return name
 	}
 	return ""
-}
-
-func (n *notifier) signal(name string) {
-	if name == "" {
-		return
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for w := range n.waiters[name] {
-		select {
-		case w.ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (n *notifier) signalAll() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, set := range n.waiters {
-		for w := range set {
-			select {
-			case w.ch <- struct{}{}:
-			default:
-			}
-		}
-	}
 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 
+	"github.com/baton-go/baton/internal/batch"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -15,69 +16,49 @@ var (
 // AcquireBatch implements lockprovider.BatchAcquirer: Acquire for each
 // item in turn, so every item has exactly Acquire's semantics.
 func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	return p.batch(ps, func(ap lockprovider.AcquireParams) (lockprovider.Lease, error) { return p.Acquire(ctx, ap) })
+	return batch.Acquire(ctx, ps, p.batch)
 }
 
 // AcquireRunBatch implements lockprovider.BatchLedger: AcquireRun for each
 // item in turn.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := run.Validate(); err != nil {
-		return nil, err
-	}
-	return p.batch(ps, func(ap lockprovider.AcquireParams) (lockprovider.Lease, error) { return p.AcquireRun(ctx, ap, run) })
+	return batch.AcquireRun(ctx, ps, run, p.batch)
 }
 
-func (p *Provider) batch(ps []lockprovider.AcquireParams, acquire func(lockprovider.AcquireParams) (lockprovider.Lease, error)) ([]lockprovider.BatchResult, error) {
-	itemErrs, err := lockprovider.ValidateBatch(ps)
-	if err != nil || len(ps) == 0 {
-		return nil, err
-	}
-	out := make([]lockprovider.BatchResult, len(ps))
+// batch acquires the valid items (out[i].Err nil) in turn.
+func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, run *lockprovider.RunStart, out []lockprovider.BatchResult) {
 	for i, ap := range ps {
-		if itemErrs[i] != nil {
-			out[i].Err = itemErrs[i]
-			continue
+		switch {
+		case out[i].Err != nil:
+		case run == nil:
+			out[i].Lease, out[i].Err = p.Acquire(ctx, ap)
+		default:
+			out[i].Lease, out[i].Err = p.AcquireRun(ctx, ap, *run)
 		}
-		out[i].Lease, out[i].Err = acquire(ap)
 	}
-	return out, nil
 }
 
 // ReleaseBatch implements lockprovider.BatchReleaser: Release for each
 // item in turn.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	errs, err := lockprovider.ValidateReleaseBatch(ps)
-	return releaseEach(errs, err, func(i int) error { return p.Release(ctx, ps[i]) })
+	return batch.Release(ctx, ps, p.releaseBatch)
 }
 
 // ReleaseRunBatch implements lockprovider.BatchLedger: ReleaseRun for
 // each item in turn.
 func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	errs, err := lockprovider.ValidateReleaseRunBatch(ps, ends)
-	return releaseEach(errs, err, func(i int) error { return p.ReleaseRun(ctx, ps[i], ends[i]) })
+	return batch.ReleaseRun(ctx, ps, ends, p.releaseBatch)
 }
 
-// releaseEach releases the valid items (errs[i] nil) in turn.
-func releaseEach(errs []error, err error, release func(i int) error) ([]error, error) {
-	if err != nil || len(errs) == 0 {
-		return nil, err
-	}
+// releaseBatch releases the valid items (errs[i] nil) in turn.
+func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd, errs []error) {
 	for i := range errs {
-		if errs[i] == nil {
-			errs[i] = release(i)
+		switch {
+		case errs[i] != nil:
+		case ends == nil:
+			errs[i] = p.Release(ctx, ps[i])
+		default:
+			errs[i] = p.ReleaseRun(ctx, ps[i], ends[i])
 		}
 	}
-	return errs, nil
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -23,13 +23,7 @@ var _ lockprovider.Control = (*Provider)(nil)
 
 // SetPaused implements lockprovider.Control.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateName(job); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, batontype.ValidateName(job)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -49,13 +43,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control.
 func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (batontype.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.RunRequest{}, err
-	}
-	if err := r.Validate(); err != nil {
-		return batontype.RunRequest{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, r.Validate()); err != nil {
 		return batontype.RunRequest{}, err
 	}
 	r = r.WithDefaults()
@@ -74,13 +62,7 @@ func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (bato
 
 // ClaimRun implements lockprovider.Control.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (batontype.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.RunRequest{}, err
-	}
-	if err := batontype.ValidateRunRequestID(id); err != nil {
-		return batontype.RunRequest{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, batontype.ValidateRunRequestID(id)); err != nil {
 		return batontype.RunRequest{}, err
 	}
 	p.mu.Lock()
@@ -98,10 +80,7 @@ func (p *Provider) ClaimRun(ctx context.Context, id string) (batontype.RunReques
 
 // ControlState implements lockprovider.Control.
 func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.ControlState{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx); err != nil {
 		return batontype.ControlState{}, err
 	}
 	p.mu.Lock()
@@ -122,14 +101,8 @@ func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, er
 
 // WatchControl implements lockprovider.Control.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := lockprovider.ValidateWatch(ch); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if stop, err := check.LiveWatch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
+		return stop, err
 	}
 	w := &waiter{ch: ch}
 	p.mu.Lock()

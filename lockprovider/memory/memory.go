@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -75,13 +75,7 @@ func (r *record) held(now time.Time) bool {
 
 // Acquire implements lockprovider.Provider.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ap.Validate(); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, ap.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	p.mu.Lock()
@@ -121,13 +115,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 
 // Extend implements lockprovider.Provider.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ep.Validate(); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, ep.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	p.mu.Lock()
@@ -144,13 +132,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 
 // Release implements lockprovider.Provider.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, rp.Validate()); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -212,13 +194,7 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 
 // Inspect implements lockprovider.Inspector.
 func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, batontype.ValidateName(name)); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
 	p.mu.Lock()
@@ -233,10 +209,7 @@ func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInf
 // List implements lockprovider.Inspector. It reports every name ever
 // granted, sorted by name.
 func (p *Provider) List(ctx context.Context) ([]batontype.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -29,13 +30,7 @@ var (
 
 // ForceRelease implements lockprovider.Admin.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, batontype.ValidateName(name)); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
 	p.mu.Lock()
@@ -64,13 +59,7 @@ func (p *Provider) wakeLocked(name string) {
 
 // ResetRate implements lockprovider.Admin.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateName(key); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, batontype.ValidateName(key)); err != nil {
 		return err
 	}
 	s := &p.rate
@@ -94,10 +83,7 @@ func (p *Provider) Ping(ctx context.Context) error {
 
 // ListRates implements lockprovider.RateLister.
 func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx); err != nil {
 		return nil, err
 	}
 	s := &p.rate
@@ -126,10 +112,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) 
 
 // AcquireRun implements lockprovider.Ledger.
 func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := run.Validate(); err != nil {
+	if err := check.Args(ctx, run.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	l, err := p.Acquire(ctx, ap)
@@ -159,16 +142,7 @@ func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams
 
 // ReleaseRun implements lockprovider.Ledger.
 func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := end.Validate(); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, end.Validate(), rp.Validate()); err != nil {
 		return err
 	}
 	relErr := p.Release(ctx, rp)
@@ -207,13 +181,7 @@ func trimRuns(runs []batontype.RunRecord, r batontype.Retention, now time.Time) 
 
 // Runs implements lockprovider.Ledger.
 func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.RunRecord, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := q.Validate(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, q.Validate()); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
@@ -231,13 +199,7 @@ func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.
 
 // LastRuns implements lockprovider.Ledger.
 func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess batontype.RunRecord, err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.RunRecord{}, batontype.RunRecord{}, err
-	}
-	if err := batontype.ValidateName(job); err != nil {
-		return last, lastSuccess, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, batontype.ValidateName(job)); err != nil {
 		return last, lastSuccess, err
 	}
 	p.mu.Lock()
@@ -257,13 +219,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry.
 func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := inst.Validate(ttl); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, inst.Validate(ttl)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -277,16 +233,7 @@ func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl ti
 
 // Heartbeat implements lockprovider.Registry.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
-		return err
-	}
-	if err := batontype.ValidateRegistryTTL(ttl); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, batontype.ValidateLockedBy(lockedBy), batontype.ValidateRegistryTTL(ttl)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -305,13 +252,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, batontype.ValidateLockedBy(lockedBy)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -322,10 +263,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 
 // Instances implements lockprovider.Registry.
 func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratemath"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
@@ -46,13 +47,7 @@ var _ lockprovider.RateLimiter = (*Provider)(nil)
 // RateLimit implements lockprovider.RateLimiter. The provider's clock
 // (Config.Now) is the server clock.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RateResult{}, err
-	}
-	if err := r.Validate(); err != nil {
-		return lockprovider.RateResult{}, err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check.Live(ctx, r.Validate()); err != nil {
 		return lockprovider.RateResult{}, err
 	}
 	s := &p.rate

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/batch"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -109,30 +109,18 @@ const batchFinal = "\nSELECT i.ord,"
 // (batch_acquire.sql). A row another session has locked is not waited
 // for: its item gets ErrNotAcquired, as Acquire's does.
 func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	return p.batch(ctx, ps, nil)
+	return batch.Acquire(ctx, ps, p.batch)
 }
 
 // AcquireRunBatch implements lockprovider.BatchLedger in the same one
 // statement: each grant also inserts its run row as AcquireRun does.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := run.Validate(); err != nil {
-		return nil, err
-	}
-	return p.batch(ctx, ps, &run)
+	return batch.AcquireRun(ctx, ps, run, p.batch)
 }
 
-func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, run *lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	itemErrs, err := lockprovider.ValidateBatch(ps)
-	if err != nil || len(ps) == 0 {
-		return nil, err
-	}
-	out := make([]lockprovider.BatchResult, len(ps))
+// batch sends the valid items (out[i].Err nil) of a validated batch in one
+// statement and fills in their results.
+func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, run *lockprovider.RunStart, out []lockprovider.BatchResult) {
 	idx := make([]int, 0, len(ps)) // the sent items, by position in the arrays
 	var (
 		names, owners, lockedBy []string
@@ -140,8 +128,7 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 		ticks                   []pgtype.Timestamptz
 	)
 	for i, ap := range ps {
-		if itemErrs[i] != nil {
-			out[i].Err = itemErrs[i]
+		if out[i].Err != nil {
 			continue
 		}
 		idx = append(idx, i)
@@ -150,7 +137,7 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 		ticks = append(ticks, pgtype.Timestamptz{Time: ap.Tick, Valid: !ap.Tick.IsZero()})
 	}
 	if len(idx) == 0 {
-		return out, nil
+		return
 	}
 	sql, args := p.batchSQL, []any{names, owners, lockedBy, atMost, atLeast, ticks}
 	if run != nil {
@@ -158,15 +145,15 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 		sql = p.batchRunSQL
 		args = append(args, run.CatchUp, run.Manual, ret.MaxRuns, ret.MaxAge)
 	}
-	fail := func(err error) ([]lockprovider.BatchResult, error) {
+	fail := func(err error) {
 		for _, i := range idx {
 			out[i].Err = acquireError(ps[i].Name, err)
 		}
-		return out, nil
 	}
 	rows, err := p.db.Query(ctx, sql, args...)
 	if err != nil {
-		return fail(err)
+		fail(err)
+		return
 	}
 	defer rows.Close()
 	seen := 0
@@ -176,10 +163,12 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 			r   acquireRow
 		)
 		if err := rows.Scan(append([]any{&ord}, r.dest()...)...); err != nil {
-			return fail(err)
+			fail(err)
+			return
 		}
 		if ord < 1 || int(ord) > len(idx) {
-			return fail(errors.New("batch row out of range"))
+			fail(errors.New("batch row out of range"))
+			return
 		}
 		i := idx[ord-1]
 		l, err := r.result(ps[i])
@@ -190,42 +179,31 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 		seen++
 	}
 	if err := rows.Err(); err != nil {
-		return fail(err)
+		fail(err)
+		return
 	}
 	if seen != len(idx) {
-		return fail(errors.New("batch answered fewer rows than items"))
+		fail(errors.New("batch answered fewer rows than items"))
 	}
-	return out, nil
 }
 
 // ReleaseBatch implements lockprovider.BatchReleaser in one statement:
 // release.sql's UPDATE over arrays of names and owners. An item whose row
 // it did not update was not held, as Release's ErrNotHeld.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	errs, err := lockprovider.ValidateReleaseBatch(ps)
-	return p.releaseBatch(ctx, ps, nil, errs, err)
+	return batch.Release(ctx, ps, p.releaseBatch)
 }
 
 // ReleaseRunBatch implements lockprovider.BatchLedger in one statement:
 // ReleaseBatch's, which also completes each item's run row as ReleaseRun
 // does.
 func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	errs, err := lockprovider.ValidateReleaseRunBatch(ps, ends)
-	return p.releaseBatch(ctx, ps, ends, errs, err)
+	return batch.ReleaseRun(ctx, ps, ends, p.releaseBatch)
 }
 
 // releaseBatch sends the valid items (errs[i] nil) of a validated batch,
 // with their runs' ends when ends is not nil.
-func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd, errs []error, err error) ([]error, error) {
-	if err != nil || len(ps) == 0 {
-		return nil, err
-	}
+func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd, errs []error) {
 	idx := make([]int, 0, len(ps)) // the sent items, by position in the arrays
 	var (
 		names, owners    []string
@@ -246,13 +224,12 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 		}
 	}
 	if len(idx) == 0 {
-		return errs, nil
+		return
 	}
-	fail := func(err error) ([]error, error) {
+	fail := func(err error) {
 		for _, i := range idx {
 			errs[i] = opError("release", ps[i].Name, err)
 		}
-		return errs, nil
 	}
 	sql, args := p.releaseBatchSQL, []any{names, owners}
 	if ends != nil {
@@ -260,7 +237,8 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 	}
 	rows, err := p.db.Query(ctx, sql, args...)
 	if err != nil {
-		return fail(err)
+		fail(err)
+		return
 	}
 	defer rows.Close()
 	released := make([]bool, len(idx))
@@ -274,20 +252,22 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return fail(err)
+			fail(err)
+			return
 		}
 		if ord < 1 || int(ord) > len(idx) {
-			return fail(errors.New("batch row out of range"))
+			fail(errors.New("batch row out of range"))
+			return
 		}
 		released[ord-1] = true
 	}
 	if err := rows.Err(); err != nil {
-		return fail(err)
+		fail(err)
+		return
 	}
 	for k, i := range idx {
 		if !released[k] {
 			errs[i] = batontype.ErrNotHeld
 		}
 	}
-	return errs, nil
 }

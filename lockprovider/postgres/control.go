@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -55,10 +55,7 @@ func (q *controlQueries) render(p *Provider) error {
 // SetPaused implements lockprovider.Control in one statement, which also
 // announces the change to watchers. A flag lasts until it is cleared.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateName(job); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(job)); err != nil {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.control.pause, job, paused, controlPayload); err != nil {
@@ -69,10 +66,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control in one statement.
 func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (batontype.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.RunRequest{}, err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return batontype.RunRequest{}, err
 	}
 	r = r.WithDefaults()
@@ -87,10 +81,7 @@ func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (bato
 
 // ClaimRun implements lockprovider.Control in one statement.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (batontype.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.RunRequest{}, err
-	}
-	if err := batontype.ValidateRunRequestID(id); err != nil {
+	if err := check.Args(ctx, batontype.ValidateRunRequestID(id)); err != nil {
 		return batontype.RunRequest{}, err
 	}
 	r := batontype.RunRequest{ID: id}
@@ -142,14 +133,8 @@ func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, er
 // same reconnect behaviour, and the same ErrNoListener when the provider
 // cannot open one.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := lockprovider.ValidateWatch(ch); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if stop, err := check.LiveWatch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
+		return stop, err
 	}
 	return p.listen.add(ctx, controlPayload, ch)
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/notify"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -49,14 +50,8 @@ const (
 // connection breaks, the provider reconnects with backoff and wakes every
 // waiter, since releases may have been missed meanwhile.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
-		return nil, err
-	}
-	if ch == nil {
-		return nil, &batontype.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
+	if stop, err := check.Watch(ctx, batontype.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
+		return stop, err
 	}
 	return p.listen.add(ctx, name, ch)
 }
@@ -68,13 +63,13 @@ type listener struct {
 	open               func(ctx context.Context) (*pgx.Conn, error) // nil: no way to listen
 	log                *slog.Logger
 
-	mu   sync.Mutex
-	subs map[string]map[*subscription]struct{} // by lock name
-	n    int                                   // registrations
-	run  *listenRun                            // nil while n == 0
-}
+	hub notify.Hub // keyed by lock name (or controlPayload)
 
-type subscription struct{ ch chan<- struct{} }
+	// mu guards run and its fields below. The hub's hooks take it under
+	// the hub's lock, so the loop never calls the hub while holding it.
+	mu  sync.Mutex
+	run *listenRun // nil while the hub has no registration
+}
 
 // listenRun is one lifetime of the listening connection and its goroutine.
 type listenRun struct {
@@ -113,7 +108,6 @@ func newListener(p *Provider, db DB, open func(ctx context.Context) (*pgx.Conn, 
 		markEvery: markEvery,
 		open:      open,
 		log:       p.log,
-		subs:      make(map[string]map[*subscription]struct{}),
 	}
 }
 
@@ -124,23 +118,25 @@ func (l *listener) add(ctx context.Context, name string, ch chan<- struct{}) (fu
 	// No I/O under mu: the loop goroutine connects and marks, and each
 	// caller waits for its own mark with its own ctx, so a connection that
 	// stopped answering delays nobody past their deadline.
-	l.mu.Lock()
-	if l.run == nil {
-		runCtx, cancel := context.WithCancel(context.Background())
-		l.run = &listenRun{cancel: cancel, done: make(chan struct{}), interrupt: func() {}}
-		go l.loop(runCtx, l.run)
-	}
 	var req *markReq
-	if len(l.subs[name]) == 0 {
-		// First local waiter of this name: the loop marks the row on the
-		// listening connection.
-		req = &markReq{name: name, done: make(chan error, 1)}
-		l.run.pending = append(l.run.pending, *req)
-		l.run.interrupt()
-	}
-	s := l.subscribe(name, ch)
-	l.mu.Unlock()
-	stop := l.stopFunc(name, s)
+	sub := l.hub.Add(name, ch, func(firstOfKey, first bool) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if first {
+			runCtx, cancel := context.WithCancel(context.Background())
+			l.run = &listenRun{cancel: cancel, done: make(chan struct{}), interrupt: func() {}}
+			go l.loop(runCtx, l.run)
+		}
+		if firstOfKey {
+			// First local waiter of this name: the loop marks the row on
+			// the listening connection. The name is registered already, so
+			// a reconnect's l.hub.Keys() includes it too.
+			req = &markReq{name: name, done: make(chan error, 1)}
+			l.run.pending = append(l.run.pending, *req)
+			l.run.interrupt()
+		}
+	})
+	stop := l.hub.Stopper(sub, l.removed)
 	if req != nil {
 		select {
 		case err := <-req.done:
@@ -156,36 +152,18 @@ func (l *listener) add(ctx context.Context, name string, ch chan<- struct{}) (fu
 	return stop, nil
 }
 
-// subscribe registers ch; l.mu must be held.
-func (l *listener) subscribe(name string, ch chan<- struct{}) *subscription {
-	if l.subs[name] == nil {
-		l.subs[name] = make(map[*subscription]struct{})
+// removed ends the listening connection and its goroutine with the last
+// registration, waiting for the goroutine once the hub's lock is released
+// (it may be dispatching).
+func (l *listener) removed(_, last bool) func() {
+	if !last {
+		return nil
 	}
-	s := &subscription{ch: ch}
-	l.subs[name][s] = struct{}{}
-	l.n++
-	return s
-}
-
-func (l *listener) stopFunc(name string, s *subscription) func() {
-	var once sync.Once
-	return func() { once.Do(func() { l.remove(name, s) }) }
-}
-
-func (l *listener) remove(name string, s *subscription) {
 	l.mu.Lock()
-	delete(l.subs[name], s)
-	if len(l.subs[name]) == 0 {
-		delete(l.subs, name)
-	}
-	l.n--
-	var r *listenRun
-	if l.n == 0 {
-		r, l.run = l.run, nil
-	}
+	r := l.run
+	l.run = nil
 	l.mu.Unlock()
-	if r != nil {
-		// Outside the mutex: the loop may be dispatching.
+	return func() {
 		r.cancel()
 		<-r.done
 	}
@@ -238,29 +216,31 @@ func (l *listener) loop(ctx context.Context, r *listenRun) {
 		}
 	}()
 	var (
-		backoff     time.Duration // before the next connection attempt
+		backoff     = notify.Backoff{Min: 50 * time.Millisecond, Max: 5 * time.Second}
+		wait        time.Duration // before the next connection attempt
 		connected   bool          // a connection was up before: wake waiters on reconnect
 		nextRefresh time.Time
 	)
 	for {
 		if conn == nil {
-			if !sleep(ctx, backoff) {
+			if !sleep(ctx, wait) {
 				return
 			}
-			backoff = min(max(2*backoff, 50*time.Millisecond), 5*time.Second)
 			var err error
 			conn, err = l.connectAndMark(ctx, r)
 			if ctx.Err() != nil {
 				return
 			}
 			if err != nil {
-				l.log.Warn("baton postgres: release listener cannot connect; retrying", "err", err, "retry_in", backoff)
+				wait = backoff.Next()
+				l.log.Warn("baton postgres: release listener cannot connect; retrying", "err", err, "retry_in", wait)
 				continue
 			}
-			backoff = 0
+			wait = 0
+			backoff.Reset()
 			nextRefresh = time.Now().Add(l.markEvery)
 			if connected {
-				l.wakeAll() // releases may have gone unheard while disconnected
+				l.hub.SignalAll() // releases may have gone unheard while disconnected
 			}
 			connected = true
 		}
@@ -268,7 +248,7 @@ func (l *listener) loop(ctx context.Context, r *listenRun) {
 		// of notifications cannot starve the renewal.
 		if !time.Now().Before(nextRefresh) {
 			nextRefresh = time.Now().Add(l.markEvery)
-			if err := l.mark(ctx, conn, l.names()); err != nil && !conn.IsClosed() {
+			if err := l.mark(ctx, conn, l.hub.Keys()); err != nil && !conn.IsClosed() {
 				l.log.Warn("baton postgres: renewing waiter marks failed", "err", err)
 			}
 		}
@@ -296,7 +276,7 @@ func (l *listener) loop(ctx context.Context, r *listenRun) {
 			cancel()
 			switch {
 			case err == nil:
-				l.dispatch(n.Payload)
+				l.hub.Signal(n.Payload)
 				continue
 			case ctx.Err() != nil:
 				return
@@ -323,9 +303,9 @@ func (l *listener) connectAndMark(ctx context.Context, r *listenRun) (*pgx.Conn,
 	r.pending = nil
 	l.mu.Unlock()
 	if err == nil {
-		// l.names() includes the pending names: add subscribes before it
+		// l.hub.Keys() includes the pending names: add registers before it
 		// queues the request.
-		if err = l.mark(ctx, conn, l.names()); err != nil {
+		if err = l.mark(ctx, conn, l.hub.Keys()); err != nil {
 			closeConn(conn)
 			conn = nil
 		}
@@ -348,40 +328,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
-	}
-}
-
-func (l *listener) names() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	names := make([]string, 0, len(l.subs))
-	for name := range l.subs {
-		names = append(names, name)
-	}
-	return names
-}
-
-func (l *listener) dispatch(name string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for s := range l.subs[name] {
-		select {
-		case s.ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (l *listener) wakeAll() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, subs := range l.subs {
-		for s := range subs {
-			select {
-			case s.ch <- struct{}{}:
-			default:
-			}
-		}
 	}
 }
 

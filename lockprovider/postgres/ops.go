@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -86,10 +87,7 @@ func (o *opsQueries) render(p *Provider) error {
 
 // ForceRelease implements lockprovider.Admin in one statement.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
 	info := batontype.LeaseInfo{Name: name, Exists: true, Held: true}
@@ -115,10 +113,7 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 
 // ResetRate implements lockprovider.Admin in one statement.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateName(key); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(key)); err != nil {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.ops.resetRate, key); err != nil {
@@ -168,13 +163,7 @@ func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) 
 // AcquireRun implements lockprovider.Ledger: acquire.sql with the run row
 // inserted and the retention applied, in one statement.
 func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := a.Validate(); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := run.Validate(); err != nil {
+	if err := check.Args(ctx, a.Validate(), run.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	ret := run.Retention.WithDefaults()
@@ -191,13 +180,7 @@ func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams,
 // completed, in one statement. The row is found by job and token; the
 // rest of end.Run is what AcquireRun stored.
 func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
-		return err
-	}
-	if err := end.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate(), end.Validate()); err != nil {
 		return err
 	}
 	// Exec: the row count (one row if rel released) is the answer.
@@ -234,10 +217,7 @@ func scanRun(row pgx.CollectableRow, extra ...any) (batontype.RunRecord, error) 
 
 // Runs implements lockprovider.Ledger in one statement.
 func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.RunRecord, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := q.Validate(); err != nil {
+	if err := check.Args(ctx, q.Validate()); err != nil {
 		return nil, err
 	}
 	var since, until any
@@ -260,10 +240,7 @@ func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.
 
 // LastRuns implements lockprovider.Ledger in one statement.
 func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess batontype.RunRecord, err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.RunRecord{}, batontype.RunRecord{}, err
-	}
-	if err := batontype.ValidateName(job); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(job)); err != nil {
 		return last, lastSuccess, err
 	}
 	rows, err := p.db.Query(ctx, p.ops.lastRuns, job)
@@ -288,10 +265,7 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry in one statement.
 func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := inst.Validate(ttl); err != nil {
+	if err := check.Args(ctx, inst.Validate(ttl)); err != nil {
 		return err
 	}
 	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
@@ -307,13 +281,7 @@ func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl ti
 
 // Heartbeat implements lockprovider.Registry in one statement.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
-		return err
-	}
-	if err := batontype.ValidateRegistryTTL(ttl); err != nil {
+	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy), batontype.ValidateRegistryTTL(ttl)); err != nil {
 		return err
 	}
 	tag, err := p.db.Exec(ctx, p.ops.heartbeat, lockedBy, ttl)
@@ -328,10 +296,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry in one statement.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
+	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy)); err != nil {
 		return err
 	}
 	if _, err := p.db.Exec(ctx, p.ops.deregister, lockedBy); err != nil {

@@ -19,8 +19,11 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/backenderr/pgerr"
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/pgident"
+	"github.com/baton-go/baton/internal/pglease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -143,12 +146,12 @@ type migration struct {
 // database; call Migrate (or apply SchemaSQL) before the first Acquire.
 func New(db DB, cfg *Config) (*Provider, error) {
 	if db == nil {
-		return nil, &batontype.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
+		return nil, &batontype.ValidationError{Pkg: "postgres", Field: "db", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	if isnil.IsNil(db) {
 		// A typed nil (e.g. a *pgxpool.Pool never assigned) would panic at
 		// first use, far from the cause.
-		return nil, &batontype.ValidationError{Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: batontype.ErrInvalid}
+		return nil, &batontype.ValidationError{Pkg: "postgres", Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	var c Config
 	if cfg != nil {
@@ -164,12 +167,9 @@ func New(db DB, cfg *Config) (*Provider, error) {
 	}
 	p := &Provider{
 		db:         db,
-		log:        c.Logger,
+		log:        defaults.Logger(c.Logger),
 		names:      n,
 		migrations: migs,
-	}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
 	}
 	for _, q := range []struct {
 		file string
@@ -219,7 +219,7 @@ func resolveNames(c *Config) (names, error) {
 		}
 	}
 	if len(table) > maxTableLen {
-		return names{}, &batontype.ValidationError{
+		return names{}, &batontype.ValidationError{Pkg: "postgres",
 			Field: "Table", Value: strconv.Quote(table),
 			Reason: fmt.Sprintf("must be at most %d bytes (the waiters table adds %q)", maxTableLen, waitersSuffix),
 			Err:    batontype.ErrInvalid,
@@ -280,10 +280,7 @@ func renderMigrations(n names) ([]migration, error) {
 // ErrNotAcquired at once instead of waiting; so does a serialization
 // failure when db is a REPEATABLE READ or SERIALIZABLE transaction.
 func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := a.Validate(); err != nil {
+	if err := check.Args(ctx, a.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if !a.Tick.IsZero() {
@@ -371,8 +368,8 @@ func (r *acquireRow) result(a lockprovider.AcquireParams) (lockprovider.Lease, e
 }
 
 func acquireError(name string, err error) error {
-	if contended(err) {
-		return fmt.Errorf("%w (%s)", batontype.ErrNotAcquired, sqlState(err))
+	if refused := pglease.Contended(err); refused != nil {
+		return refused
 	}
 	return opError("acquire", name, err)
 }
@@ -398,65 +395,30 @@ func opError(op, name string, err error) error {
 // per-grant tick), which is the lease's own tick when it was granted for
 // one.
 func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
+	if err := check.Args(ctx, e.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
-	if err := e.Validate(); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	var (
-		at, until, atLeast time.Time
-		fence              int64
-		lastTick           pgtype.Timestamptz
-	)
 	// Exec mode: one round trip even on a connection that has never run
 	// the statement (the default mode prepares it first, a second round
 	// trip), so a renewal after a reconnect is not slower than the others.
-	err := p.db.QueryRow(ctx, p.extendSQL, pgx.QueryExecModeExec, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
-		Scan(&at, &until, &atLeast, &fence, &lastTick)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return lockprovider.Lease{}, batontype.ErrNotHeld
-	}
-	if err != nil {
-		return lockprovider.Lease{}, opError("extend", e.Name, err)
-	}
-	l := lockprovider.Lease{
-		Name: e.Name, Owner: e.Owner, Token: fence,
-		GrantedAt: at, Until: until, AtLeastUntil: atLeast,
-	}
-	if lastTick.Valid {
-		l.Tick = lastTick.Time
-	}
-	return l, nil
+	return pglease.Extend(ctx, p.db, p.extendSQL, e,
+		func(err error) error { return opError("extend", e.Name, err) }, pgx.QueryExecModeExec)
 }
 
 // Release implements lockprovider.Provider in one statement, which also
 // notifies waiters (see NotifyRelease) when the lease ends at once.
 func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return err
 	}
 	// Exec: the row count is the answer; the RETURNING clause is there for
 	// its pg_notify side effect only.
-	tag, err := p.db.Exec(ctx, p.releaseSQL, r.Name, r.Owner)
-	if err != nil {
-		return opError("release", r.Name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return batontype.ErrNotHeld
-	}
-	return nil
+	return pglease.Release(ctx, p.db, p.releaseSQL, r, func(err error) error { return opError("release", r.Name, err) })
 }
 
 // Inspect implements lockprovider.Inspector.
 func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
 	rows, err := p.db.Query(ctx, p.inspectSQL, name)
@@ -504,27 +466,4 @@ func collectInfos(rows pgx.Rows) ([]batontype.LeaseInfo, error) {
 		i.AtLeastUntil = lockprovider.MinHold(i.GrantedAt, atLeast)
 		return i, err
 	})
-}
-
-// contended reports errors that mean "another session is in the way":
-// the row is locked (55P03, from NOWAIT or lock_timeout), a serialization
-// failure (40001) or a deadlock (40P01). The statement changed nothing.
-func contended(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	switch pgErr.Code {
-	case "55P03", "40001", "40P01":
-		return true
-	}
-	return false
-}
-
-func sqlState(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return "SQLSTATE " + pgErr.Code
-	}
-	return ""
 }

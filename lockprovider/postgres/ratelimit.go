@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -29,10 +30,7 @@ var _ lockprovider.RateLimiter = (*Provider)(nil)
 // With a pgx.Tx as the DB, the decision takes part in the caller's
 // transaction and its row locks are held until that transaction ends.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RateResult{}, err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return lockprovider.RateResult{}, err
 	}
 	ids := make([]string, len(r.Limits))

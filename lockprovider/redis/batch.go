@@ -8,7 +8,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/batch"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -50,22 +50,13 @@ var (
 // On a Ring, or a Client of another type, each item is its own script
 // call in one pipeline, since shards there need not follow slots.
 func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	return p.batch(ctx, ps, nil)
+	return batch.Acquire(ctx, ps, p.batch)
 }
 
 // AcquireRunBatch implements lockprovider.BatchLedger in the same calls as
 // AcquireBatch: each grant also opens its run record as AcquireRun does.
 func (p *Provider) AcquireRunBatch(ctx context.Context, ps []lockprovider.AcquireParams, run lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := run.Validate(); err != nil {
-		return nil, err
-	}
-	return p.batch(ctx, ps, &run)
+	return batch.AcquireRun(ctx, ps, run, p.batch)
 }
 
 // batchGroup is the items of one script call.
@@ -127,12 +118,9 @@ func (g *grouper) add(i int, lease string) *batchGroup {
 	return bg
 }
 
-func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, run *lockprovider.RunStart) ([]lockprovider.BatchResult, error) {
-	itemErrs, err := lockprovider.ValidateBatch(ps)
-	if err != nil || len(ps) == 0 {
-		return nil, err
-	}
-	out := make([]lockprovider.BatchResult, len(ps))
+// batch sends the valid items (out[i].Err nil) of a validated batch and
+// fills in their results.
+func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, run *lockprovider.RunStart, out []lockprovider.BatchResult) {
 	head := []any{p.recordTTLArg, 3, "", 0, 0}
 	if run != nil {
 		maxRecs, maxAge, listTTL := retentionArgs(run.Retention)
@@ -144,8 +132,7 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 	}
 	gr := p.grouper(head, len(ps), keysPer, 4)
 	for i, ap := range ps {
-		if itemErrs[i] != nil {
-			out[i].Err = itemErrs[i]
+		if out[i].Err != nil {
 			continue
 		}
 		lease, fence := p.keys(ap.Name)
@@ -190,36 +177,24 @@ func (p *Provider) batch(ctx context.Context, ps []lockprovider.AcquireParams, r
 			out[i].Lease, out[i].Err = decodeAcquire(replies[j], ap, tick, ap.AtMostFor.Milliseconds(), ap.AtLeastFor.Milliseconds())
 		}
 	}
-	return out, nil
 }
 
 // ReleaseBatch implements lockprovider.BatchReleaser in the calls that
 // AcquireBatch would make for the same names: one script call on a single
 // node, one per hash slot in one pipeline on a Cluster.
 func (p *Provider) ReleaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams) ([]error, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	errs, err := lockprovider.ValidateReleaseBatch(ps)
-	return p.releaseBatch(ctx, ps, nil, errs, err)
+	return batch.Release(ctx, ps, p.releaseBatch)
 }
 
 // ReleaseRunBatch implements lockprovider.BatchLedger in the same calls as
 // ReleaseBatch: each item is ReleaseRun's script.
 func (p *Provider) ReleaseRunBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd) ([]error, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	errs, err := lockprovider.ValidateReleaseRunBatch(ps, ends)
-	return p.releaseBatch(ctx, ps, ends, errs, err)
+	return batch.ReleaseRun(ctx, ps, ends, p.releaseBatch)
 }
 
 // releaseBatch sends the valid items (errs[i] nil) of a validated batch,
 // with their runs' ends when ends is not nil.
-func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd, errs []error, err error) ([]error, error) {
-	if err != nil || len(ps) == 0 {
-		return nil, err
-	}
+func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockprovider.RunEnd, errs []error) {
 	script, head, keysPer, argsPer := releaseBatchScript, []any{1}, 1, 1 // head: keys per item
 	if ends != nil {
 		script, head, keysPer, argsPer = releaseRunBatchScript, []any{2}, 2, 4 // releaseRunArgs
@@ -260,7 +235,6 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 			}
 		}
 	}
-	return errs, nil
 }
 
 // pipeliner is implemented by every go-redis client.

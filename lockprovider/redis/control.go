@@ -11,7 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -33,10 +33,7 @@ func (p *Provider) controlKeys() (keys []string, channel string) {
 // paused jobs expires RecordTTL after the last pause: a flag older than
 // that lapses, and the job runs again.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateName(job); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(job)); err != nil {
 		return err
 	}
 	flag := "0"
@@ -52,10 +49,7 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control in one script call.
 func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (batontype.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.RunRequest{}, err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return batontype.RunRequest{}, err
 	}
 	r = r.WithDefaults()
@@ -73,10 +67,7 @@ func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (bato
 
 // ClaimRun implements lockprovider.Control in one script call.
 func (p *Provider) ClaimRun(ctx context.Context, id string) (batontype.RunRequest, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.RunRequest{}, err
-	}
-	if err := batontype.ValidateRunRequestID(id); err != nil {
+	if err := check.Args(ctx, batontype.ValidateRunRequestID(id)); err != nil {
 		return batontype.RunRequest{}, err
 	}
 	keys, ch := p.controlKeys()
@@ -155,14 +146,8 @@ func parseRequest(id, s string) (batontype.RunRequest, bool) {
 // subscription to the control channel, carried by the provider's release
 // subscriptions (see NotifyRelease), with the same reconnect behaviour.
 func (p *Provider) WatchControl(ctx context.Context, ch chan<- struct{}) (stop func(), err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := lockprovider.ValidateWatch(ch); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if stop, err := check.LiveWatch(ctx, lockprovider.ValidateWatch(ch)); err != nil {
+		return stop, err
 	}
 	_, channel := p.controlKeys()
 	return p.notify.add(ctx, channel, ch)

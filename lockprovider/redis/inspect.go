@@ -11,16 +11,13 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
 // Inspect implements lockprovider.Inspector in one script call.
 func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
 	lease, fence := p.keys(name)

@@ -10,16 +10,13 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
 // Acquire implements lockprovider.Provider in one script call.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ap.Validate(); err != nil {
+	if err := check.Args(ctx, ap.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	lease, fence := p.keys(ap.Name)
@@ -84,10 +81,7 @@ func decodeAcquire(v any, ap lockprovider.AcquireParams, tick, atMost, atLeast i
 
 // Extend implements lockprovider.Provider in one script call.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ep.Validate(); err != nil {
+	if err := check.Args(ctx, ep.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	lease, fence := p.keys(ep.Name)
@@ -111,10 +105,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 // resends a command whose reply timed out (Options.MaxRetries); a resent
 // release that had already succeeded reports ErrNotHeld.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
+	if err := check.Args(ctx, rp.Validate()); err != nil {
 		return err
 	}
 	n, err := p.release.Run(ctx, p.client, []string{p.key(rp.Name)}, rp.Owner).Int64()

@@ -13,7 +13,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/notify"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -37,7 +38,10 @@ type notifier struct {
 	client Client
 	log    *slog.Logger
 	route  func(channel string) string
+	hub    notify.Hub // keyed by channel
 
+	// mu guards subs and the subscriptions' channels. The hub's hooks take
+	// it under the hub's lock, so it is never held while calling the hub.
 	mu   sync.Mutex
 	subs map[string]*subscription // by route
 }
@@ -62,8 +66,8 @@ type subscription struct {
 	cancel context.CancelFunc
 }
 
+// channelWaiters is the state of a channel while it has registrations.
 type channelWaiters struct {
-	waiters map[*waiter]struct{}
 	// ready is closed when the server confirmed the subscription
 	// (confirmed) or it failed before that (err). Guarded by notifier.mu.
 	ready     chan struct{}
@@ -85,8 +89,6 @@ func (cw *channelWaiters) settle(err error) bool {
 	close(cw.ready)
 	return true
 }
-
-type waiter struct{ ch chan<- struct{} }
 
 func (n *notifier) init(c Client, log *slog.Logger) {
 	n.client, n.log = c, log
@@ -111,50 +113,41 @@ func (n *notifier) init(c Client, log *slog.Logger) {
 // not answer: the subscription is opened, and closed by stop, on goroutines
 // of the provider, never by the caller.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
-		return nil, err
-	}
-	if ch == nil {
-		return nil, &batontype.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if stop, err := check.LiveWatch(ctx, batontype.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
+		return stop, err
 	}
 	return p.notify.add(ctx, p.key(name), ch)
 }
 
 func (n *notifier) add(ctx context.Context, channel string, ch chan<- struct{}) (func(), error) {
-	w := &waiter{ch: ch}
 	route := n.route(channel)
-
-	n.mu.Lock()
-	s := n.subs[route]
-	if s == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		s = &subscription{
-			ctx:      ctx,
-			cancel:   cancel,
-			route:    route,
-			channels: make(map[string]*channelWaiters),
-			closing:  make(chan struct{}),
-			done:     make(chan struct{}),
+	var (
+		s     *subscription
+		cw    *channelWaiters
+		fresh bool
+	)
+	reg := n.hub.Add(channel, ch, func(firstOfKey, _ bool) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		s = n.subs[route]
+		if s == nil {
+			ctx, cancel := context.WithCancel(context.Background())
+			s = &subscription{
+				ctx:      ctx,
+				cancel:   cancel,
+				route:    route,
+				channels: make(map[string]*channelWaiters),
+				closing:  make(chan struct{}),
+				done:     make(chan struct{}),
+			}
+			n.subs[route] = s
 		}
-		n.subs[route] = s
-	}
-	cw := s.channels[channel]
-	fresh := cw == nil
-	if fresh {
-		cw = &channelWaiters{waiters: make(map[*waiter]struct{}), ready: make(chan struct{})}
-		s.channels[channel] = cw
-	}
-	cw.waiters[w] = struct{}{}
-	n.mu.Unlock()
-
-	var once sync.Once
-	stop := func() { once.Do(func() { n.remove(s, channel, cw, w) }) }
+		if firstOfKey {
+			s.channels[channel] = &channelWaiters{ready: make(chan struct{})}
+		}
+		cw, fresh = s.channels[channel], firstOfKey
+	})
+	stop := n.hub.Stopper(reg, func(lastOfKey, _ bool) func() { return n.removed(s, channel, lastOfKey) })
 	if fresh {
 		// On a goroutine: opening the connection and sending SSUBSCRIBE
 		// wait on the network under s.io, and a connection that stopped
@@ -201,13 +194,14 @@ func (n *notifier) subscribe(ctx context.Context, s *subscription, channel strin
 	}
 }
 
-func (n *notifier) remove(s *subscription, channel string, cw *channelWaiters, w *waiter) {
-	n.mu.Lock()
-	delete(cw.waiters, w)
-	if len(cw.waiters) > 0 || s.channels[channel] != cw {
-		n.mu.Unlock()
-		return
+// removed drops channel from s with its last registration, under the hub's
+// lock; the function it returns starts the unsubscribe, or the close of
+// the connection with its last channel.
+func (n *notifier) removed(s *subscription, channel string, lastOfKey bool) func() {
+	if !lastOfKey {
+		return nil
 	}
+	n.mu.Lock()
 	delete(s.channels, channel)
 	last := len(s.channels) == 0
 	if last {
@@ -217,13 +211,15 @@ func (n *notifier) remove(s *subscription, channel string, cw *channelWaiters, w
 		}
 	}
 	n.mu.Unlock()
-	if last {
-		s.cancel() // a reconnect in progress gives up
+	return func() {
+		if last {
+			s.cancel() // a reconnect in progress gives up
+		}
+		// The commands wait on the network under s.io, possibly behind a
+		// subscribe to a server that stopped answering: the caller does
+		// not wait for them.
+		go n.teardown(s, channel, last)
 	}
-	// The commands wait on the network under s.io, possibly behind a
-	// subscribe to a server that stopped answering: the caller does not
-	// wait for them.
-	go n.teardown(s, channel, last)
 }
 
 // teardown unsubscribes channel, or closes the connection when it was the
@@ -252,7 +248,7 @@ func (n *notifier) teardown(s *subscription, channel string, last bool) {
 
 func (n *notifier) listen(s *subscription) {
 	defer close(s.done)
-	backoff := 50 * time.Millisecond
+	backoff := notify.Backoff{Min: 50 * time.Millisecond, Max: 2 * time.Second}
 	for {
 		msg, err := s.ps.ReceiveTimeout(s.ctx, healthEvery)
 		if err != nil {
@@ -274,16 +270,16 @@ func (n *notifier) listen(s *subscription) {
 			if rerr := goredis.Error(nil); errors.As(err, &rerr) {
 				continue // the server refused, e.g. no SSUBSCRIBE before Redis 7
 			}
-			n.log.Warn("redis: release subscription lost; reconnecting", "err", err, "retry_in", backoff)
+			wait := backoff.Next()
+			n.log.Warn("redis: release subscription lost; reconnecting", "err", err, "retry_in", wait)
 			select {
 			case <-s.closing:
 				return
-			case <-time.After(backoff):
+			case <-time.After(wait):
 			}
-			backoff = min(backoff*2, 2*time.Second)
 			continue
 		}
-		backoff = 50 * time.Millisecond
+		backoff.Reset()
 		switch m := msg.(type) {
 		case *goredis.Message:
 			n.signal(s, m.Channel, false)
@@ -306,20 +302,14 @@ func (n *notifier) listen(s *subscription) {
 // channel ready the first time and, after a reconnect, wakes its waiters.
 func (n *notifier) signal(s *subscription, channel string, confirmation bool) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	cw := s.channels[channel]
-	if cw == nil {
-		return
+	// A first confirmation completes the registration.
+	settled := cw != nil && confirmation && cw.settle(nil)
+	n.mu.Unlock()
+	if cw == nil || settled {
+		return // not carried by s (any more), or the first confirmation
 	}
-	if confirmation && cw.settle(nil) {
-		return // first confirmation: the registration is complete
-	}
-	for w := range cw.waiters {
-		select {
-		case w.ch <- struct{}{}:
-		default:
-		}
-	}
+	n.hub.Signal(channel)
 }
 
 func (n *notifier) fail(s *subscription, err error) {

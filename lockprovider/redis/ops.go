@@ -14,6 +14,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -60,10 +61,7 @@ var (
 
 // ForceRelease implements lockprovider.Admin in one script call.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
 	lease, fence := p.keys(name)
@@ -114,10 +112,7 @@ func (p *Provider) rateKeyBase(key string) string {
 // them, then deletes them in one script call; SCAN costs O(keys) on the
 // server, like List.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateName(key); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(key)); err != nil {
 		return err
 	}
 	keys, err := p.scanKeys(ctx, globEscape(p.rateKeyBase(key))+"*")
@@ -233,13 +228,7 @@ func flags(catchUp, manual bool) string {
 // AcquireRun implements lockprovider.Ledger: Acquire's own script with the
 // run's start record pushed onto the job's run list, in one call.
 func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ap.Validate(); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := run.Validate(); err != nil {
+	if err := check.Args(ctx, ap.Validate(), run.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	lease, fence := p.keys(ap.Name)
@@ -351,13 +340,7 @@ func releaseRunArgs(owner string, end lockprovider.RunEnd) []any {
 // ReleaseRun implements lockprovider.Ledger: Release's own script with the
 // run's end record pushed, in one call.
 func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
-		return err
-	}
-	if err := end.Validate(); err != nil {
+	if err := check.Args(ctx, rp.Validate(), end.Validate()); err != nil {
 		return err
 	}
 	lease := p.key(rp.Name)
@@ -433,10 +416,7 @@ func parseRecord(job, s string) (rec batontype.RunRecord, ended, ok bool) {
 // Runs implements lockprovider.Ledger in one script call. The list holds
 // at most the retention's MaxRuns records, which bounds the work.
 func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.RunRecord, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	if err := q.Validate(); err != nil {
+	if err := check.Args(ctx, q.Validate()); err != nil {
 		return nil, err
 	}
 	runs, err := p.readRuns(ctx, q.Job)
@@ -457,10 +437,7 @@ func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.
 
 // LastRuns implements lockprovider.Ledger in one script call.
 func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess batontype.RunRecord, err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.RunRecord{}, batontype.RunRecord{}, err
-	}
-	if err := batontype.ValidateName(job); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(job)); err != nil {
 		return last, lastSuccess, err
 	}
 	runs, err := p.readRuns(ctx, job)
@@ -486,10 +463,7 @@ func (p *Provider) registryKeys() []string {
 
 // Register implements lockprovider.Registry in one script call.
 func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := inst.Validate(ttl); err != nil {
+	if err := check.Args(ctx, inst.Validate(ttl)); err != nil {
 		return err
 	}
 	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
@@ -505,13 +479,7 @@ func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl ti
 
 // Heartbeat implements lockprovider.Registry in one script call.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
-		return err
-	}
-	if err := batontype.ValidateRegistryTTL(ttl); err != nil {
+	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy), batontype.ValidateRegistryTTL(ttl)); err != nil {
 		return err
 	}
 	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "hb", lockedBy, "", ttl.Milliseconds()).Result()
@@ -526,10 +494,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 
 // Deregister implements lockprovider.Registry in one script call.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := batontype.ValidateLockedBy(lockedBy); err != nil {
+	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy)); err != nil {
 		return err
 	}
 	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "del", lockedBy).Err(); err != nil {

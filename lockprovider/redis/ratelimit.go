@@ -9,6 +9,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -63,10 +64,7 @@ var _ lockprovider.RateLimiter = (*Provider)(nil)
 // Valkey). They never call redis.replicate_commands, which some managed
 // services reject.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.RateResult{}, err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return lockprovider.RateResult{}, err
 	}
 	script, keys, args := rateArgs(p.prefix, r)

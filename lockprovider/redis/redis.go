@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/backenderr/rediserr"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -105,21 +106,14 @@ func New(client Client, cfg *Config) (*Provider, error) {
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Prefix == "" {
-		c.Prefix = DefaultPrefix
-	} else if err := keyspace.ValidatePrefix(c.Prefix, true); err != nil {
+	var err error
+	if c.Prefix, err = keyspace.Prefix(c.Prefix, DefaultPrefix, true); err != nil {
 		return nil, err
 	}
-	switch {
-	case c.RecordTTL == 0:
-		c.RecordTTL = DefaultRecordTTL
-	case c.RecordTTL < time.Hour || c.RecordTTL > batontype.MaxDuration*10:
-		return nil, &batontype.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
-			Reason: "must be between 1h and " + (batontype.MaxDuration * 10).String(), Err: batontype.ErrInvalidDuration}
+	if c.RecordTTL, err = defaults.RecordTTL(c.RecordTTL, DefaultRecordTTL); err != nil {
+		return nil, err
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Logger = defaults.Logger(c.Logger)
 	p := &Provider{
 		client:       client,
 		prefix:       c.Prefix,
@@ -144,7 +138,7 @@ func New(client Client, cfg *Config) (*Provider, error) {
 // cannot be inspected and are taken as they are.
 func checkClient(client Client) error {
 	invalid := func(value, reason string) error {
-		return &batontype.ValidationError{Field: "client", Value: value, Reason: reason, Err: batontype.ErrInvalid}
+		return &batontype.ValidationError{Pkg: "redis", Field: "client", Value: value, Reason: reason, Err: batontype.ErrInvalid}
 	}
 	if client == nil {
 		return invalid("nil", "must not be nil")

@@ -10,7 +10,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/notify"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -23,19 +24,20 @@ import (
 // channels' waiters are woken, since a release may have gone unheard.
 
 type notifier struct {
-	p    *Provider
+	p   *Provider
+	hub notify.Hub // keyed by channel (lease key)
+
+	// mu guards chs and subs. The hub's hooks take it under the hub's
+	// lock, so it is never held while calling the hub.
 	mu   sync.Mutex
-	chs  map[string]*channel // by channel (lease key)
+	chs  map[string]*channel // by channel, while it has registrations
 	subs []*subscription     // one per master; nil when there are no channels
 }
 
 type channel struct {
-	waiters   map[*waiter]struct{}
 	confirmed map[int]bool  // masters that confirmed the subscription
 	changed   chan struct{} // closed and replaced when confirmed grows
 }
-
-type waiter struct{ ch chan<- struct{} }
 
 type subscription struct {
 	ps      *goredis.PubSub
@@ -53,44 +55,35 @@ func (n *notifier) init(p *Provider) {
 // not happen within ctx and Config.Timeout. A release inside the lease's
 // at-least bound is announced only when the name becomes free.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
-		return nil, err
-	}
-	if ch == nil {
-		return nil, &batontype.ValidationError{Field: "ch", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if stop, err := check.LiveWatch(ctx, batontype.ValidateName(name), lockprovider.ValidateWatch(ch)); err != nil {
+		return stop, err
 	}
 	return p.notify.add(ctx, p.keys(name)[0], ch)
 }
 
 func (n *notifier) add(ctx context.Context, key string, ch chan<- struct{}) (func(), error) {
-	w := &waiter{ch: ch}
-	n.mu.Lock()
-	if n.subs == nil {
-		n.subs = make([]*subscription, len(n.p.masters))
-		for i, c := range n.p.masters {
-			s := &subscription{ps: c.Subscribe(context.WithoutCancel(ctx)), closing: make(chan struct{}), done: make(chan struct{})}
-			n.subs[i] = s
-			go n.listen(i, s)
+	var (
+		c     *channel
+		fresh bool
+		subs  []*subscription
+	)
+	reg := n.hub.Add(key, ch, func(firstOfKey, first bool) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if first {
+			n.subs = make([]*subscription, len(n.p.masters))
+			for i, c := range n.p.masters {
+				s := &subscription{ps: c.Subscribe(context.WithoutCancel(ctx)), closing: make(chan struct{}), done: make(chan struct{})}
+				n.subs[i] = s
+				go n.listen(i, s)
+			}
 		}
-	}
-	c := n.chs[key]
-	fresh := c == nil
-	if fresh {
-		c = &channel{waiters: map[*waiter]struct{}{}, confirmed: map[int]bool{}, changed: make(chan struct{})}
-		n.chs[key] = c
-	}
-	c.waiters[w] = struct{}{}
-	subs := n.subs
-	n.mu.Unlock()
-
-	var once sync.Once
-	stop := func() { once.Do(func() { n.remove(key, w) }) }
+		if firstOfKey {
+			n.chs[key] = &channel{confirmed: map[int]bool{}, changed: make(chan struct{})}
+		}
+		c, fresh, subs = n.chs[key], firstOfKey, n.subs
+	})
+	stop := n.hub.Stopper(reg, func(lastOfKey, last bool) func() { return n.removed(key, lastOfKey, last) })
 	if fresh {
 		sctx, cancel := context.WithTimeout(ctx, n.p.timeout)
 		for _, s := range subs {
@@ -122,53 +115,49 @@ func (n *notifier) add(ctx context.Context, key string, ch chan<- struct{}) (fun
 	}
 }
 
-func (n *notifier) remove(key string, w *waiter) {
+// removed drops key's channel with its last registration, under the hub's
+// lock; the function it returns unsubscribes key on every master, or closes
+// the connections with the last channel.
+func (n *notifier) removed(key string, lastOfKey, last bool) func() {
+	if !lastOfKey {
+		return nil
+	}
 	n.mu.Lock()
-	c := n.chs[key]
-	if c == nil {
-		n.mu.Unlock()
-		return
-	}
-	delete(c.waiters, w)
-	if len(c.waiters) > 0 {
-		n.mu.Unlock()
-		return
-	}
 	delete(n.chs, key)
 	subs := n.subs
-	last := len(n.chs) == 0
 	if last {
 		n.subs = nil
 	}
 	n.mu.Unlock()
-	for _, s := range subs {
-		if last {
-			close(s.closing)
-			_ = s.ps.Close()
-			<-s.done
-			continue
+	return func() {
+		for _, s := range subs {
+			if last {
+				close(s.closing)
+				_ = s.ps.Close()
+				<-s.done
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), n.p.timeout)
+			_ = s.ps.Unsubscribe(ctx, key)
+			cancel()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), n.p.timeout)
-		_ = s.ps.Unsubscribe(ctx, key)
-		cancel()
 	}
 }
 
 func (n *notifier) listen(i int, s *subscription) {
 	defer close(s.done)
-	backoff := 50 * time.Millisecond
+	backoff := notify.Backoff{Min: 50 * time.Millisecond, Max: 2 * time.Second}
 	for {
 		msg, err := s.ps.Receive(context.Background())
 		if err != nil {
 			select {
 			case <-s.closing:
 				return
-			case <-time.After(backoff):
+			case <-time.After(backoff.Next()):
 			}
-			backoff = min(backoff*2, 2*time.Second)
 			continue
 		}
-		backoff = 50 * time.Millisecond
+		backoff.Reset()
 		switch m := msg.(type) {
 		case *goredis.Message:
 			n.signal(i, m.Channel, false)
@@ -183,22 +172,23 @@ func (n *notifier) listen(i int, s *subscription) {
 // signal wakes the waiters of key; a first confirmation from master i
 // counts towards the registration's majority instead.
 func (n *notifier) signal(i int, key string, confirmation bool) {
+	if confirmation && n.confirm(i, key) {
+		return
+	}
+	n.hub.Signal(key)
+}
+
+// confirm records master i's first confirmation of key; it reports whether
+// this was one.
+func (n *notifier) confirm(i int, key string) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	c := n.chs[key]
-	if c == nil {
-		return
+	if c == nil || c.confirmed[i] {
+		return false
 	}
-	if confirmation && !c.confirmed[i] {
-		c.confirmed[i] = true
-		close(c.changed)
-		c.changed = make(chan struct{})
-		return
-	}
-	for w := range c.waiters {
-		select {
-		case w.ch <- struct{}{}:
-		default:
-		}
-	}
+	c.confirmed[i] = true
+	close(c.changed)
+	c.changed = make(chan struct{})
+	return true
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/backenderr/rediserr"
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -108,51 +110,38 @@ var (
 // the defaults. It makes no network call.
 func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 	if len(masters) == 0 {
-		return nil, &batontype.ValidationError{Field: "masters", Value: "[]", Reason: "must not be empty", Err: batontype.ErrInvalid}
+		return nil, &batontype.ValidationError{Pkg: "redlock", Field: "masters", Value: "[]", Reason: "must not be empty", Err: batontype.ErrInvalid}
 	}
 	for i, m := range masters {
 		if m == nil {
-			return nil, &batontype.ValidationError{Field: "masters", Value: "[" + strconv.Itoa(i) + "]", Reason: "is nil", Err: batontype.ErrInvalid}
+			return nil, &batontype.ValidationError{Pkg: "redlock", Field: "masters", Value: "[" + strconv.Itoa(i) + "]", Reason: "is nil", Err: batontype.ErrInvalid}
 		}
 	}
 	var c Config
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Prefix == "" {
-		c.Prefix = DefaultPrefix
-	} else if err := keyspace.ValidatePrefix(c.Prefix, true); err != nil {
+	var err error
+	if c.Prefix, err = keyspace.Prefix(c.Prefix, DefaultPrefix, true); err != nil {
 		return nil, err
 	}
 	switch {
 	case c.DriftFactor == 0:
 		c.DriftFactor = DefaultDriftFactor
 	case c.DriftFactor < 0 || c.DriftFactor >= 0.5:
-		return nil, &batontype.ValidationError{Field: "DriftFactor", Value: strconv.FormatFloat(c.DriftFactor, 'g', -1, 64),
+		return nil, &batontype.ValidationError{Pkg: "redlock", Field: "DriftFactor", Value: strconv.FormatFloat(c.DriftFactor, 'g', -1, 64),
 			Reason: "must be in [0, 0.5)", Err: batontype.ErrInvalid}
 	}
-	switch {
-	case c.DriftMin == 0:
-		c.DriftMin = DefaultDriftMin
-	case c.DriftMin < 0:
-		return nil, &batontype.ValidationError{Field: "DriftMin", Value: c.DriftMin.String(), Reason: "must not be negative", Err: batontype.ErrInvalidDuration}
+	if c.DriftMin, err = defaults.Duration("DriftMin", c.DriftMin, DefaultDriftMin, 0, 0, "must not be negative"); err != nil {
+		return nil, err
 	}
-	switch {
-	case c.Timeout == 0:
-		c.Timeout = DefaultTimeout
-	case c.Timeout < time.Millisecond:
-		return nil, &batontype.ValidationError{Field: "Timeout", Value: c.Timeout.String(), Reason: "must be at least 1ms", Err: batontype.ErrInvalidDuration}
+	if c.Timeout, err = defaults.Duration("Timeout", c.Timeout, DefaultTimeout, time.Millisecond, 0, "must be at least 1ms"); err != nil {
+		return nil, err
 	}
-	switch {
-	case c.RecordTTL == 0:
-		c.RecordTTL = DefaultRecordTTL
-	case c.RecordTTL < time.Hour || c.RecordTTL > batontype.MaxDuration*10:
-		return nil, &batontype.ValidationError{Field: "RecordTTL", Value: c.RecordTTL.String(),
-			Reason: "must be between 1h and " + (batontype.MaxDuration * 10).String(), Err: batontype.ErrInvalidDuration}
+	if c.RecordTTL, err = defaults.RecordTTL(c.RecordTTL, DefaultRecordTTL); err != nil {
+		return nil, err
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Logger = defaults.Logger(c.Logger)
 	p := &Provider{
 		masters:     append([]*goredis.Client(nil), masters...),
 		quorum:      len(masters)/2 + 1,
@@ -313,10 +302,7 @@ func toInt(v any) (int64, bool) {
 // to Config.Timeout; ErrNotAcquired means another owner held a majority, or
 // the split did not resolve in that time.
 func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ap.Validate(); err != nil {
+	if err := check.Args(ctx, ap.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -573,10 +559,7 @@ func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
 // master. It succeeds when a majority still held the lease and answered
 // within the new lease's validity.
 func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := ep.Validate(); err != nil {
+	if err := check.Args(ctx, ep.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -628,10 +611,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 // Release implements lockprovider.Provider: one parallel round to every
 // master. It returns ErrNotHeld when a majority did not hold the lease.
 func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := rp.Validate(); err != nil {
+	if err := check.Args(ctx, rp.Validate()); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

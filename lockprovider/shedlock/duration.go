@@ -20,7 +20,7 @@ var ErrInvalidDuration = batontype.ErrInvalidDuration
 // durationError is the error of ParseDuration: the module's one validation
 // error type.
 func durationError(input, reason string) error {
-	return &batontype.ValidationError{Field: "duration", Value: strconv.Quote(input), Reason: reason, Err: ErrInvalidDuration}
+	return &batontype.ValidationError{Pkg: "shedlock", Field: "duration", Value: strconv.Quote(input), Reason: reason, Err: ErrInvalidDuration}
 }
 
 // The two forms Spring (and so ShedLock's annotations) accept: ISO-8601

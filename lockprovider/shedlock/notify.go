@@ -6,7 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/defaults"
+	"github.com/baton-go/baton/internal/notify"
 )
 
 // DefaultPollInterval is how often a provider reads the state of the names
@@ -16,13 +17,7 @@ const DefaultPollInterval = 100 * time.Millisecond
 // pollInterval returns the configured PollInterval d, or the default for
 // zero, or a *batontype.ValidationError when d is out of range.
 func pollInterval(d time.Duration) (time.Duration, error) {
-	switch {
-	case d == 0:
-		return DefaultPollInterval, nil
-	case d < time.Millisecond || d > time.Minute:
-		return 0, &batontype.ValidationError{Field: "PollInterval", Value: d.String(), Reason: "must be between 1ms and 1m", Err: batontype.ErrInvalidDuration}
-	}
-	return d, nil
+	return defaults.Duration("PollInterval", d, DefaultPollInterval, time.Millisecond, time.Minute, "must be between 1ms and 1m")
 }
 
 // nameState is what the poller compares between two reads of a name.
@@ -42,18 +37,19 @@ type poller struct {
 	interval time.Duration
 	states   stateFunc
 	log      *slog.Logger
+	hub      notify.Hub // keyed by name
 
+	// mu guards last, quit and done. The hub's hooks take it under the
+	// hub's lock, so it is never held while calling the hub.
 	mu   sync.Mutex
-	regs map[string]map[*chan<- struct{}]struct{}
-	last map[string]nameState
-	quit chan struct{} // nil while no goroutine runs
+	last map[string]nameState // by name, while it has registrations
+	quit chan struct{}        // nil while no goroutine runs
 	done chan struct{}
 }
 
 func newPoller(interval time.Duration, states stateFunc, log *slog.Logger) *poller {
 	return &poller{
 		interval: interval, states: states, log: log,
-		regs: map[string]map[*chan<- struct{}]struct{}{},
 		last: map[string]nameState{},
 	}
 }
@@ -65,38 +61,37 @@ func (p *poller) register(ctx context.Context, name string, ch chan<- struct{}) 
 	if err != nil {
 		return nil, err
 	}
-	key := &ch
-	p.mu.Lock()
-	if p.regs[name] == nil {
-		p.regs[name] = map[*chan<- struct{}]struct{}{}
-		p.last[name] = st[name]
-	}
-	p.regs[name][key] = struct{}{}
-	if p.quit == nil {
-		p.quit, p.done = make(chan struct{}), make(chan struct{})
-		go p.run(p.quit, p.done)
-	}
-	p.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { p.unregister(name, key) }) }, nil
+	reg := p.hub.Add(name, ch, func(firstOfKey, _ bool) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if firstOfKey {
+			p.last[name] = st[name]
+		}
+		if p.quit == nil {
+			p.quit, p.done = make(chan struct{}), make(chan struct{})
+			go p.run(p.quit, p.done)
+		}
+	})
+	return p.hub.Stopper(reg, func(lastOfKey, last bool) func() { return p.removed(name, lastOfKey, last) }), nil
 }
 
-func (p *poller) unregister(name string, key *chan<- struct{}) {
+// removed forgets name with its last registration and stops the goroutine
+// with the last of all, waiting for it once the hub's lock is released.
+func (p *poller) removed(name string, lastOfKey, last bool) func() {
 	p.mu.Lock()
-	delete(p.regs[name], key)
-	if len(p.regs[name]) == 0 {
-		delete(p.regs, name)
+	defer p.mu.Unlock()
+	if lastOfKey {
 		delete(p.last, name)
 	}
-	if len(p.regs) > 0 || p.quit == nil {
-		p.mu.Unlock()
-		return
+	if !last || p.quit == nil {
+		return nil
 	}
 	quit, done := p.quit, p.done
 	p.quit, p.done = nil, nil
-	p.mu.Unlock()
-	close(quit)
-	<-done
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 func (p *poller) run(quit, done chan struct{}) {
@@ -115,12 +110,7 @@ func (p *poller) run(quit, done chan struct{}) {
 			return
 		case <-t.C:
 		}
-		p.mu.Lock()
-		names := make([]string, 0, len(p.regs))
-		for n := range p.regs {
-			names = append(names, n)
-		}
-		p.mu.Unlock()
+		names := p.hub.Keys()
 		rctx, rcancel := context.WithTimeout(ctx, 5*p.interval+time.Second)
 		st, err := p.states(rctx, names)
 		rcancel()
@@ -130,24 +120,23 @@ func (p *poller) run(quit, done chan struct{}) {
 			}
 			continue
 		}
+		var released []string
 		p.mu.Lock()
 		for _, n := range names {
-			regs, ok := p.regs[n]
+			prev, ok := p.last[n]
 			if !ok {
 				continue
 			}
-			prev, cur := p.last[n], st[n]
+			cur := st[n]
 			p.last[n] = cur
 			if cur.held || (!prev.held && prev.grant == cur.grant) {
 				continue
 			}
-			for ch := range regs {
-				select {
-				case *ch <- struct{}{}:
-				default:
-				}
-			}
+			released = append(released, n)
 		}
 		p.mu.Unlock()
+		for _, n := range released {
+			p.hub.Signal(n)
+		}
 	}
 }

@@ -18,7 +18,10 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/pgident"
+	"github.com/baton-go/baton/internal/pglease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -117,7 +120,7 @@ func NewPostgres(db DB, config *PostgresConfig) (*Postgres, error) {
 		cfg = *config
 	}
 	if db == nil {
-		return nil, &batontype.ValidationError{Field: "db", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
+		return nil, &batontype.ValidationError{Pkg: "shedlock", Field: "db", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	if cfg.Table == "" {
 		cfg.Table = DefaultTable
@@ -129,7 +132,7 @@ func NewPostgres(db DB, config *PostgresConfig) (*Postgres, error) {
 	switch cfg.Columns {
 	case DetectColumns, Timestamp, Timestamptz:
 	default:
-		return nil, &batontype.ValidationError{Field: "Columns", Value: cfg.Columns.String(), Reason: "unknown column type", Err: batontype.ErrInvalid}
+		return nil, &batontype.ValidationError{Pkg: "shedlock", Field: "Columns", Value: cfg.Columns.String(), Reason: "unknown column type", Err: batontype.ErrInvalid}
 	}
 	// Refuse a bad time configuration now; with DetectColumns, Check
 	// repeats this for the type it finds.
@@ -139,9 +142,7 @@ func NewPostgres(db DB, config *PostgresConfig) (*Postgres, error) {
 	if cfg.PollInterval, err = pollInterval(cfg.PollInterval); err != nil {
 		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = defaults.Logger(cfg.Logger)
 	p := &Postgres{db: db, cfg: cfg, table: table, lockedBy: cfg.LockedBy}
 	if p.lockedBy == "" {
 		h, _ := os.Hostname()
@@ -300,7 +301,7 @@ func (p *Postgres) Check(ctx context.Context) error {
 		cols = ct
 	}
 	if p.cfg.Columns != DetectColumns && p.cfg.Columns != cols {
-		return &batontype.ValidationError{Field: "Columns", Value: p.cfg.Columns.String(),
+		return &batontype.ValidationError{Pkg: "shedlock", Field: "Columns", Value: p.cfg.Columns.String(),
 			Reason: "the table's columns are " + cols.String(), Err: ErrTimeMode}
 	}
 	for _, c := range []string{"name", "locked_by", "owner", "at_least_until", "fence", "last_tick"} {
@@ -354,10 +355,7 @@ func holderText(info, owner string) string {
 
 // Acquire implements lockprovider.Provider in one statement.
 func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := a.Validate(); err != nil {
+	if err := check.Args(ctx, a.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	q, err := p.queries()
@@ -383,8 +381,8 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 	err = p.db.QueryRow(ctx, q.acquire, a.Name, a.Owner, holderText(info, a.Owner), a.AtMostFor, a.AtLeastFor, tick).
 		Scan(&granted, &existed, &held, &mine, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
-		if contended(err) {
-			return lockprovider.Lease{}, fmt.Errorf("%w (%s)", batontype.ErrNotAcquired, sqlState(err))
+		if refused := pglease.Contended(err); refused != nil {
+			return lockprovider.Lease{}, refused
 		}
 		return lockprovider.Lease{}, pgError("acquire", a.Name, err)
 	}
@@ -413,66 +411,33 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 
 // Extend implements lockprovider.Provider in one UPDATE.
 func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := e.Validate(); err != nil {
+	if err := check.Args(ctx, e.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	q, err := p.queries()
 	if err != nil {
 		return lockprovider.Lease{}, err
 	}
-	var (
-		at, until, atLeast time.Time
-		fence              int64
-		lastTick           pgtype.Timestamptz
-	)
-	err = p.db.QueryRow(ctx, q.extend, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor).
-		Scan(&at, &until, &atLeast, &fence, &lastTick)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return lockprovider.Lease{}, batontype.ErrNotHeld
-	}
-	if err != nil {
-		return lockprovider.Lease{}, pgError("extend", e.Name, err)
-	}
-	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Token: fence, GrantedAt: at, Until: until, AtLeastUntil: atLeast}
-	if lastTick.Valid {
-		l.Tick = lastTick.Time
-	}
-	return l, nil
+	return pglease.Extend(ctx, p.db, q.extend, e, func(err error) error { return pgError("extend", e.Name, err) })
 }
 
 // Release implements lockprovider.Provider in one UPDATE.
 func (p *Postgres) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
+	if err := check.Args(ctx, r.Validate()); err != nil {
 		return err
 	}
 	q, err := p.queries()
 	if err != nil {
 		return err
 	}
-	tag, err := p.db.Exec(ctx, q.release, r.Name, r.Owner)
-	if err != nil {
-		return pgError("release", r.Name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return batontype.ErrNotHeld
-	}
-	return nil
+	return pglease.Release(ctx, p.db, q.release, r, func(err error) error { return pgError("release", r.Name, err) })
 }
 
 // Inspect implements lockprovider.Inspector. Rows of Java grants report
 // the Java host as LockedBy and Token 0 unless a Go replica held the name
 // before.
 func (p *Postgres) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
 	infos, err := p.read(ctx, []string{name})
@@ -529,11 +494,8 @@ func (p *Postgres) read(ctx context.Context, names []string) ([]batontype.LeaseI
 // PostgresConfig.PollInterval): Java replicas send no notifications, so
 // only reading the table sees their releases.
 func (p *Postgres) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
-		return nil, err
+	if stop, err := check.Watch(ctx, batontype.ValidateName(name)); err != nil {
+		return stop, err
 	}
 	return p.poll.register(ctx, name, ch)
 }
@@ -582,27 +544,4 @@ func (p *Postgres) ExportTokens(ctx context.Context, nativeSchema, nativeTable s
 		return 0, pgError("export tokens from", p.table, err)
 	}
 	return tag.RowsAffected(), nil
-}
-
-// contended reports errors that mean "another session is in the way": a
-// locked row (55P03, from NOWAIT), a serialization failure (40001) or a
-// deadlock (40P01). The statement changed nothing.
-func contended(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	switch pgErr.Code {
-	case "55P03", "40001", "40P01":
-		return true
-	}
-	return false
-}
-
-func sqlState(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return "SQLSTATE " + pgErr.Code
-	}
-	return ""
 }

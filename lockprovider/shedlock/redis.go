@@ -15,7 +15,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
-
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -105,7 +106,7 @@ func NewRedis(client RedisClient, config *RedisConfig) (*Redis, error) {
 		cfg = *config
 	}
 	if client == nil {
-		return nil, &batontype.ValidationError{Field: "client", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
+		return nil, &batontype.ValidationError{Pkg: "shedlock", Field: "client", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
 	if cfg.KeyPrefix == "" {
 		cfg.KeyPrefix = DefaultKeyPrefix
@@ -118,21 +119,14 @@ func NewRedis(client RedisClient, config *RedisConfig) (*Redis, error) {
 			return nil, err
 		}
 	}
-	switch {
-	case cfg.RecordTTL == 0:
-		cfg.RecordTTL = DefaultRecordTTL
-	case cfg.RecordTTL < time.Hour || cfg.RecordTTL > 10*batontype.MaxDuration:
-		return nil, &batontype.ValidationError{Field: "RecordTTL", Value: cfg.RecordTTL.String(),
-			Reason: "must be between 1h and " + (10 * batontype.MaxDuration).String(), Err: batontype.ErrInvalidDuration}
-	}
-	poll, err := pollInterval(cfg.PollInterval)
-	if err != nil {
+	var err error
+	if cfg.RecordTTL, err = defaults.RecordTTL(cfg.RecordTTL, DefaultRecordTTL); err != nil {
 		return nil, err
 	}
-	cfg.PollInterval = poll
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+	if cfg.PollInterval, err = pollInterval(cfg.PollInterval); err != nil {
+		return nil, err
 	}
+	cfg.Logger = defaults.Logger(cfg.Logger)
 	lockedBy := cfg.LockedBy
 	if lockedBy == "" {
 		h, _ := os.Hostname()
@@ -169,7 +163,7 @@ func validateKeyPart(field, s string) error {
 	if reason == "" {
 		return nil
 	}
-	return &batontype.ValidationError{Field: field, Value: strconv.Quote(s), Reason: reason, Err: batontype.ErrInvalid}
+	return &batontype.ValidationError{Pkg: "shedlock", Field: field, Value: strconv.Quote(s), Reason: reason, Err: batontype.ErrInvalid}
 }
 
 // Key returns ShedLock's key of name: "<KeyPrefix>:<Environment>:<name>".
@@ -224,10 +218,7 @@ func ms(t int64) time.Time { return time.UnixMilli(t) }
 
 // Acquire implements lockprovider.Provider in one script call.
 func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := a.Validate(); err != nil {
+	if err := check.Args(ctx, a.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	info := a.LockedBy
@@ -264,10 +255,7 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 
 // Extend implements lockprovider.Provider in one script call.
 func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return lockprovider.Lease{}, err
-	}
-	if err := e.Validate(); err != nil {
+	if err := check.Args(ctx, e.Validate()); err != nil {
 		return lockprovider.Lease{}, err
 	}
 	key, meta := r.keys(e.Name)
@@ -296,10 +284,7 @@ func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockpr
 
 // Release implements lockprovider.Provider in one script call.
 func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	if err := p.Validate(); err != nil {
+	if err := check.Args(ctx, p.Validate()); err != nil {
 		return err
 	}
 	key, meta := r.keys(p.Name)
@@ -317,10 +302,7 @@ func (r *Redis) Release(ctx context.Context, p lockprovider.ReleaseParams) error
 // Java host and the time from its value, and the fencing token of the last
 // Go grant (0 if none).
 func (r *Redis) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return batontype.LeaseInfo{}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
+	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
 	info, err := r.read(ctx, name)
@@ -451,11 +433,8 @@ func globEscape(s string) string {
 // RedisConfig.PollInterval): ShedLock publishes nothing, so only reading
 // the keys sees a Java replica's release.
 func (r *Redis) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return func() {}, err
-	}
-	if err := batontype.ValidateName(name); err != nil {
-		return nil, err
+	if stop, err := check.Watch(ctx, batontype.ValidateName(name)); err != nil {
+		return stop, err
 	}
 	return r.poll.register(ctx, name, ch)
 }

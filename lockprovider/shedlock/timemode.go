@@ -84,7 +84,7 @@ type representation struct {
 }
 
 func timeError(field, value, reason string) error {
-	return &batontype.ValidationError{Field: field, Value: strconv.Quote(value), Reason: reason, Err: ErrTimeMode}
+	return &batontype.ValidationError{Pkg: "shedlock", Field: field, Value: strconv.Quote(value), Reason: reason, Err: ErrTimeMode}
 }
 
 // resolveRepresentation decides, from the Java fleet's time mode and the
