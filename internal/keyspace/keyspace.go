@@ -85,3 +85,18 @@ func Untag(prefix, key string) (name, suffix string, ok bool) {
 	}
 	return name, suffix, true
 }
+
+// Int reads an integer from a Redis script's reply as the go-redis
+// clients decode it (an int64, or a string for a value the script returned
+// as a bulk string); ok is false for anything else, such as a missing
+// value.
+func Int(v any) (n int64, ok bool) {
+	switch v := v.(type) {
+	case int64:
+		return v, true
+	case string:
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}

@@ -66,12 +66,12 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control in one statement.
 func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (batontype.RunRequest, error) {
-	if err := check.Args(ctx, r.Validate()); err != nil {
+	r, err := check.Request(ctx, r)
+	if err != nil {
 		return batontype.RunRequest{}, err
 	}
-	r = r.WithDefaults()
 	var ignored bool
-	err := p.db.QueryRow(ctx, p.control.request, r.ID, r.Job, r.RequestedBy, r.TTL, controlPayload).
+	err = p.db.QueryRow(ctx, p.control.request, r.ID, r.Job, r.RequestedBy, r.TTL, controlPayload).
 		Scan(&r.Requested, &r.Until, &ignored)
 	if err != nil {
 		return batontype.RunRequest{}, opError("request run", r.Job, err)

@@ -265,13 +265,9 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry in one statement.
 func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
-	if err := check.Args(ctx, inst.Validate(ttl)); err != nil {
-		return err
-	}
-	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
-	b, err := json.Marshal(inst)
+	b, err := check.Register(ctx, inst, ttl)
 	if err != nil {
-		return opError("register", inst.LockedBy, err)
+		return err
 	}
 	if _, err := p.db.Exec(ctx, p.ops.register, inst.LockedBy, string(b), ttl); err != nil {
 		return opError("register", inst.LockedBy, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -49,10 +50,10 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 
 // RequestRun implements lockprovider.Control in one script call.
 func (p *Provider) RequestRun(ctx context.Context, r batontype.RunRequest) (batontype.RunRequest, error) {
-	if err := check.Args(ctx, r.Validate()); err != nil {
+	r, err := check.Request(ctx, r)
+	if err != nil {
 		return batontype.RunRequest{}, err
 	}
-	r = r.WithDefaults()
 	keys, ch := p.controlKeys()
 	v, err := controlScript.Run(ctx, p.client, keys, "req", r.ID, r.Job+"\n"+r.RequestedBy+"\n"+r.ID, r.TTL.Milliseconds(), ch).Int64Slice()
 	if err != nil {
@@ -102,7 +103,7 @@ func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, er
 	if len(v) < 2 {
 		return bad()
 	}
-	n, ok := intField(v[1])
+	n, ok := keyspace.Int(v[1])
 	if !ok || int(n) > len(v)-2 {
 		return bad()
 	}

@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -30,7 +30,7 @@ func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInf
 		return info, fmt.Errorf("redis: inspect %q: %w", name, unexpected(v))
 	}
 	if s, ok := v[0].(string); ok {
-		until, ok := intField(v[1])
+		until, ok := keyspace.Int(v[1])
 		lv, ok2 := parseLease(s, until)
 		if !ok || !ok2 {
 			return info, fmt.Errorf("redis: inspect %q: %w", name, unexpected(v))
@@ -39,24 +39,13 @@ func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInf
 		info.LockedBy, info.GrantedAt, info.Until = lv.lockedBy, lv.granted, time.UnixMilli(until)
 		info.AtLeastUntil = lockprovider.MinHold(lv.granted, lv.atLeastUntil)
 	}
-	if f, ok := intField(v[2]); ok {
+	if f, ok := keyspace.Int(v[2]); ok {
 		info.Exists, info.Token = true, f
 	}
-	if k, ok := intField(v[3]); ok {
+	if k, ok := keyspace.Int(v[3]); ok {
 		info.Exists, info.LastTick = true, time.UnixMilli(k)
 	}
 	return info, nil
-}
-
-func intField(v any) (int64, bool) {
-	switch v := v.(type) {
-	case int64:
-		return v, true
-	case string:
-		n, err := strconv.ParseInt(v, 10, 64)
-		return n, err == nil
-	}
-	return 0, false
 }
 
 // List implements lockprovider.Inspector. It SCANs every master (or shard)

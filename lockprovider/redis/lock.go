@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -130,9 +131,9 @@ func heldReply(v []any, name, owner string) (lockprovider.Lease, bool) {
 	if len(v) != 3 {
 		return lockprovider.Lease{}, false
 	}
-	f, ok1 := intField(v[0])
+	f, ok1 := keyspace.Int(v[0])
 	s, ok2 := v[1].(string)
-	until, ok3 := intField(v[2])
+	until, ok3 := keyspace.Int(v[2])
 	if !ok1 || !ok2 || !ok3 {
 		return lockprovider.Lease{}, false
 	}

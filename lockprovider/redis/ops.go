@@ -15,6 +15,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -73,9 +74,9 @@ func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (
 		return batontype.LeaseInfo{}, batontype.ErrNotHeld
 	}
 	if a, ok := v.([]any); ok && len(a) == 3 {
-		f, ok1 := intField(a[0])
+		f, ok1 := keyspace.Int(a[0])
 		s, ok2 := a[1].(string)
-		until, ok3 := intField(a[2])
+		until, ok3 := keyspace.Int(a[2])
 		if pl, ok := parseLease(s, until); ok && ok1 && ok2 && ok3 {
 			return batontype.LeaseInfo{
 				Name: name, Exists: true, Held: true, LockedBy: pl.lockedBy,
@@ -463,13 +464,9 @@ func (p *Provider) registryKeys() []string {
 
 // Register implements lockprovider.Registry in one script call.
 func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
-	if err := check.Args(ctx, inst.Validate(ttl)); err != nil {
-		return err
-	}
-	inst.Heartbeat, inst.Until = time.Time{}, time.Time{}
-	b, err := json.Marshal(inst)
+	b, err := check.Register(ctx, inst, ttl)
 	if err != nil {
-		return opError("register", inst.LockedBy, err)
+		return err
 	}
 	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "reg", inst.LockedBy, b, ttl.Milliseconds()).Err(); err != nil {
 		return opError("register", inst.LockedBy, err)
@@ -518,8 +515,8 @@ func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) 
 	var out []batontype.Instance
 	for i := 1; i < len(v); i += 4 {
 		id, _ := v[i].(string)
-		until, ok1 := intField(v[i+1])
-		hb, ok2 := intField(v[i+2])
+		until, ok1 := keyspace.Int(v[i+1])
+		hb, ok2 := keyspace.Int(v[i+2])
 		js, _ := v[i+3].(string)
 		var inst batontype.Instance
 		if !ok1 || !ok2 || js == "" {

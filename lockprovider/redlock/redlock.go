@@ -277,17 +277,6 @@ func (s state) lease(name, owner string) lockprovider.Lease {
 	return l
 }
 
-func toInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case string:
-		n, err := strconv.ParseInt(x, 10, 64)
-		return n, err == nil
-	}
-	return 0, false
-}
-
 // Acquire implements lockprovider.Provider in two parallel rounds. The
 // first takes the lease on every master where the name is free and reads
 // each one's fencing counter; with a majority, the token is the largest
@@ -410,14 +399,14 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		if len(v) < 2 {
 			continue
 		}
-		switch kind, _ := toInt(v[0]); kind {
+		switch kind, _ := keyspace.Int(v[0]); kind {
 		case 0:
 			holders[fmt.Sprint(v[1])]++
 		case 1: // already the caller's
 			granting = append(granting, i)
 			setFrom = start
 			if len(v) > 2 {
-				if c, ok := toInt(v[2]); ok && c > counter {
+				if c, ok := keyspace.Int(v[2]); ok && c > counter {
 					counter = c
 				}
 			}
@@ -437,7 +426,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 			if r.sent.Before(setFrom) {
 				setFrom = r.sent
 			}
-			if c, ok := toInt(v[1]); ok && c > counter {
+			if c, ok := keyspace.Int(v[1]); ok && c > counter {
 				counter = c
 			}
 		}
@@ -501,11 +490,11 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 			continue
 		}
 		setAt := firstStart
-		if kind, _ := toInt(first[i].v.([]any)[0]); kind == 2 {
+		if kind, _ := keyspace.Int(first[i].v.([]any)[0]); kind == 2 {
 			setAt = first[i].sent
 		}
 		end := setAt.Add(ap.AtMostFor)
-		if ms, ok := toInt(v[1]); ok {
+		if ms, ok := keyspace.Int(v[1]); ok {
 			if e := r.sent.Add(time.Duration(ms) * time.Millisecond); e.After(end) {
 				end = e
 			}

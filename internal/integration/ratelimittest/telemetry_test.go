@@ -3,6 +3,7 @@ package ratelimittest
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"testing"
@@ -119,12 +120,19 @@ func TestObserverAllocs(t *testing.T) {
 	mem := memory.New(nil)
 	base := mustNew(t, mem, ratelimit.PerSecond(1_000_000))
 	noop := withObserver(t, mem, base, observe.Func(func(context.Context, observe.Event) {}))
+	// AllocsPerRun counts every goroutine's allocations, and goroutines
+	// of earlier tests (client pools, sweepers) may allocate meanwhile on
+	// a busy machine: the least of a few runs is the decision's own.
 	allocs := func(l *ratelimit.Limiter) float64 {
-		return testing.AllocsPerRun(200, func() {
-			if _, err := l.Allow(context.Background(), "k"); err != nil {
-				t.Fatal(err)
-			}
-		})
+		least := math.Inf(1)
+		for range 5 {
+			least = min(least, testing.AllocsPerRun(200, func() {
+				if _, err := l.Allow(context.Background(), "k"); err != nil {
+					t.Fatal(err)
+				}
+			}))
+		}
+		return least
 	}
 	if none, with := allocs(base), allocs(noop); none != with {
 		t.Fatalf("a decision allocates %v times with an observer, %v without", with, none)
