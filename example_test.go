@@ -16,7 +16,10 @@ import (
 // sync calls. One provider serves both.
 func Example() {
 	ctx := context.Background()
-	provider := memory.New(nil) // lockprovider/redis or /postgres in production
+	provider, err := memory.New(nil) // lockprovider/redis or /postgres in production
+	if err != nil {
+		panic(err)
+	}
 	replicaA, _ := baton.NewLocker(provider, &baton.Config{LockedBy: "replica-a"})
 	replicaB, _ := baton.NewLocker(provider, &baton.Config{LockedBy: "replica-b"})
 	// The API allows bursts of 2 calls, refilled at 2 a minute.
@@ -61,7 +64,11 @@ func Example() {
 
 func ExampleLocker_Acquire() {
 	ctx := context.Background()
-	locker, _ := baton.NewLocker(memory.New(nil), nil)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	locker, _ := baton.NewLocker(provider, nil)
 
 	first, _ := locker.Acquire(ctx, "report", nil)
 	go func() {
@@ -86,7 +93,11 @@ func ExampleLocker_Acquire() {
 // lost, here because nothing extends it.
 func ExampleLock_Context() {
 	ctx := context.Background()
-	locker, _ := baton.NewLocker(memory.New(nil), nil)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	locker, _ := baton.NewLocker(provider, nil)
 	lock, _ := locker.TryAcquire(ctx, "rebuild-index", &baton.AcquireOptions{AtMostFor: 50 * time.Millisecond})
 	defer lock.Release(ctx)
 
@@ -104,11 +115,15 @@ func ExampleLock_Context() {
 // With AutoRenew the lease outlives its TTL for as long as the job runs.
 func ExampleAcquireOptions_autoRenew() {
 	ctx := context.Background()
-	locker, _ := baton.NewLocker(memory.New(nil), nil)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	locker, _ := baton.NewLocker(provider, nil)
 	lock, _ := locker.TryAcquire(ctx, "migrate", &baton.AcquireOptions{AtMostFor: time.Second, AutoRenew: true})
 
 	time.Sleep(1500 * time.Millisecond) // a job longer than the TTL
-	_, err := locker.TryAcquire(ctx, "migrate", nil)
+	_, err = locker.TryAcquire(ctx, "migrate", nil)
 	fmt.Println(lock.Context().Err(), errors.Is(err, baton.ErrNotAcquired))
 	_ = lock.Release(ctx)
 	fmt.Println(context.Cause(lock.Context()))

@@ -16,7 +16,7 @@ import (
 func TestGateLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l, err := NewLocker(memory.New(nil), nil)
+	l, err := NewLocker(newMemory(t, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,4 +77,14 @@ func TestGateLifecycle(t *testing.T) {
 	if n, reg := gates(); n != 0 || reg {
 		t.Errorf("after the last waiter: %d waiters, registered %v", n, reg)
 	}
+}
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

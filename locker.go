@@ -77,7 +77,9 @@ type Config struct {
 	CallTimeout time.Duration
 
 	// DisableNotify makes Acquire poll only, even when the provider
-	// implements lockprovider.ReleaseNotifier.
+	// implements lockprovider.ReleaseNotifier. Default false: a waiting
+	// Acquire is woken by the provider's release notifications when it
+	// has them, and polls otherwise.
 	DisableNotify bool
 
 	// Observer receives the Locker's events (package observe: attempts,
@@ -93,13 +95,16 @@ type AcquireOptions struct {
 	AtMostFor time.Duration
 	// AtLeastFor keeps the lock held until this long after the grant even
 	// when it is released earlier (lockAtLeastFor). 0 <= AtLeastFor <= TTL.
+	// Zero means none: Release frees the lock at once.
 	AtLeastFor time.Duration
 	// AutoRenew starts a watchdog goroutine, owned by the Lock, that
 	// extends the lease by AtMostFor a third of AtMostFor after each
 	// renewal was sent, until Release or loss (see the package
-	// documentation).
+	// documentation). Default false: the lease is extended only by
+	// Lock.Extend.
 	AutoRenew bool
-	// LockedBy overrides Config.LockedBy for this lock.
+	// LockedBy overrides Config.LockedBy for this lock. Empty means
+	// Config.LockedBy.
 	LockedBy string
 }
 

@@ -16,7 +16,11 @@ import (
 // caller's own lock; a context that does not carry the lock still contends.
 func ExampleLocker_Acquire_nested() {
 	ctx := context.Background()
-	locker, _ := baton.NewLocker(memory.New(nil), nil)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	locker, _ := baton.NewLocker(provider, nil)
 
 	debit := func(ctx context.Context, account string) error {
 		lock, err := locker.Acquire(ctx, "account:"+account, &baton.AcquireOptions{AtMostFor: 10 * time.Second})
@@ -49,7 +53,11 @@ func ExampleLocker_Acquire_nested() {
 // such as an HTTP request's: the callee's acquire of the same name is a
 // nested hold, while the request's cancellation stays the request's.
 func ExampleWithLock() {
-	locker, _ := baton.NewLocker(memory.New(nil), nil)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	locker, _ := baton.NewLocker(provider, nil)
 	request, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

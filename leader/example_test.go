@@ -17,7 +17,10 @@ import (
 // The deposed leader's late write is rejected.
 func Example() {
 	ctx := context.Background()
-	provider := memory.New(nil) // lockprovider/redis, /postgres or /etcd in production
+	provider, err := memory.New(nil) // lockprovider/redis, /postgres or /etcd in production
+	if err != nil {
+		panic(err)
+	}
 	a, _ := leader.New(provider, "billing-leader", &leader.Config{LockedBy: "replica-a", AtMostFor: 10 * time.Second})
 	b, _ := leader.New(provider, "billing-leader", &leader.Config{LockedBy: "replica-b", AtMostFor: 10 * time.Second})
 	var cursor fence.Value[string]
@@ -43,7 +46,7 @@ func Example() {
 	fmt.Println("b leads with a larger token:", termB.Token() > termA.Token())
 
 	// A write a sent late, outside its term's context: the token stops it.
-	err := cursor.Write(termA.Token(), "late write by a")
+	err = cursor.Write(termA.Token(), "late write by a")
 	fmt.Println("a's late write rejected:", errors.Is(err, fence.ErrStaleToken))
 	v, _ := cursor.Read()
 	fmt.Println("value:", v)
@@ -58,8 +61,12 @@ func Example() {
 // Run campaigns again after a lost term and resigns when ctx ends.
 func ExampleElection_Run() {
 	ctx, cancel := context.WithCancel(context.Background())
-	election, _ := leader.New(memory.New(nil), "compactor", nil)
-	err := election.Run(ctx, func(ctx context.Context, term *leader.Term) error {
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	election, _ := leader.New(provider, "compactor", nil)
+	err = election.Run(ctx, func(ctx context.Context, term *leader.Term) error {
 		fmt.Println("leading")
 		cancel() // shutting down: ctx ends, Run resigns
 		<-ctx.Done()

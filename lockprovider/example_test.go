@@ -17,7 +17,11 @@ import (
 // tick identity.
 func Example() {
 	ctx := context.Background()
-	var p lockprovider.Provider = memory.New(nil) // or a Redis or PostgreSQL provider
+	mem, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	var p lockprovider.Provider = mem // or a Redis or PostgreSQL provider
 
 	a := lockprovider.AcquireParams{Name: "report", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}
 	first, err := p.Acquire(ctx, a)

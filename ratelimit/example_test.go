@@ -16,7 +16,10 @@ import (
 // Three requests per hour on a fixed window. The memory provider stands in for
 // Redis or PostgreSQL (its clock is pinned here so the output is stable).
 func Example() {
-	provider := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
+	provider, err := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		panic(err)
+	}
 	limiter, err := ratelimit.New(provider, []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: 3, Period: time.Hour}}, nil)
 	if err != nil {
 		panic(err)
@@ -38,7 +41,10 @@ func Example() {
 // A burst limit and a long-term quota, charged together: a refusal by either
 // charges neither.
 func Example_multipleLimits() {
-	provider := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
+	provider, err := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		panic(err)
+	}
 	limiter, err := ratelimit.New(provider, []ratelimit.Limit{
 		ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 50, Period: time.Second, Burst: 5, Name: "burst"},
 		ratelimit.Limit{Algorithm: ratelimit.SlidingWindow, Rate: 1000, Period: time.Hour, Name: "hourly"}}, nil)
@@ -57,15 +63,22 @@ func Example_multipleLimits() {
 
 // Bad input is an error, never a clamp.
 func ExampleLimiter_AllowN_exceedsCapacity() {
-	limiter, _ := ratelimit.New(memory.New(nil), []ratelimit.Limit{ratelimit.PerSecond(10)}, nil)
-	_, err := limiter.AllowN(context.Background(), "k", 11)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	limiter, _ := ratelimit.New(provider, []ratelimit.Limit{ratelimit.PerSecond(10)}, nil)
+	_, err = limiter.AllowN(context.Background(), "k", 11)
 	fmt.Println(errors.Is(err, ratelimit.ErrExceedsCapacity), errors.Is(err, ratelimit.ErrInvalid))
 	// Output: true true
 }
 
 // The HTTP middleware keyed by an API key header.
 func ExampleMiddleware() {
-	provider := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
+	provider, err := memory.New(&memory.Config{Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		panic(err)
+	}
 	limiter, _ := ratelimit.New(provider, []ratelimit.Limit{{Algorithm: ratelimit.FixedWindow, Rate: 2, Period: time.Minute, Name: "default"}}, nil)
 	h := ratelimit.Middleware(limiter, &ratelimit.MiddlewareConfig{Key: ratelimit.HeaderKey("X-Api-Key")})(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
@@ -99,7 +112,11 @@ func ExampleConfig() {
 	obs := observe.Func(func(_ context.Context, e observe.Event) {
 		fmt.Println(e.Kind, e.Policy, e.Outcome, e.RetryAfter > 0)
 	})
-	limiter, err := ratelimit.New(memory.New(nil), []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"}},
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	limiter, err := ratelimit.New(provider, []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"}},
 		&ratelimit.Config{Observer: obs})
 	if err != nil {
 		panic(err)

@@ -23,13 +23,16 @@ const (
 
 // Limit is one rate limit: Rate units per Period, counted by Algorithm.
 type Limit struct {
+	// Algorithm counts the units. Required: the zero Algorithm is none,
+	// and New refuses it.
 	Algorithm Algorithm
 	// Rate is the number of units per Period: the quota of one window
 	// for FixedWindow, SlidingLog and SlidingWindow, the refill rate for
 	// TokenBucket and GCRA. At most one per microsecond of Period.
+	// Required: at least 1, no default.
 	Rate int64
 	// Period is the window length or refill period, a whole number of
-	// microseconds from 1ms to 366 days.
+	// microseconds from 1ms to 366 days. Required: no default.
 	Period time.Duration
 	// Burst is the capacity of a TokenBucket or GCRA: how many units pass
 	// at once after a quiet spell. Zero means Rate. Must be zero for the

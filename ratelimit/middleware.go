@@ -65,7 +65,7 @@ type MiddlewareConfig struct {
 	// OnError, if set, is called for every provider failure (count them:
 	// while the provider is down, requests pass unlimited or are refused).
 	// The Limiter's observer (ratelimit.Config.Observer) is told too, with
-	// an observe.RateFallback event.
+	// an observe.RateFallback event. Nil means none is called.
 	OnError func(r *http.Request, err error)
 	// Denied writes the response to a refused request after the rate-limit
 	// header fields are set. Nil means a plain-text 429 Too Many Requests.

@@ -78,6 +78,7 @@ type Config struct {
 	RegistryTTL time.Duration
 
 	// Version is published in the registry, e.g. the application's build.
+	// Empty means none is published.
 	Version string
 
 	// ControlPoll is how often the scheduler reads the provider's control

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/baton-go/baton/lockprovider/memory"
 )
 
 // Every tick fires on time however long the loop's work for the previous
@@ -20,7 +18,7 @@ func TestTicksOnTimeAfterSlowDispatch(t *testing.T) {
 	for _, locked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				s, err := New(memory.New(nil), &Config{DisableRegistry: true, AtMostFor: time.Second})
+				s, err := New(newMemory(t, nil), &Config{DisableRegistry: true, AtMostFor: time.Second})
 				if err != nil {
 					t.Fatal(err)
 				}

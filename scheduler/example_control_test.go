@@ -12,7 +12,11 @@ import (
 
 // A manual run: the job runs now, holding its lock but no tick.
 func ExampleScheduler_RunNow() {
-	sched, err := scheduler.New(memory.New(nil), nil)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	sched, err := scheduler.New(provider, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -41,7 +45,11 @@ func ExampleScheduler_RunNow() {
 
 // Retries within the same run: the same token, attempts 1, 2, 3.
 func ExampleBuilder_Retry() {
-	sched, err := scheduler.New(memory.New(nil), &scheduler.Config{
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	sched, err := scheduler.New(provider, &scheduler.Config{
 		Observer: scheduler.Hooks{Failed: func(ev scheduler.Event) {
 			fmt.Printf("attempt %d failed: %v\n", ev.Attempt, ev.Err)
 		}},

@@ -13,7 +13,10 @@ import (
 // Two replicas share a lock store; each tick of the locked job runs on one
 // of them only.
 func Example() {
-	provider := memory.New(nil) // in production: a Redis or PostgreSQL provider
+	provider, err := memory.New(nil) // in production: a Redis or PostgreSQL provider
+	if err != nil {
+		panic(err)
+	}
 	runs := make(chan scheduler.Run, 16)
 
 	var replicas []*scheduler.Scheduler
@@ -57,7 +60,11 @@ func Example() {
 // Every ticks on multiples of the period since the Unix epoch, shifted by
 // an Offset: the same instants on every replica.
 func ExampleScheduler_Every() {
-	sched, err := scheduler.New(memory.New(nil), nil)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	sched, err := scheduler.New(provider, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -78,7 +85,11 @@ func ExampleScheduler_Every() {
 
 // An invalid cron spec is reported with the field and value at fault.
 func ExampleSpecError() {
-	sched, err := scheduler.New(memory.New(nil), nil)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	sched, err := scheduler.New(provider, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -101,7 +112,11 @@ func ExampleSpecError() {
 // A job that may outlive its lease keeps it alive, and learns through its
 // context when the lease is lost anyway.
 func ExampleAutoRenew() {
-	sched, err := scheduler.New(memory.New(nil), &scheduler.Config{AtMostFor: time.Minute})
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	sched, err := scheduler.New(provider, &scheduler.Config{AtMostFor: time.Minute})
 	if err != nil {
 		panic(err)
 	}

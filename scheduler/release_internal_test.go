@@ -33,7 +33,7 @@ func TestReleasesTakeStopsAtRepeat(t *testing.T) {
 // Many goroutines releasing at once each get their own lease's answer:
 // nil for the holder, ErrNotHeld for a name held by someone else.
 func TestReleasesAnswerEach(t *testing.T) {
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	r := newReleases(p, false, time.Second, 5*time.Second)
 	if r == nil {
 		t.Fatal("memory provider: no batch releases")
@@ -77,7 +77,7 @@ func TestReleasesAnswerEach(t *testing.T) {
 // A release waits while batch claims are in flight, until they are
 // answered or for maxDefer at the most.
 func TestReleasesDeferToClaims(t *testing.T) {
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	ctx := context.Background()
 	hold := func(name string) lockprovider.ReleaseParams {
 		owner := lockprovider.NewOwner()
@@ -111,4 +111,14 @@ func TestReleasesDeferToClaims(t *testing.T) {
 	}
 	var none *releases
 	none.claiming()() // a provider without batch releases
+}
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -14,7 +14,10 @@ import (
 // behind the application's own authentication (here a fixed bearer token,
 // for brevity; use your session or SSO middleware).
 func Example() {
-	provider := memory.New(nil)
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
 	page, err := status.New(&status.Config{
 		Backends: []status.Backend{{Name: "memory", Provider: provider}},
 		Actions:  true, // force-release and reset buttons; off by default

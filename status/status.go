@@ -33,10 +33,14 @@ var assets embed.FS
 // lockprovider.Admin. A deployment that keeps jobs in Redis and locks in
 // PostgreSQL lists both.
 type Backend struct {
-	Name     string
+	// Name is shown next to what comes from this backend: 1 to 64 bytes
+	// of printable text, unique among Backends. Required: no default.
+	Name string
+	// Provider is the backend read. Required: no default.
 	Provider lockprovider.Provider
 	// Control, when set and Config.Actions is on, adds run-now, pause and
-	// resume to the jobs of this backend.
+	// resume to the jobs of this backend. Nil means none: the jobs of
+	// this backend have no such buttons.
 	Control Control
 }
 
@@ -75,15 +79,16 @@ type Config struct {
 	Limits func(key string) []batontype.RateLimit
 
 	// Grace is how long after its tick a run may start before the tick
-	// counts as missed. Zero means one minute.
+	// counts as missed. Zero means DefaultGrace (one minute).
 	Grace time.Duration
 
-	// Timeout bounds the backend calls of one request. Zero means 10s.
+	// Timeout bounds the backend calls of one request. Zero means
+	// DefaultTimeout (10s).
 	Timeout time.Duration
 
 	// Refresh is how often the page polls, and how long a computed view
 	// is reused for every viewer, so that many open pages cost the
-	// backends no more than one. Zero means 2s.
+	// backends no more than one. Zero means DefaultRefresh (2s).
 	Refresh time.Duration
 
 	// Logger receives backend errors at warn and every action at info.

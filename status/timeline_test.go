@@ -122,7 +122,7 @@ func TestTimelineOutageAtStart(t *testing.T) {
 	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
 	tick := func(i int) time.Time { return base.Add(time.Duration(i) * time.Minute) }
 	var clock time.Time
-	p := memory.New(&memory.Config{Now: func() time.Time {
+	p := newMemory(t, &memory.Config{Now: func() time.Time {
 		if clock.IsZero() {
 			return time.Now()
 		}
@@ -171,4 +171,14 @@ func TestTimelineOutageAtStart(t *testing.T) {
 			t.Errorf("ticks %d-%d: missed %+v, want ticks %v", c.from, c.to, tl.Jobs, c.want)
 		}
 	}
+}
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

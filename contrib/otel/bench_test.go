@@ -11,7 +11,6 @@ import (
 
 	"github.com/baton-go/baton"
 	batonotel "github.com/baton-go/baton/contrib/otel"
-	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/observe"
 )
 
@@ -44,7 +43,7 @@ func BenchmarkLockCycle(b *testing.B) {
 		{"otel-root-spans", newObs(true), context.Background()},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			l, err := baton.NewLocker(memory.New(nil), &baton.Config{Observer: c.obs})
+			l, err := baton.NewLocker(newMemory(b, nil), &baton.Config{Observer: c.obs})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -28,7 +28,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	locker, err := baton.NewLocker(memory.New(nil), &baton.Config{Observer: obs})
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	locker, err := baton.NewLocker(provider, &baton.Config{Observer: obs})
 	if err != nil {
 		panic(err)
 	}

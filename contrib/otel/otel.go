@@ -32,7 +32,8 @@ const (
 	AttrCost       = attribute.Key("baton.ratelimit.cost")
 )
 
-// Config configures an Observer. A nil *Config means the defaults.
+// Config configures an Observer. The zero value (or a nil *Config) means
+// the documented defaults.
 type Config struct {
 	// MeterProvider makes the instruments; nil means the global one
 	// (otel.GetMeterProvider).

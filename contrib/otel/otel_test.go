@@ -210,7 +210,7 @@ func TestSpansNeedParent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		locker, err := baton.NewLocker(p, &baton.Config{Observer: obs})
 		if err != nil {
 			t.Fatal(err)
@@ -377,7 +377,7 @@ func TestJoinedObservers(t *testing.T) {
 			}
 			recs, obs = append(recs, rec), append(obs, o)
 		}
-		s, err := scheduler.New(memory.New(nil), &scheduler.Config{Observer: observe.Join(obs...)})
+		s, err := scheduler.New(newMemory(t, nil), &scheduler.Config{Observer: observe.Join(obs...)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,4 +401,14 @@ func TestJoinedObservers(t *testing.T) {
 			}
 		}
 	})
+}
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

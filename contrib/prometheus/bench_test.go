@@ -24,7 +24,7 @@ func BenchmarkLockCycle(b *testing.B) {
 		obs  observe.Observer
 	}{{"none", nil}, {"prometheus", c}} {
 		b.Run(o.name, func(b *testing.B) {
-			l, err := baton.NewLocker(memory.New(nil), &baton.Config{Observer: o.obs})
+			l, err := baton.NewLocker(newMemory(b, nil), &baton.Config{Observer: o.obs})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -42,4 +42,14 @@ func BenchmarkLockCycle(b *testing.B) {
 			}
 		})
 	}
+}
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -19,7 +19,11 @@ func Example() {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(obs)
 
-	limiter, err := ratelimit.New(memory.New(nil), []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"}},
+	provider, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
+	limiter, err := ratelimit.New(provider, []ratelimit.Limit{{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Minute, Name: "signup"}},
 		&ratelimit.Config{Observer: obs})
 	if err != nil {
 		panic(err)

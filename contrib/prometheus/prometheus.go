@@ -19,11 +19,13 @@ const (
 	LabelReason  = "reason"
 )
 
-// Config configures a Collector. A nil *Config means the defaults.
+// Config configures a Collector. The zero value (or a nil *Config) means
+// the documented defaults.
 type Config struct {
 	// Namespace prefixes every metric name. Empty means "baton".
 	Namespace string
-	// ConstLabels are added to every series (e.g. the service name).
+	// ConstLabels are added to every series (e.g. the service name). Nil
+	// means none.
 	ConstLabels prometheus.Labels
 }
 

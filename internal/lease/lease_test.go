@@ -69,7 +69,7 @@ func TestCheckDoesNotWaitForTheTimer(t *testing.T) {
 	var jump atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(jump.Load())) }
 	var lost atomic.Int32
-	l := start(t, memory.New(nil), lease.Policy{Now: now, Label: "test"}, lease.Params{
+	l := start(t, newMemory(t, nil), lease.Policy{Now: now, Label: "test"}, lease.Params{
 		Name: "paused", AtMostFor: time.Minute, OnLost: func(error) { lost.Add(1) },
 	})
 	type key struct{}
@@ -138,4 +138,14 @@ func TestLockedBy(t *testing.T) {
 	if err != nil {
 		t.Errorf("LockedBy() %q is not valid for providers: %v", by, err)
 	}
+}
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -15,11 +15,19 @@ import (
 func ExampleRun() {
 	conformance := func(t *testing.T) {
 		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
-			return memory.New(nil)
+			p, err := memory.New(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
 		})
 	}
 	benchmark := func(b *testing.B) {
-		lockprovidertest.Bench(b, memory.New(nil))
+		p, err := memory.New(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lockprovidertest.Bench(b, p)
 	}
 	// In a _test.go file these are TestConformance and BenchmarkProvider.
 	_, _ = conformance, benchmark

@@ -121,8 +121,16 @@ func (c *fakeClock) Set(t time.Time) {
 	c.t = t
 }
 
-// reference returns a memory provider whose clock is c.
-func reference(c *fakeClock) *memory.Provider { return memory.New(&memory.Config{Now: c.Now}) }
+// reference returns a memory provider whose clock is c, failing t if it
+// cannot be made.
+func reference(t testing.TB, c *fakeClock) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(&memory.Config{Now: c.Now})
+	if err != nil {
+		t.Fatalf("memory reference provider: %v", err)
+	}
+	return p
+}
 
 // Every decision, of random requests (cost, reservation, refund) on one
 // and several limits, equals the memory provider's at the server time the
@@ -154,7 +162,7 @@ func (e *rateEnv) testAgree() {
 	)
 	for si, limits := range limitSets {
 		clk := &fakeClock{}
-		ref := reference(clk)
+		ref := reference(e.t, clk)
 		reservable := true
 		capacity := limits[0].Capacity()
 		for _, l := range limits {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -91,7 +92,7 @@ func (e *rateEnv) testBounds() {
 		if v := violation(out.limit, admitted); v != "" {
 			e.t.Errorf("%s: bound violated: %s", alg, v)
 		}
-		ideal := replay(out.limit, out.all)
+		ideal := replay(e.t, out.limit, out.all)
 		e.t.Logf("%s: %d requests, %d admitted; the algorithm admits %d of the same arrivals", alg, len(out.all), len(admitted), ideal)
 		if float64(len(admitted)) < minAdmittedShare*float64(ideal) {
 			e.t.Errorf("%s: admitted %d; want at least %.0f%% of the %d the algorithm admits (over-blocking)", alg, len(admitted), 100*minAdmittedShare, ideal)
@@ -106,12 +107,12 @@ func (e *rateEnv) testBounds() {
 
 // replay runs the arrivals through the memory provider at their server
 // times and returns how many it admits.
-func replay(limit batontype.RateLimit, all []decision) int {
+func replay(t testing.TB, limit batontype.RateLimit, all []decision) int {
 	if len(all) == 0 {
 		return 0
 	}
 	clk := &fakeClock{}
-	ref := reference(clk)
+	ref := reference(t, clk)
 	n := 0
 	for _, d := range all {
 		clk.Set(time.UnixMicro(d.at))

@@ -50,7 +50,7 @@ func TestReplay(t *testing.T) {
 		all[i] = decision{at: at}
 	}
 	for _, alg := range rateAlgorithms {
-		if n := replay(batontype.RateLimit{Algorithm: alg, Rate: 4, Period: time.Second}, all); n != 4 {
+		if n := replay(t, batontype.RateLimit{Algorithm: alg, Rate: 4, Period: time.Second}, all); n != 4 {
 			t.Errorf("%s: replay admitted %d of a burst of 10; want the capacity 4", alg, n)
 		}
 	}

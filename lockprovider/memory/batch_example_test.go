@@ -16,7 +16,10 @@ import (
 // Acquire would answer it.
 func ExampleProvider_AcquireBatch() {
 	ctx := context.Background()
-	p := memory.New(nil)
+	p, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
 	tick := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
 	item := func(name string) lockprovider.AcquireParams {
 		return lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: tick}

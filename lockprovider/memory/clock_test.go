@@ -19,7 +19,7 @@ import (
 func TestSynctestBoundaries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		a := lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, AtLeastFor: 10 * time.Second}
 		b := a
 		b.Owner = lockprovider.NewOwner()
@@ -67,7 +67,7 @@ func TestConfigNow(t *testing.T) {
 	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
 
 	ctx := context.Background()
-	p := memory.New(&memory.Config{Now: clock})
+	p := newMemory(t, &memory.Config{Now: clock})
 	a := lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Hour}
 	l, err := p.Acquire(ctx, a)
 	if err != nil {

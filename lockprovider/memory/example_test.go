@@ -14,7 +14,10 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	p := memory.New(nil)
+	p, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
 
 	a := lockprovider.AcquireParams{Name: "report", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}
 	lease, err := p.Acquire(ctx, a)

@@ -13,11 +13,11 @@ import (
 )
 
 // Config configures a Provider. The zero value (or a nil *Config) is ready to
-// use.
+// use, and no value of it is invalid.
 type Config struct {
-	// Now is the provider's clock, the "server time" of its leases. Nil
-	// means time.Now, which is also the fake clock inside a testing/synctest
-	// bubble.
+	// Now is the provider's clock, the "server time" of its leases.
+	// Default (nil): time.Now, which is also the fake clock inside a
+	// testing/synctest bubble.
 	Now func() time.Time
 }
 
@@ -54,8 +54,11 @@ var (
 	_ lockprovider.Inspector       = (*Provider)(nil)
 )
 
-// New returns an empty provider. A nil cfg means the defaults.
-func New(cfg *Config) *Provider {
+// New returns an empty provider. A nil cfg means the defaults. No Config
+// can be invalid, so the error is always nil today; it is there so that
+// every provider constructor has the same shape, and a future field that
+// can be invalid is not a breaking change.
+func New(cfg *Config) (*Provider, error) {
 	p := &Provider{
 		now:     time.Now,
 		names:   make(map[string]*record),
@@ -65,7 +68,7 @@ func New(cfg *Config) *Provider {
 	if cfg != nil && cfg.Now != nil {
 		p.now = cfg.Now
 	}
-	return p
+	return p, nil
 }
 
 // held reports whether r has a lease in force at now.

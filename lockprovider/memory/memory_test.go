@@ -16,13 +16,23 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // atomicity, bounds) against the code the other providers are compared
 // with.
 func TestConformance(t *testing.T) {
-	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return memory.New(nil) })
+	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newMemory(t, nil) })
 }
 
 func BenchmarkProvider(b *testing.B) {
-	lockprovidertest.Bench(b, memory.New(nil))
+	lockprovidertest.Bench(b, newMemory(b, nil))
 }
 
 // BenchmarkHandoff is the shared hand-off benchmark on the in-process
 // provider: the floor that the Redis and PostgreSQL figures compare with.
-func BenchmarkHandoff(b *testing.B) { lockprovidertest.BenchHandoff(b, memory.New(nil)) }
+func BenchmarkHandoff(b *testing.B) { lockprovidertest.BenchHandoff(b, newMemory(b, nil)) }
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

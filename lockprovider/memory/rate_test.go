@@ -18,7 +18,10 @@ import (
 func TestRateEntriesSwept(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := New(&Config{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	p, err := New(&Config{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	size := func() int { p.rate.mu.Lock(); defer p.rate.mu.Unlock(); return len(p.rate.entries) }
 	ctx := context.Background()

@@ -65,7 +65,11 @@ func TestParseDurationErrors(t *testing.T) {
 // A @SchedulerLock triple becomes the name and options of a locked job;
 // empty durations leave the scheduler's defaults in force.
 func TestSchedulerLockOptions(t *testing.T) {
-	s, err := scheduler.New(memory.New(nil), &scheduler.Config{AtMostFor: time.Minute})
+	mem, err := memory.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(mem, &scheduler.Config{AtMostFor: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,13 @@ type CheckOptions struct {
 	// that failed, how long it has been given). A tick is due once
 	// tick+Grace has passed. Zero means one minute.
 	Grace time.Duration
-	// Since, when set, checks every tick due in (Since, Now]; otherwise
-	// only each job's latest due tick. At most MaxCheckTicks per job.
+	// Since, when set, checks every tick due in (Since, Now], at most
+	// MaxCheckTicks per job. Zero means only each job's latest due tick.
 	Since time.Time
 	// Now is the time of the check. Zero means time.Now().
 	Now time.Time
-	// Jobs, when not empty, restricts the check to these names.
+	// Jobs, when not empty, restricts the check to these names. Empty
+	// means every locked job in the registry.
 	Jobs []string
 }
 

@@ -14,7 +14,10 @@ import (
 // Check is the dead-man's switch: here the registry says an instance runs
 // an hourly job, and the ledger has no run of its last due tick.
 func ExampleCheck() {
-	p := memory.New(nil)
+	p, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 3, 30, 0, 0, time.UTC)
 	_ = p.Register(ctx, batontype.Instance{
@@ -39,7 +42,10 @@ func ExampleCheck() {
 // List is the jobs list an operator sees: here one instance registered an
 // hourly job, which has not run yet.
 func ExampleList() {
-	p := memory.New(nil)
+	p, err := memory.New(nil)
+	if err != nil {
+		panic(err)
+	}
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 3, 30, 0, 0, time.UTC)
 	_ = p.Register(ctx, batontype.Instance{

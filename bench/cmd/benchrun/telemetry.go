@@ -102,7 +102,12 @@ func telemetryComparisons(e *env) ([]comparison, func(), error) {
 		}
 		return c, nil
 	}
-	mem, err := lockCmp("telemetry-lock-memory", "Telemetry: lock cycle on the memory provider", memory.New(nil), 0)
+	memP, err := memory.New(nil)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	mem, err := lockCmp("telemetry-lock-memory", "Telemetry: lock cycle on the memory provider", memP, 0)
 	if err != nil {
 		stop()
 		return nil, nil, err

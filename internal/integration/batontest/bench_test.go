@@ -9,7 +9,6 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/memory"
 )
 
 var benchSeq atomic.Int64
@@ -61,4 +60,4 @@ func benchLock(b *testing.B, p lockprovider.Provider) {
 	})
 }
 
-func BenchmarkTryAcquireReleaseMemory(b *testing.B) { benchLock(b, memory.New(nil)) }
+func BenchmarkTryAcquireReleaseMemory(b *testing.B) { benchLock(b, newMemory(b, nil)) }

@@ -219,7 +219,7 @@ func TestNilsAndZeroValues(t *testing.T) {
 	if _, err := zero.Acquire(context.Background(), "x", nil); !errors.Is(err, baton.ErrNilProvider) {
 		t.Errorf("zero Locker Acquire: %v", err)
 	}
-	l := newLocker(t, memory.New(nil), nil)
+	l := newLocker(t, newMemory(t, nil), nil)
 	var nilCtx context.Context
 	for name, f := range map[string]func() error{
 		"TryAcquire": func() error { _, err := l.TryAcquire(nilCtx, "x", nil); return err },

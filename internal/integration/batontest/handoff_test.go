@@ -10,7 +10,6 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/memory"
 )
 
 type hold struct{ start, end time.Time }
@@ -77,7 +76,7 @@ func TestHandoffMemory(t *testing.T) {
 	t.Parallel()
 	for _, notify := range []bool{true, false} {
 		t.Run(map[bool]string{true: "notify", false: "poll"}[notify], func(t *testing.T) {
-			testHandoff(t, memory.New(nil), notify)
+			testHandoff(t, newMemory(t, nil), notify)
 		})
 	}
 }

@@ -27,7 +27,7 @@ func TestEveryPackageReportsBadInputAlike(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	huge := strings.Repeat("n", 10_000)
-	mem := memory.New(nil)
+	mem := newMemory(t, nil)
 	l := newLocker(t, mem, nil)
 	lock, err := l.TryAcquire(ctx, "held", nil)
 	if err != nil {

@@ -40,7 +40,7 @@ func TestNewLockerBadInput(t *testing.T) {
 	if _, err := baton.NewLocker(nil, nil); !errors.Is(err, baton.ErrNilProvider) || !errors.Is(err, baton.ErrInvalid) {
 		t.Errorf("nil provider: got %v", err)
 	}
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	for name, cfg := range map[string]baton.Config{
 		"negative TTL":            {AtMostFor: -time.Second},
 		"TTL too long":            {AtMostFor: batontype.MaxDuration + 1},
@@ -70,7 +70,7 @@ func TestNewLockerBadInput(t *testing.T) {
 func TestAcquireBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l := newLocker(t, memory.New(nil), nil)
+	l := newLocker(t, newMemory(t, nil), nil)
 	cases := []struct {
 		name     string
 		lock     string
@@ -102,7 +102,7 @@ func TestAcquireBadInput(t *testing.T) {
 	} else if err == nil {
 		_ = lock.Release(ctx)
 	}
-	lm := newLocker(t, memory.New(nil), &baton.Config{SafetyMargin: 10 * time.Millisecond})
+	lm := newLocker(t, newMemory(t, nil), &baton.Config{SafetyMargin: 10 * time.Millisecond})
 	_, err := lm.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 10 * time.Millisecond})
 	mustValidation(t, "TryAcquire TTL not above the safety margin", err, baton.ErrInvalidDuration)
 	_, err = lm.Acquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 10 * time.Millisecond})
@@ -127,7 +127,7 @@ func TestAcquireBadInput(t *testing.T) {
 func TestTryAcquireRelease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l := newLocker(t, memory.New(nil), nil)
+	l := newLocker(t, newMemory(t, nil), nil)
 
 	a, err := l.TryAcquire(ctx, "job", &baton.AcquireOptions{AtMostFor: time.Minute})
 	if err != nil {
@@ -176,7 +176,7 @@ func TestContextCarriesValues(t *testing.T) {
 	t.Parallel()
 	type key struct{}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
-	l := newLocker(t, memory.New(nil), nil)
+	l := newLocker(t, newMemory(t, nil), nil)
 	lock, err := l.TryAcquire(ctx, "x", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestContextCarriesValues(t *testing.T) {
 func TestAtLeastFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		l := newLocker(t, memory.New(nil), nil)
+		l := newLocker(t, newMemory(t, nil), nil)
 		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 10 * time.Second, AtLeastFor: 3 * time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -224,7 +224,7 @@ func TestAcquireWaitsForRelease(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			l := newLocker(t, memory.New(nil), &baton.Config{DisableNotify: !notify})
+			l := newLocker(t, newMemory(t, nil), &baton.Config{DisableNotify: !notify})
 			a, err := l.TryAcquire(ctx, "x", nil)
 			if err != nil {
 				t.Fatal(err)
@@ -253,7 +253,7 @@ func TestAcquireFindsExpiry(t *testing.T) {
 	for _, notify := range []bool{true, false} {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
-			l := newLocker(t, memory.New(nil), &baton.Config{DisableNotify: !notify, MaxBackoff: 200 * time.Millisecond})
+			l := newLocker(t, newMemory(t, nil), &baton.Config{DisableNotify: !notify, MaxBackoff: 200 * time.Millisecond})
 			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
@@ -290,7 +290,7 @@ func (c *countingProvider) Acquire(ctx context.Context, p lockprovider.AcquirePa
 func TestAcquireBackoffIsNotAHotLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		p := &countingProvider{Provider: memory.New(nil)}
+		p := &countingProvider{Provider: newMemory(t, nil)}
 		l := newLocker(t, p, &baton.Config{MinBackoff: 10 * time.Millisecond, MaxBackoff: time.Second})
 		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Hour})
 		if err != nil {
@@ -331,7 +331,7 @@ func (s *slowProvider) Extend(ctx context.Context, p lockprovider.ExtendParams) 
 func TestAcquireFailsEarlyOnShortDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		p := &countingProvider{Provider: &slowProvider{Provider: memory.New(nil), delay: 50 * time.Millisecond}}
+		p := &countingProvider{Provider: &slowProvider{Provider: newMemory(t, nil), delay: 50 * time.Millisecond}}
 		l := newLocker(t, p, nil)
 		a, err := l.TryAcquire(ctx, "x", nil) // measures the round trip: 50ms
 		if err != nil {
@@ -383,7 +383,7 @@ func TestAcquireFailsEarlyOnShortDeadline(t *testing.T) {
 func TestAcquireCancelled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l := newLocker(t, memory.New(nil), nil)
+	l := newLocker(t, newMemory(t, nil), nil)
 	a, err := l.TryAcquire(ctx, "x", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +400,7 @@ func TestAcquireCancelled(t *testing.T) {
 func TestExtend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		l := newLocker(t, memory.New(nil), nil)
+		l := newLocker(t, newMemory(t, nil), nil)
 		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -447,7 +447,7 @@ func TestExtendFindsLeaseGone(t *testing.T) {
 	// The backend's clock jumps ahead (a server clock step): the lease
 	// ends on the server while the local trust window is still open.
 	var skew atomic.Int64
-	p := memory.New(&memory.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	p := newMemory(t, &memory.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	l := newLocker(t, p, nil)
 	a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Minute})
 	if err != nil {
@@ -467,7 +467,7 @@ func TestExtendFindsLeaseGone(t *testing.T) {
 func TestTrustWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		p := &slowProvider{Provider: memory.New(nil), delay: 100 * time.Millisecond}
+		p := &slowProvider{Provider: newMemory(t, nil), delay: 100 * time.Millisecond}
 		l := newLocker(t, p, &baton.Config{SafetyMargin: 10 * time.Millisecond})
 		sent := time.Now()
 		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
@@ -504,7 +504,7 @@ func TestTrustWindow(t *testing.T) {
 func TestAutoRenew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		l := newLocker(t, memory.New(nil), nil)
+		l := newLocker(t, newMemory(t, nil), nil)
 		a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second, AutoRenew: true})
 		if err != nil {
 			t.Fatal(err)
@@ -552,7 +552,7 @@ func TestAutoRenewLoss(t *testing.T) {
 	t.Run("backend unreachable", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
-			p := &failingProvider{Provider: memory.New(nil)}
+			p := &failingProvider{Provider: newMemory(t, nil)}
 			l := newLocker(t, p, nil)
 			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second, AutoRenew: true})
 			if err != nil {
@@ -578,7 +578,7 @@ func TestAutoRenewLoss(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
 			var skew atomic.Int64
-			p := memory.New(&memory.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+			p := newMemory(t, &memory.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 			l := newLocker(t, p, nil)
 			a, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second, AutoRenew: true})
 			if err != nil {
@@ -623,7 +623,7 @@ func TestUnknownOutcome(t *testing.T) {
 	ctx := context.Background()
 
 	// TryAcquire releases what the lost reply granted.
-	p := &lostReplyProvider{Provider: memory.New(nil)}
+	p := &lostReplyProvider{Provider: newMemory(t, nil)}
 	p.n.Store(1)
 	l := newLocker(t, p, nil)
 	if _, err := l.TryAcquire(ctx, "x", nil); err == nil || errors.Is(err, baton.ErrNotAcquired) {
@@ -636,7 +636,7 @@ func TestUnknownOutcome(t *testing.T) {
 	_ = b.Release(ctx)
 
 	// Acquire retries with the same owner and gets the same grant.
-	p2 := &lostReplyProvider{Provider: memory.New(nil)}
+	p2 := &lostReplyProvider{Provider: newMemory(t, nil)}
 	p2.n.Store(2)
 	l2 := newLocker(t, p2, nil)
 	c, err := l2.Acquire(ctx, "x", nil)
@@ -662,7 +662,7 @@ func TestAutoRenewSlowRoundTrips(t *testing.T) {
 		t.Run(fmt.Sprintf("%d%%", frac), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx := context.Background()
-				mem := memory.New(nil)
+				mem := newMemory(t, nil)
 				p := &slowProvider{Provider: mem, delay: ttl * time.Duration(frac) / 100}
 				l := newLocker(t, p, nil)
 				other := newLocker(t, mem, nil)
@@ -723,7 +723,7 @@ func TestReleaseAfterLostReply(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx := context.Background()
-				p := &lostReleaseReply{Provider: memory.New(nil)}
+				p := &lostReleaseReply{Provider: newMemory(t, nil)}
 				a := holdFor(t, newLocker(t, p, nil), "x", time.Second)
 				p.n.Store(c.lost)
 				time.Sleep(c.before)
@@ -752,7 +752,7 @@ func holdFor(t *testing.T, l *baton.Locker, name string, d time.Duration) *baton
 // Check answers from the clock.
 func TestCheck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := newLocker(t, memory.New(nil), nil)
+		l := newLocker(t, newMemory(t, nil), nil)
 		a := holdFor(t, l, "x", time.Second)
 		if err := a.Check(); err != nil {
 			t.Errorf("Check while held: %v", err)
@@ -818,4 +818,14 @@ func TestAutoRenewSlowRoundTripsRedis(t *testing.T) {
 			t.Fatalf("the renewed lease lapsed on Redis: %v", err)
 		}
 	}
+}
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/memory"
 )
 
 // reentrancyProviders are the backends the reentrancy tests run on: the
@@ -21,7 +20,7 @@ import (
 // contenders do.
 func reentrancyProviders(t *testing.T) map[string]func(t *testing.T) lockprovider.Provider {
 	return map[string]func(t *testing.T) lockprovider.Provider{
-		"memory":   func(t *testing.T) lockprovider.Provider { return memory.New(nil) },
+		"memory":   func(t *testing.T) lockprovider.Provider { return newMemory(t, nil) },
 		"redis":    func(t *testing.T) lockprovider.Provider { return redisProvider(t, redisenv.Client(t)) },
 		"postgres": func(t *testing.T) lockprovider.Provider { return postgresProvider(t, pgenv.Schema(t).Pool) },
 	}
@@ -147,7 +146,7 @@ func testReentrant(t *testing.T, p lockprovider.Provider) {
 func TestReentrantLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l := newLocker(t, memory.New(nil), nil)
+	l := newLocker(t, newMemory(t, nil), nil)
 	outer, err := l.TryAcquire(ctx, "r", &baton.AcquireOptions{AtMostFor: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +192,7 @@ func TestReentrantLost(t *testing.T) {
 func TestReentrantContexts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	l := newLocker(t, p, nil)
 	outer, err := l.TryAcquire(ctx, "a", nil)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/observe"
 )
 
@@ -29,7 +28,7 @@ func TestObserverLockEvents(t *testing.T) {
 		name string
 		p    func(t *testing.T) lockprovider.Provider
 	}{
-		{"memory", func(*testing.T) lockprovider.Provider { return memory.New(nil) }},
+		{"memory", func(*testing.T) lockprovider.Provider { return newMemory(t, nil) }},
 		{"redis", func(t *testing.T) lockprovider.Provider { return redisProvider(t, redisenv.Client(t)) }},
 		{"postgres", func(t *testing.T) lockprovider.Provider { return postgresProvider(t, pgenv.Schema(t).Pool) }},
 	} {
@@ -158,8 +157,8 @@ func TestObserverAllocs(t *testing.T) {
 			}
 		})
 	}
-	none := cycle(newLocker(t, memory.New(nil), nil))
-	noop := cycle(newLocker(t, memory.New(nil), &baton.Config{Observer: observe.Func(func(context.Context, observe.Event) {})}))
+	none := cycle(newLocker(t, newMemory(t, nil), nil))
+	noop := cycle(newLocker(t, newMemory(t, nil), &baton.Config{Observer: observe.Func(func(context.Context, observe.Event) {})}))
 	if noop != none {
 		t.Fatalf("a lock cycle allocates %v times with an observer, %v without: events must not allocate", noop, none)
 	}
@@ -174,7 +173,7 @@ func BenchmarkObserver(b *testing.B) {
 		obs  observe.Observer
 	}{{"none", nil}, {"noop", observe.Func(func(context.Context, observe.Event) {})}} {
 		b.Run(c.name, func(b *testing.B) {
-			l, err := baton.NewLocker(memory.New(nil), &baton.Config{Observer: c.obs})
+			l, err := baton.NewLocker(newMemory(b, nil), &baton.Config{Observer: c.obs})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -42,7 +42,7 @@ func postgresProvider(t testing.TB) *postgres.Provider {
 }
 
 var providers = map[string]func(t testing.TB) lockprovider.Provider{
-	"memory":   func(testing.TB) lockprovider.Provider { return memory.New(nil) },
+	"memory":   func(t testing.TB) lockprovider.Provider { return newMemory(t, nil) },
 	"redis":    func(t testing.TB) lockprovider.Provider { return redisProvider(t) },
 	"postgres": func(t testing.TB) lockprovider.Provider { return postgresProvider(t) },
 }
@@ -185,7 +185,7 @@ func testElection(t *testing.T, p lockprovider.Provider) {
 func TestTermRenewed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	e := newElection(t, p, "a", 300*time.Millisecond)
 	term, err := e.Campaign(ctx)
 	if err != nil {
@@ -212,7 +212,7 @@ func TestTermRenewed(t *testing.T) {
 func TestRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	e := newElection(t, p, "a", 600*time.Millisecond)
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -294,7 +294,7 @@ type withoutInspect struct{ lockprovider.Provider }
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	if _, err := leader.New(nil, "x", nil); !errors.Is(err, baton.ErrNilProvider) {
 		t.Errorf("nil provider: %v", err)
 	}
@@ -352,7 +352,7 @@ func TestBadInput(t *testing.T) {
 func TestTermLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	e := newElection(t, p, "a", 300*time.Millisecond)
 	term, err := e.Campaign(ctx)
 	if err != nil {
@@ -375,4 +375,14 @@ func TestTermLost(t *testing.T) {
 	if err := term.Resign(ctx); !errors.Is(err, baton.ErrLockLost) {
 		t.Fatalf("Resign after the loss: %v, want ErrLockLost", err)
 	}
+}
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

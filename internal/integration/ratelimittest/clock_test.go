@@ -2,6 +2,7 @@ package ratelimittest
 
 import (
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/baton-go/baton/lockprovider/memory"
@@ -29,7 +30,9 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // memoryAt returns a memory provider whose server clock is c.
-func memoryAt(c *fakeClock) *memory.Provider { return memory.New(&memory.Config{Now: c.Now}) }
+func memoryAt(t testing.TB, c *fakeClock) *memory.Provider {
+	return newMemory(t, &memory.Config{Now: c.Now})
+}
 
 // epoch is a window-aligned instant for deterministic tests.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

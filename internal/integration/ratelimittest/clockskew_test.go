@@ -17,7 +17,7 @@ import (
 func TestAppClockPlaysNoRole(t *testing.T) {
 	t.Parallel()
 	server := newFakeClock(epoch)
-	provider := memoryAt(server)
+	provider := memoryAt(t, server)
 	limit := ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 10, Period: time.Second, Burst: 5}
 	inBubble := mustNew(t, provider, limit)
 	outside := mustNew(t, provider, limit)

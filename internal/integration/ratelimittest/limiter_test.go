@@ -43,7 +43,7 @@ func TestFreshKeyAdmitsCapacity(t *testing.T) {
 		t.Run(alg.String(), func(t *testing.T) {
 			t.Parallel()
 			clk := newFakeClock(epoch.Add(time.Minute))
-			l := mustNew(t, memoryAt(clk), ratelimit.Limit{Algorithm: alg, Rate: 5, Period: time.Hour})
+			l := mustNew(t, memoryAt(t, clk), ratelimit.Limit{Algorithm: alg, Rate: 5, Period: time.Hour})
 			for i := range 5 {
 				res := allow(t, l, "k", 1)
 				if !res.Allowed || res.Remaining != int64(4-i) || res.RetryAfter != 0 {
@@ -126,7 +126,7 @@ func TestRetryAfterIsExact(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clk := newFakeClock(epoch)
-			l := mustNew(t, memoryAt(clk), tc.limit)
+			l := mustNew(t, memoryAt(t, clk), tc.limit)
 			for i, s := range tc.steps {
 				clk.Advance(s.advance)
 				res := allow(t, l, "k", s.n)
@@ -147,7 +147,7 @@ func TestNoDrift(t *testing.T) {
 		t.Run(alg.String(), func(t *testing.T) {
 			t.Parallel()
 			clk := newFakeClock(epoch)
-			l := mustNew(t, memoryAt(clk), ratelimit.Limit{Algorithm: alg, Rate: 7, Period: time.Second, Burst: 7})
+			l := mustNew(t, memoryAt(t, clk), ratelimit.Limit{Algorithm: alg, Rate: 7, Period: time.Second, Burst: 7})
 			admitted := 0
 			// Drain the bucket, then once a second for 1000 s take all it
 			// refilled. A rounded emission interval (142858µs instead of
@@ -170,7 +170,7 @@ func TestNoDrift(t *testing.T) {
 func TestFixedWindowBoundaryBurst(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock(epoch.Add(time.Minute - time.Millisecond))
-	l := mustNew(t, memoryAt(clk), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 100, Period: time.Minute})
+	l := mustNew(t, memoryAt(t, clk), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 100, Period: time.Minute})
 	passed := 0
 	for range 200 {
 		if allow(t, l, "k", 1).Allowed {
@@ -188,7 +188,7 @@ func TestFixedWindowBoundaryBurst(t *testing.T) {
 	}
 	// A sliding log with the same limit does not allow it.
 	clk2 := newFakeClock(epoch.Add(time.Minute - time.Millisecond))
-	sl := mustNew(t, memoryAt(clk2), ratelimit.Limit{Algorithm: ratelimit.SlidingLog, Rate: 100, Period: time.Minute})
+	sl := mustNew(t, memoryAt(t, clk2), ratelimit.Limit{Algorithm: ratelimit.SlidingLog, Rate: 100, Period: time.Minute})
 	passed = 0
 	for range 200 {
 		if allow(t, sl, "k", 1).Allowed {
@@ -210,7 +210,7 @@ func TestFixedWindowBoundaryBurst(t *testing.T) {
 func TestMultiLimitAtomic(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock(epoch.Add(time.Second))
-	l := mustNew(t, memoryAt(clk),
+	l := mustNew(t, memoryAt(t, clk),
 		ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 3, Period: time.Hour, Name: "hourly"},
 		ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 10, Period: time.Second, Burst: 10, Name: "burst"},
 		ratelimit.Limit{Algorithm: ratelimit.SlidingLog, Rate: 5, Period: time.Minute, Name: "minute"},
@@ -251,7 +251,7 @@ func TestPeekChargesNothing(t *testing.T) {
 	t.Parallel()
 	for _, alg := range allAlgorithms {
 		clk := newFakeClock(epoch)
-		l := mustNew(t, memoryAt(clk), ratelimit.Limit{Algorithm: alg, Rate: 2, Period: time.Hour})
+		l := mustNew(t, memoryAt(t, clk), ratelimit.Limit{Algorithm: alg, Rate: 2, Period: time.Hour})
 		for range 5 {
 			if res := allow(t, l, "k", 0); !res.Allowed || res.Remaining != 2 || res.ResetAfter != 0 {
 				t.Fatalf("%s: peek on a fresh key = %+v", alg, res)
@@ -266,7 +266,7 @@ func TestPeekChargesNothing(t *testing.T) {
 
 func TestValidation(t *testing.T) {
 	t.Parallel()
-	provider := memoryAt(newFakeClock(epoch))
+	provider := memoryAt(t, newFakeClock(epoch))
 	good := ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 10, Period: time.Second}
 	newCases := []struct {
 		name   string
@@ -329,7 +329,7 @@ func TestValidation(t *testing.T) {
 func TestWaitReservesInOrder(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock(epoch)
-	l := mustNew(t, memoryAt(clk), ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 20, Period: time.Second, Burst: 1})
+	l := mustNew(t, memoryAt(t, clk), ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 20, Period: time.Second, Burst: 1})
 	ctx := context.Background()
 	start := time.Now()
 	for range 3 {
@@ -365,7 +365,7 @@ func TestWaitReservesInOrder(t *testing.T) {
 func TestWaitPollsWindows(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock(epoch)
-	provider := memoryAt(clk)
+	provider := memoryAt(t, clk)
 	l := mustNew(t, provider, ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 1, Period: time.Second})
 	ctx := context.Background()
 	if err := l.Wait(ctx, "k"); err != nil {
@@ -499,7 +499,7 @@ func TestWaitProviders(t *testing.T) {
 // fine.
 func TestWaitFarDeadline(t *testing.T) {
 	t.Parallel()
-	l := mustNew(t, memoryAt(newFakeClock(epoch)), ratelimit.PerSecond(5))
+	l := mustNew(t, memoryAt(t, newFakeClock(epoch)), ratelimit.PerSecond(5))
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(1000*24*time.Hour))
 	defer cancel()
 	if err := l.Wait(ctx, "k"); err != nil {
@@ -530,7 +530,7 @@ func TestNilAndZeroValues(t *testing.T) {
 			t.Errorf("%s Limiter: Limits = %v; want none", name, got)
 		}
 	}
-	l := mustNew(t, memory.New(nil), ratelimit.PerSecond(1))
+	l := mustNew(t, newMemory(t, nil), ratelimit.PerSecond(1))
 	//lint:ignore SA1012 a nil context is the input under test
 	if _, err := l.Allow(nil, "k"); !errors.Is(err, ratelimit.ErrNilContext) {
 		t.Errorf("Allow(nil ctx) = %v; want ErrNilContext", err)
@@ -552,4 +552,14 @@ func TestNilAndZeroValues(t *testing.T) {
 			t.Errorf("Middleware(nil) FailOpen=%v: status %d, OnError %v; want %d and ErrNilProvider", failOpen, rec.Code, got, want)
 		}
 	}
+}
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

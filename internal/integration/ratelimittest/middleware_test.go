@@ -14,7 +14,6 @@ import (
 
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/ratelimit"
 )
 
@@ -33,7 +32,7 @@ func serve(h http.Handler, mutate func(*http.Request)) *httptest.ResponseRecorde
 func TestMiddlewareHeadersAndRetryAfter(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock(epoch)
-	l := mustNew(t, memoryAt(clk),
+	l := mustNew(t, memoryAt(t, clk),
 		// One per 1.5 s: a refusal must wait 1.5 s, sent as 2.
 		ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 2, Period: 3 * time.Second, Burst: 1, Name: "slow"},
 		ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 100, Period: time.Hour, Name: "hourly"},
@@ -98,7 +97,7 @@ func TestMiddlewareRetryAfterRounding(t *testing.T) {
 		clk := newFakeClock(epoch)
 		// Burst 1 at one per minute: after one request, the retry time is
 		// a minute minus how far the clock moved.
-		l := mustNew(t, memoryAt(clk), ratelimit.Limit{Algorithm: ratelimit.TokenBucket, Rate: 1, Period: time.Minute})
+		l := mustNew(t, memoryAt(t, clk), ratelimit.Limit{Algorithm: ratelimit.TokenBucket, Rate: 1, Period: time.Minute})
 		h := ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{})(okHandler)
 		serve(h, nil)
 		clk.Advance(time.Minute - tc.wait)
@@ -111,7 +110,7 @@ func TestMiddlewareRetryAfterRounding(t *testing.T) {
 
 func TestMiddlewareKeys(t *testing.T) {
 	t.Parallel()
-	l := mustNew(t, memoryAt(newFakeClock(epoch)), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 1, Period: time.Hour})
+	l := mustNew(t, memoryAt(t, newFakeClock(epoch)), ratelimit.Limit{Algorithm: ratelimit.FixedWindow, Rate: 1, Period: time.Hour})
 	h := ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{Key: ratelimit.HeaderKey("X-Api-Key")})(okHandler)
 	if rec := serve(h, nil); rec.Code != http.StatusBadRequest {
 		t.Errorf("no key header: %d; want 400", rec.Code)
@@ -211,7 +210,7 @@ func TestDefaultPolicyNames(t *testing.T) {
 		{ratelimit.Limit{Algorithm: ratelimit.SlidingWindow, Rate: 20, Period: 24 * time.Hour}, `"20-per-24h"`},
 	}
 	for _, tc := range cases {
-		l := mustNew(t, memory.New(nil), tc.limit)
+		l := mustNew(t, newMemory(t, nil), tc.limit)
 		rec := httptest.NewRecorder()
 		ratelimit.Middleware(l, &ratelimit.MiddlewareConfig{})(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 		if got := rec.Header().Get("RateLimit-Policy"); !strings.HasPrefix(got, tc.want+";") {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
 
@@ -18,7 +17,7 @@ type providerCase struct {
 }
 
 var providers = []providerCase{
-	{"memory", func(testing.TB) lockprovider.RateLimiter { return memory.New(nil) }},
+	{"memory", func(t testing.TB) lockprovider.RateLimiter { return newMemory(t, nil) }},
 	{"redis", func(t testing.TB) lockprovider.RateLimiter { return newRedisProvider(t) }},
 	{"postgres", func(t testing.TB) lockprovider.RateLimiter { return newPostgresProvider(t) }},
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/baton-go/baton/internal/recorder"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/memory"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/observe"
 	"github.com/baton-go/baton/ratelimit"
@@ -117,7 +116,7 @@ func TestObserverProviderDown(t *testing.T) {
 // A decision allocates as often with a no-op observer as without one:
 // events never allocate.
 func TestObserverAllocs(t *testing.T) {
-	mem := memory.New(nil)
+	mem := newMemory(t, nil)
 	base := mustNew(t, mem, ratelimit.PerSecond(1_000_000))
 	noop := withObserver(t, mem, base, observe.Func(func(context.Context, observe.Event) {}))
 	// AllocsPerRun counts every goroutine's allocations, and goroutines

@@ -70,7 +70,7 @@ func TestBatchClaims(t *testing.T) {
 	}{{"plain", false, false}, {"ledger", true, false}, {"ledger-without-batch-ledger", true, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mem := memory.New(nil)
+				mem := newMemory(t, nil)
 				cp := &counting{Provider: mem}
 				var p lockprovider.Provider = cp
 				if c.hide {
@@ -176,7 +176,7 @@ func TestBatchClaimUnknownOutcome(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mem := memory.New(nil)
+				mem := newMemory(t, nil)
 				rec := &recorder{}
 				s := newSched(t, &unknownBatch{Provider: mem, delay: c.delay, err: c.err},
 					&scheduler.Config{DisableRegistry: true, Observer: rec.hooks()})

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
 )
 
@@ -27,7 +26,7 @@ func BenchmarkIdleJobs(b *testing.B) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	s, err := scheduler.New(memory.New(nil), nil)
+	s, err := scheduler.New(newMemory(b, nil), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -496,7 +496,7 @@ func TestCronJitterLongerThanGap(t *testing.T) {
 func TestPauseLocalAndRemove(t *testing.T) {
 	t.Parallel()
 	const iv = 100 * time.Millisecond
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	var log runLog
 	var jobs []*scheduler.Job
 	var recs []*recorder
@@ -596,7 +596,7 @@ func TestPauseLocalAndRemove(t *testing.T) {
 // RunNow waits while another run holds the job's lock, up to its ctx.
 func TestRunNowWaitsForTheLock(t *testing.T) {
 	t.Parallel()
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	holder := lockprovider.NewOwner()
 	if _, err := p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "job", Owner: holder, AtMostFor: time.Minute}); err != nil {
 		t.Fatal(err)
@@ -630,7 +630,7 @@ func TestRunNowWaitsForTheLock(t *testing.T) {
 func TestTimeoutUnlocked(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
-	s := newSched(t, memory.New(nil), &scheduler.Config{Observer: rec.hooks()})
+	s := newSched(t, newMemory(t, nil), &scheduler.Config{Observer: rec.hooks()})
 	if _, err := s.Every(time.Hour).Name("slow").Timeout(50 * time.Millisecond).Do(func(ctx context.Context, run scheduler.Run) error {
 		<-ctx.Done()
 		return context.Cause(ctx)
@@ -651,7 +651,7 @@ func TestTimeoutUnlocked(t *testing.T) {
 // Bad control input is a typed error.
 func TestControlValidation(t *testing.T) {
 	t.Parallel()
-	s := newSched(t, memory.New(nil), nil)
+	s := newSched(t, newMemory(t, nil), nil)
 	fn := func(context.Context, scheduler.Run) error { return nil }
 	for _, c := range []struct {
 		b     *scheduler.Builder
@@ -695,14 +695,14 @@ func TestControlValidation(t *testing.T) {
 			t.Errorf("%s(nil ctx): %v, want ErrNilContext", name, err)
 		}
 	}
-	if _, err := jobstate.Check(nilCtx, memory.New(nil), jobstate.CheckOptions{}); !errors.Is(err, scheduler.ErrNilContext) {
+	if _, err := jobstate.Check(nilCtx, newMemory(t, nil), jobstate.CheckOptions{}); !errors.Is(err, scheduler.ErrNilContext) {
 		t.Errorf("Check(nil ctx): %v, want ErrNilContext", err)
 	}
-	bareS := newSched(t, bare{memory.New(nil)}, nil)
+	bareS := newSched(t, bare{newMemory(t, nil)}, nil)
 	if err := bareS.Pause(t.Context(), "a"); !errors.Is(err, scheduler.ErrControlNotSupported) {
 		t.Errorf("Pause without lockprovider.Control: %v", err)
 	}
-	if _, err := scheduler.New(memory.New(nil), &scheduler.Config{ControlPoll: -time.Second}); !errors.Is(err, scheduler.ErrInvalidDuration) {
+	if _, err := scheduler.New(newMemory(t, nil), &scheduler.Config{ControlPoll: -time.Second}); !errors.Is(err, scheduler.ErrInvalidDuration) {
 		t.Errorf("negative ControlPoll: %v", err)
 	}
 	if err := s.Close(); err != nil {
@@ -719,7 +719,7 @@ func TestControlValidation(t *testing.T) {
 	if err := s.Shutdown(nilCtx); err != nil {
 		t.Errorf("Shutdown(nil ctx) after Close: %v", err)
 	}
-	fresh := newSched(t, memory.New(nil), nil)
+	fresh := newSched(t, newMemory(t, nil), nil)
 	if err := fresh.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -743,7 +743,7 @@ func (deaf) WatchControl(context.Context, chan<- struct{}) (func(), error) {
 // run request made while it was not listening runs.
 func TestControlWithoutAnnouncements(t *testing.T) {
 	t.Parallel()
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	s := newSched(t, deaf{p}, &scheduler.Config{ControlPoll: 50 * time.Millisecond})
 	ran := make(chan scheduler.Run, 1)
 	job, err := s.Every(time.Hour).Locked("job", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
@@ -789,7 +789,7 @@ func (c *countingControl) ControlState(ctx context.Context) (batontype.ControlSt
 // announcements), not once per tick or job.
 func TestPauseCheckNoRoundTripPerTick(t *testing.T) {
 	t.Parallel()
-	p := &countingControl{Provider: memory.New(nil)}
+	p := &countingControl{Provider: newMemory(t, nil)}
 	s := newSched(t, p, nil)
 	var runs atomic.Int64
 	for i := range 20 {
@@ -813,7 +813,7 @@ func TestPauseCheckNoRoundTripPerTick(t *testing.T) {
 // cluster-wide; it lists the job as paused.
 func TestCheckSkipsPausedJobs(t *testing.T) {
 	t.Parallel()
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	now := time.Now()
 	inst := batontype.Instance{LockedBy: "a", Started: now.Add(-48 * time.Hour), Jobs: []batontype.JobSpec{
 		{Name: "hourly", Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute},

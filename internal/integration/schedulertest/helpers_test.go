@@ -118,3 +118,13 @@ func (f *faulty) Extend(ctx context.Context, p lockprovider.ExtendParams) (lockp
 
 // bare hides the optional interfaces of the memory provider.
 type bare struct{ lockprovider.Provider }
+
+// newMemory returns a memory provider, failing the test if New does.
+func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
+	t.Helper()
+	p, err := memory.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -23,7 +23,7 @@ var errLostReply = errors.New("read tcp 127.0.0.1:6379: i/o timeout")
 // the next tick runs.
 func TestAcquireLostReplyReleases(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := memory.New(nil)
+		mem := newMemory(t, nil)
 		p := &faulty{Provider: mem}
 		var calls atomic.Int32
 		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
@@ -56,7 +56,7 @@ func TestAcquireLostReplyReleases(t *testing.T) {
 // too, so other replicas are not blocked until the lease expires.
 func TestAcquireInterruptedByCloseReleases(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := memory.New(nil)
+		mem := newMemory(t, nil)
 		p := &faulty{Provider: mem}
 		acquired := make(chan struct{})
 		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
@@ -112,7 +112,7 @@ func TestAutoRenewSlowRoundTrips(t *testing.T) {
 	for _, frac := range []int{27, 33, 40} {
 		t.Run(fmt.Sprintf("%d%%", frac), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mem := memory.New(nil)
+				mem := newMemory(t, nil)
 				rec := &recorder{}
 				s := newSched(t, slowCalls(mem, atMostFor*time.Duration(frac)/100), &scheduler.Config{Observer: rec.hooks()})
 				var cause error
@@ -152,7 +152,7 @@ func TestRunCheck(t *testing.T) {
 		var jump atomic.Int64
 		now := func() time.Time { return time.Now().Add(time.Duration(jump.Load())) }
 		rec := &recorder{}
-		s := newSched(t, memory.New(nil), &scheduler.Config{Now: now, Observer: rec.hooks()})
+		s := newSched(t, newMemory(t, nil), &scheduler.Config{Now: now, Observer: rec.hooks()})
 		var res fence.Resource
 		var before, first, write, afterCtx error
 		must(s.Every(time.Minute).Locked("checked", scheduler.AtMostFor(10*time.Second)).Do(

@@ -23,7 +23,6 @@ import (
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/memory"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/scheduler"
@@ -37,7 +36,7 @@ func opsProviders(t *testing.T, backend string, n int) []lockprovider.Provider {
 	var out []lockprovider.Provider
 	switch backend {
 	case "memory":
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		for range n {
 			out = append(out, p)
 		}
@@ -277,7 +276,7 @@ func TestCheckMissedTick(t *testing.T) {
 // A job registered without a ledger run before its instances started is
 // not reported missed.
 func TestCheckNewJob(t *testing.T) {
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	now := time.Now()
 	inst := batontype.Instance{LockedBy: "a", Started: now.Add(-10 * time.Minute), Jobs: []batontype.JobSpec{
 		{Name: "daily", Schedule: "0 2 * * *", TimeZone: "UTC", Locked: true, AtMostFor: time.Minute},
@@ -498,7 +497,7 @@ func TestLedgerKilledReplica(t *testing.T) {
 }
 
 func TestOpsConfigValidation(t *testing.T) {
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	for _, cfg := range []scheduler.Config{
 		{RegistryTTL: time.Millisecond},
 		{RegistryTTL: -time.Second},
@@ -515,7 +514,7 @@ func TestOpsConfigValidation(t *testing.T) {
 // Without Ledger, the provider's plain Acquire and Release are used and
 // nothing is recorded; DisableRegistry publishes nothing.
 func TestLedgerOffRegistryOff(t *testing.T) {
-	p := memory.New(nil)
+	p := newMemory(t, nil)
 	s := newSched(t, p, &scheduler.Config{LockedBy: "quiet", DisableRegistry: true})
 	ran := make(chan struct{}, 1)
 	if _, err := s.Every(20*time.Millisecond).Locked("j", scheduler.AtMostFor(time.Second)).Do(func(context.Context, scheduler.Run) error {

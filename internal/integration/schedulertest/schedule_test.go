@@ -9,7 +9,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
 )
 
@@ -18,7 +17,7 @@ import (
 func ticksOf(t *testing.T, span time.Duration, build func(s *scheduler.Scheduler) *scheduler.Builder) (ticks, starts []time.Time) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
-		s := newSched(t, memory.New(nil), nil)
+		s := newSched(t, newMemory(t, nil), nil)
 		var mu sync.Mutex
 		must(build(s).Do(func(ctx context.Context, run scheduler.Run) error {
 			mu.Lock()
@@ -111,7 +110,7 @@ func TestCronConfigLocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	synctest.Test(t, func(t *testing.T) {
-		s := newSched(t, memory.New(nil), &scheduler.Config{Location: ny})
+		s := newSched(t, newMemory(t, nil), &scheduler.Config{Location: ny})
 		job := must(s.Cron("0 9 * * *").Name("nine").Do(func(context.Context, scheduler.Run) error { return nil }))
 		if err := s.Start(); err != nil {
 			t.Fatal(err)
@@ -124,7 +123,7 @@ func TestCronConfigLocation(t *testing.T) {
 }
 
 func TestCronSpecErrors(t *testing.T) {
-	s := newSched(t, memory.New(nil), nil)
+	s := newSched(t, newMemory(t, nil), nil)
 	cases := []struct {
 		spec, field string
 		pos         int

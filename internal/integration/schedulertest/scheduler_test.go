@@ -14,7 +14,6 @@ import (
 	"github.com/baton-go/baton/batontype"
 
 	"github.com/baton-go/baton/lockprovider"
-	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
 )
 
@@ -31,7 +30,7 @@ func start(t *testing.T, s *scheduler.Scheduler) {
 // whose clocks lag, and each run gets a newer fencing token.
 func TestLockedRunsOncePerTick(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		var mu sync.Mutex
 		byTick := map[time.Time][]int{}
 		var tokens []int64
@@ -81,7 +80,7 @@ func TestLockedRunsOncePerTick(t *testing.T) {
 // A job without Locked runs on every instance at every tick.
 func TestUnlockedRunsEverywhere(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		var runs [3]atomic.Int32
 		for i := range runs {
 			s := newSched(t, p, nil)
@@ -117,7 +116,7 @@ func TestAtLeastForSkipsLateReplica(t *testing.T) {
 	}{{30 * time.Second, scheduler.ErrNotAcquired}, {0, scheduler.ErrStaleTick}} {
 		t.Run(c.want.Error(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				p := memory.New(nil)
+				p := newMemory(t, nil)
 				time.Sleep(30 * time.Second)
 				var ran atomic.Int32
 				job := func(context.Context, scheduler.Run) error { ran.Add(1); time.Sleep(time.Second); return nil }
@@ -147,7 +146,7 @@ func TestAtLeastForSkipsLateReplica(t *testing.T) {
 func TestLockLostCancelsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		s := newSched(t, memory.New(nil), &scheduler.Config{Observer: rec.hooks()})
+		s := newSched(t, newMemory(t, nil), &scheduler.Config{Observer: rec.hooks()})
 		var cause error
 		var ranFor time.Duration
 		job := must(s.Every(time.Minute).Locked("slow", scheduler.AtMostFor(10*time.Second)).Do(
@@ -182,7 +181,7 @@ func TestLockLostCancelsContext(t *testing.T) {
 // acquire round trip shortens it.
 func TestTrustWindowCountsFromSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := memory.New(nil)
+		mem := newMemory(t, nil)
 		p := &faulty{Provider: mem}
 		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
 			time.Sleep(3 * time.Second) // a slow network before the server grants
@@ -210,7 +209,7 @@ func TestTrustWindowCountsFromSend(t *testing.T) {
 // AutoRenew lets a run outlast AtMostFor and keeps others out.
 func TestAutoRenew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		var runs atomic.Int32
 		var errs []error
 		job := func(ctx context.Context, run scheduler.Run) error {
@@ -250,7 +249,7 @@ func TestAutoRenew(t *testing.T) {
 // A failed keep-alive extension that finds the lease gone cancels the job.
 func TestAutoRenewFailureCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := &faulty{Provider: memory.New(nil)}
+		p := &faulty{Provider: newMemory(t, nil)}
 		p.extend = func(context.Context, lockprovider.ExtendParams) (lockprovider.Lease, error, bool) {
 			return lockprovider.Lease{}, batontype.ErrNotHeld, true
 		}
@@ -281,7 +280,7 @@ func TestAutoRenewFailureCancels(t *testing.T) {
 // Run.Extend moves the trust window.
 func TestRunExtend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		s := newSched(t, p, nil)
 		var cause error
 		var ranFor time.Duration
@@ -312,7 +311,7 @@ func TestRunExtend(t *testing.T) {
 // A panic is reported as a failure and the lock is still released.
 func TestPanicRecovered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		rec := &recorder{}
 		s := newSched(t, p, &scheduler.Config{Observer: rec.hooks()})
 		job := must(s.Every(time.Minute).Locked("boom", scheduler.AtMostFor(50*time.Second)).Do(
@@ -339,7 +338,7 @@ func TestPanicRecovered(t *testing.T) {
 func TestHooks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		s := newSched(t, memory.New(nil), &scheduler.Config{Observer: rec.hooks()})
+		s := newSched(t, newMemory(t, nil), &scheduler.Config{Observer: rec.hooks()})
 		must(s.Every(time.Minute).Locked("ok", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 			time.Sleep(2 * time.Second)
 			return nil
@@ -373,7 +372,7 @@ func TestHookPanicContained(t *testing.T) {
 		var ran atomic.Bool
 		var logged strings.Builder
 		log := slog.New(slog.NewTextHandler(&logged, nil))
-		s := newSched(t, memory.New(nil), &scheduler.Config{Observer: scheduler.Hooks{Started: func(scheduler.Event) { panic("bad hook") }, Logger: log}})
+		s := newSched(t, newMemory(t, nil), &scheduler.Config{Observer: scheduler.Hooks{Started: func(scheduler.Event) { panic("bad hook") }, Logger: log}})
 		must(s.Every(time.Minute).Locked("x", scheduler.AtMostFor(time.Minute)).Do(func(context.Context, scheduler.Run) error {
 			ran.Store(true)
 			return nil
@@ -394,7 +393,7 @@ func TestHookPanicContained(t *testing.T) {
 func TestAcquireUnknownOutcome(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		boom := errors.New("connection reset")
-		p := &faulty{Provider: memory.New(nil)}
+		p := &faulty{Provider: newMemory(t, nil)}
 		p.acquire = func(context.Context, lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
 			return lockprovider.Lease{}, boom, true
 		}
@@ -420,7 +419,7 @@ func TestAcquireUnknownOutcome(t *testing.T) {
 // after another.
 func TestConcurrentClaims(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := memory.New(nil)
+		mem := newMemory(t, nil)
 		p := &faulty{Provider: mem}
 		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
 			time.Sleep(100 * time.Millisecond)
@@ -455,7 +454,7 @@ func TestConcurrentClaims(t *testing.T) {
 func TestNoOverlapOnOneInstance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
-		s := newSched(t, memory.New(nil), &scheduler.Config{Observer: rec.hooks()})
+		s := newSched(t, newMemory(t, nil), &scheduler.Config{Observer: rec.hooks()})
 		job := must(s.Every(time.Minute).Do(func(context.Context, scheduler.Run) error {
 			time.Sleep(90 * time.Second)
 			return nil
@@ -476,7 +475,7 @@ func TestNoOverlapOnOneInstance(t *testing.T) {
 // Shutdown waits for a running job, then releases its lock.
 func TestShutdownWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		s, err := scheduler.New(p, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -527,7 +526,7 @@ func TestShutdownWaits(t *testing.T) {
 // still releases their locks.
 func TestShutdownDeadlineCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		s := newSched(t, p, nil)
 		var cause error
 		must(s.Every(time.Minute).Locked("stuck", scheduler.AtMostFor(time.Hour)).Do(func(ctx context.Context, run scheduler.Run) error {
@@ -558,7 +557,7 @@ func TestShutdownDeadlineCancels(t *testing.T) {
 
 func TestCloseCancelsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newSched(t, memory.New(nil), nil)
+		s := newSched(t, newMemory(t, nil), nil)
 		var cause error
 		must(s.Every(time.Minute).Do(func(ctx context.Context, run scheduler.Run) error {
 			<-ctx.Done()
@@ -582,7 +581,7 @@ func TestCloseCancelsAtOnce(t *testing.T) {
 }
 
 func TestShutdownBeforeStart(t *testing.T) {
-	s := newSched(t, memory.New(nil), nil)
+	s := newSched(t, newMemory(t, nil), nil)
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -594,7 +593,7 @@ func TestShutdownBeforeStart(t *testing.T) {
 // Jobs registered after Start are scheduled too.
 func TestRegisterAfterStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newSched(t, memory.New(nil), nil)
+		s := newSched(t, newMemory(t, nil), nil)
 		start(t, s)
 		time.Sleep(30 * time.Second)
 		var ticks []time.Time
@@ -617,7 +616,7 @@ func TestRegisterAfterStart(t *testing.T) {
 // replicas, and not when that tick already ran.
 func TestCatchUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		time.Sleep(3*time.Hour + 10*time.Minute) // 03:10; previous tick of Every(1h) is 03:00
 		var mu sync.Mutex
 		var runs []scheduler.Run
@@ -669,7 +668,7 @@ func TestCatchUp(t *testing.T) {
 func TestCatchUpCron(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		time.Sleep(50 * time.Hour) // Monday 2000-01-03 02:00
-		s := newSched(t, memory.New(nil), nil)
+		s := newSched(t, newMemory(t, nil), nil)
 		var tick time.Time
 		must(s.Cron("30 12 * * sat").Locked("weekly", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(func(ctx context.Context, run scheduler.Run) error {
 			tick = run.Tick
@@ -686,7 +685,7 @@ func TestCatchUpCron(t *testing.T) {
 // With InspectOnSkip, a skipped replica learns who holds the lock.
 func TestInspectOnSkip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		time.Sleep(30 * time.Second)
 		rec := &recorder{}
 		winner := newSched(t, p, &scheduler.Config{LockedBy: "winner"})
@@ -713,7 +712,7 @@ func TestInspectOnSkip(t *testing.T) {
 func TestClockStepRunsLatestTick(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var step atomic.Int64
-		s := newSched(t, memory.New(nil), &scheduler.Config{Now: func() time.Time { return time.Now().Add(time.Duration(step.Load())) }})
+		s := newSched(t, newMemory(t, nil), &scheduler.Config{Now: func() time.Time { return time.Now().Add(time.Duration(step.Load())) }})
 		var mu sync.Mutex
 		var ticks []string
 		must(s.Every(time.Minute).Locked("m", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
@@ -740,7 +739,7 @@ func TestClockStepRunsLatestTick(t *testing.T) {
 func TestCatchUpInspectError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		boom := errors.New("store down")
-		p := &faulty{Provider: memory.New(nil), inspect: boom}
+		p := &faulty{Provider: newMemory(t, nil), inspect: boom}
 		time.Sleep(90 * time.Second)
 		rec := &recorder{}
 		s := newSched(t, p, &scheduler.Config{Observer: rec.hooks()})

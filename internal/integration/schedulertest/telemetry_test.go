@@ -12,7 +12,6 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 
-	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/observe"
 	"github.com/baton-go/baton/scheduler"
 )
@@ -65,7 +64,7 @@ func (o *spanLike) of(job string) []tagged {
 // other replica a skip; the hooks are fed from the same events.
 func TestObserverEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		var jobCtx sync.Map // job -> tag of the context the job function got
 		jobs := map[string]scheduler.Func{
 			"ok": func(ctx context.Context, run scheduler.Run) error { jobCtx.Store(run.Job, tagOf(ctx)); return nil },
@@ -184,7 +183,7 @@ func TestObserverEvents(t *testing.T) {
 // reason, without an attempt; a catch-up is reported before its run.
 func TestObserverStillRunningAndCatchUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := memory.New(nil)
+		p := newMemory(t, nil)
 		time.Sleep(3*time.Hour + 10*time.Minute)
 		o := &spanLike{}
 		s := newSched(t, p, &scheduler.Config{Observer: o})

@@ -8,12 +8,11 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 
-	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/scheduler"
 )
 
 func TestBadInput(t *testing.T) {
-	s := newSched(t, memory.New(nil), nil)
+	s := newSched(t, newMemory(t, nil), nil)
 	must(s.Every(time.Minute).Locked("taken", scheduler.AtMostFor(time.Minute)).Do(noop))
 	must(s.Every(time.Minute).Name("local").Do(noop))
 	mostly := scheduler.AtMostFor(time.Minute)
@@ -77,7 +76,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestCatchUpNeedsInspector(t *testing.T) {
-	s := newSched(t, bare{memory.New(nil)}, nil)
+	s := newSched(t, bare{newMemory(t, nil)}, nil)
 	_, err := s.Every(time.Minute).Locked("c", scheduler.AtMostFor(time.Minute), scheduler.CatchUp()).Do(noop)
 	if !errors.Is(err, scheduler.ErrCatchUpNotSupported) {
 		t.Fatalf("err = %v, want ErrCatchUpNotSupported", err)
@@ -85,7 +84,7 @@ func TestCatchUpNeedsInspector(t *testing.T) {
 }
 
 func TestDefaultDurations(t *testing.T) {
-	s := newSched(t, memory.New(nil), &scheduler.Config{AtMostFor: time.Minute, AtLeastFor: 10 * time.Second})
+	s := newSched(t, newMemory(t, nil), &scheduler.Config{AtMostFor: time.Minute, AtLeastFor: 10 * time.Second})
 	if _, err := s.Every(time.Minute).Locked("defaults").Do(noop); err != nil {
 		t.Errorf("Locked without durations under defaults: %v", err)
 	}
@@ -109,7 +108,7 @@ func TestNewBadConfig(t *testing.T) {
 	}
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {
-			s, err := scheduler.New(memory.New(nil), &cfg)
+			s, err := scheduler.New(newMemory(t, nil), &cfg)
 			var ve *scheduler.ValidationError
 			if s != nil || !errors.Is(err, scheduler.ErrInvalid) || !errors.As(err, &ve) {
 				t.Errorf("New = %v, %v; want a *ValidationError", s, err)

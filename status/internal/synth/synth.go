@@ -32,12 +32,15 @@ var Replicas = []string{"app-1", "app-2", "app-3"}
 func Week(jobs int, period, span time.Duration, end time.Time) (*memory.Provider, error) {
 	var fake atomic.Int64 // Unix nanoseconds of the fake clock; 0: real clock shifted
 	shift := time.Until(end)
-	p := memory.New(&memory.Config{Now: func() time.Time {
+	p, err := memory.New(&memory.Config{Now: func() time.Time {
 		if n := fake.Load(); n != 0 {
 			return time.Unix(0, n)
 		}
 		return time.Now().Add(shift)
 	}})
+	if err != nil {
+		return nil, err
+	}
 	ctx := context.Background()
 	start := end.Add(-span).Truncate(period)
 	ret := batontype.Retention{MaxRuns: int(span/period) + 10, MaxAge: span + 24*time.Hour}
