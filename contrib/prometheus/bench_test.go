@@ -17,7 +17,10 @@ import (
 // provider, where the collector's cost shows most, without and with it.
 // bench/ (benchrun -only telemetry) compares them on Redis.
 func BenchmarkLockCycle(b *testing.B) {
-	c := batonprom.New(nil)
+	c, err := batonprom.New(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 	prometheus.NewRegistry().MustRegister(c)
 	for _, o := range []struct {
 		name string

@@ -3,9 +3,9 @@
 // client_golang metrics. It is its own Go module, so the core module does
 // not depend on the Prometheus client.
 //
-// Setup is two lines:
+// Setup is two lines and an error check:
 //
-//	obs := prometheus.New(nil)
+//	obs, err := prometheus.New(nil)
 //	registry.MustRegister(obs) // then Config{Observer: obs} for the Locker and Scheduler
 //
 // and the same obs in ratelimit.Config.Observer.

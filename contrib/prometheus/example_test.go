@@ -15,7 +15,10 @@ import (
 // A rate limiter whose decisions are counted per policy (never per key).
 // Serve the registry with promhttp.HandlerFor.
 func Example() {
-	obs := batonprom.New(nil)
+	obs, err := batonprom.New(nil)
+	if err != nil {
+		panic(err)
+	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(obs)
 

@@ -2,9 +2,13 @@ package prometheus
 
 import (
 	"context"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/observe"
 )
 
@@ -57,14 +61,21 @@ var (
 	retryBuckets = []float64{0.01, 0.1, 0.5, 1, 5, 10, 60, 300, 3600, 86400}
 )
 
-// New returns a Collector; register it with a prometheus.Registerer.
-func New(cfg *Config) *Collector {
+// New returns a Collector; register it with a prometheus.Registerer. It
+// returns a *batontype.ValidationError (matching batontype.ErrInvalid) for
+// a Namespace that cannot begin a metric name or a constant label whose
+// name Prometheus would refuse or that collides with one of ours, rather
+// than a Collector that fails at registration.
+func New(cfg *Config) (*Collector, error) {
 	var c Config
 	if cfg != nil {
 		c = *cfg
 	}
 	if c.Namespace == "" {
 		c.Namespace = "baton"
+	}
+	if err := validate(c); err != nil {
+		return nil, err
 	}
 	o := &Collector{}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
@@ -99,7 +110,7 @@ func New(cfg *Config) *Collector {
 	o.rateRetryAfter = histogram("ratelimit_retry_after_seconds", "Retry-after of denied requests.", retryBuckets, LabelPolicy)
 	o.rateErrors = counter("ratelimit_errors_total", "Rate-limit provider failures.", LabelPolicy)
 	o.rateFallbacks = counter("ratelimit_fallbacks_total", "Requests the HTTP middleware passed (fail_open) or refused (fail_closed) without a decision.", LabelPolicy, LabelOutcome)
-	return o
+	return o, nil
 }
 
 // Describe sends the descriptors of every metric.
@@ -162,4 +173,39 @@ func (o *Collector) Observe(ctx context.Context, e observe.Event) context.Contex
 		o.rateFallbacks.WithLabelValues(e.Policy, e.Outcome).Inc()
 	}
 	return ctx
+}
+
+// validate checks what Prometheus would otherwise refuse only when the
+// Collector is registered.
+func validate(c Config) error {
+	if !validName(c.Namespace, true) {
+		return &batontype.ValidationError{Pkg: "prometheus", Field: "Namespace", Value: strconv.Quote(c.Namespace),
+			Reason: "must be a metric name prefix: a letter, '_' or ':' then letters, digits, '_' or ':'", Err: batontype.ErrInvalid}
+	}
+	for name := range c.ConstLabels {
+		switch {
+		case !validName(name, false) || strings.HasPrefix(name, "__"):
+			return &batontype.ValidationError{Pkg: "prometheus", Field: "ConstLabels", Value: strconv.Quote(name),
+				Reason: "must be a label name: a letter or '_' then letters, digits or '_', not starting with \"__\"", Err: batontype.ErrInvalid}
+		case slices.Contains([]string{LabelJob, LabelLock, LabelPolicy, LabelOutcome, LabelReason}, name):
+			return &batontype.ValidationError{Pkg: "prometheus", Field: "ConstLabels", Value: strconv.Quote(name),
+				Reason: "is a label the collector sets itself", Err: batontype.ErrInvalid}
+		}
+	}
+	return nil
+}
+
+// validName reports whether s is a metric name (colons allowed) or a
+// label name.
+func validName(s string, metric bool) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		ok := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || (metric && r == ':') || (i > 0 && r >= '0' && r <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
 }

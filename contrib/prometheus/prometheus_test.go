@@ -2,6 +2,7 @@ package prometheus_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/baton-go/baton/batontype"
 	batonprom "github.com/baton-go/baton/contrib/prometheus"
 	"github.com/baton-go/baton/internal/telemetrytest"
 	"github.com/baton-go/baton/observe"
@@ -30,7 +32,10 @@ func TestScenario(t *testing.T) {
 			var servers []*httptest.Server
 			var collectors []observe.Observer
 			for range telemetrytest.Instances {
-				c := batonprom.New(&batonprom.Config{ConstLabels: prometheus.Labels{"service": "test"}})
+				c, err := batonprom.New(&batonprom.Config{ConstLabels: prometheus.Labels{"service": "test"}})
+				if err != nil {
+					t.Fatal(err)
+				}
 				reg := prometheus.NewPedanticRegistry()
 				reg.MustRegister(c)
 				srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -190,4 +195,23 @@ func series(mfs map[string]*dto.MetricFamily, name string, labels ...string) []*
 		}
 	}
 	return out
+}
+
+// A configuration Prometheus would refuse at registration is refused by
+// New, with an error naming the field.
+func TestNewRefusesInvalidConfig(t *testing.T) {
+	for _, c := range []*batonprom.Config{
+		{Namespace: "baton-prod"},
+		{Namespace: "1baton"},
+		{ConstLabels: prometheus.Labels{"service-name": "x"}},
+		{ConstLabels: prometheus.Labels{"__reserved": "x"}},
+		{ConstLabels: prometheus.Labels{batonprom.LabelJob: "x"}},
+	} {
+		if _, err := batonprom.New(c); !errors.Is(err, batontype.ErrInvalid) {
+			t.Errorf("New(%+v) = %v, want an error matching batontype.ErrInvalid", c, err)
+		}
+	}
+	if _, err := batonprom.New(&batonprom.Config{Namespace: "svc:baton_1", ConstLabels: prometheus.Labels{"service": "x"}}); err != nil {
+		t.Errorf("valid config refused: %v", err)
+	}
 }

@@ -45,7 +45,11 @@ func observers() ([]string, []observe.Observer, func(), error) {
 		stop()
 		return nil, nil, nil, err
 	}
-	promObs := batonprom.New(nil)
+	promObs, err := batonprom.New(nil)
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
 	if err := prometheus.NewRegistry().Register(promObs); err != nil {
 		stop()
 		return nil, nil, nil, err
