@@ -45,8 +45,8 @@ const (
 	DefaultRateTable = "baton_rates"
 )
 
-// Config configures a Provider. The zero value is valid and means the
-// documented defaults.
+// Config configures a Provider. The zero value, or a nil *Config, is valid
+// and means the documented defaults.
 type Config struct {
 	// Schema qualifies the tables. Empty (the default) leaves them
 	// unqualified, so the connection's search_path decides. Migrate does

@@ -54,7 +54,8 @@ type PostgresConfig struct {
 	// JavaZone is the JVMs' default time zone: required with
 	// ClientTimeZone, and with DBTime on timestamptz columns (it must
 	// then be UTC). Use time.LoadLocation("America/New_York"), never
-	// time.Local.
+	// time.Local. Nil (the default) means not given: fine for the other
+	// modes, refused with ErrTimeMode where it is required.
 	JavaZone *time.Location
 	// Columns is the type of lock_until and locked_at. The zero value
 	// reads it from the catalog in Migrate or Check. Migrate creates a
