@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
-	"github.com/baton-go/baton/lockprovider"
 )
 
 // Lock is a held lease. Its methods are safe for concurrent use. A Lock is
@@ -25,7 +25,7 @@ type rttObserver Locker
 
 func (o *rttObserver) Observe(d time.Duration) { (*Locker)(o).observe(d) }
 
-func newLock(ctx context.Context, l *Locker, r request, grant lockprovider.Lease, anchor time.Time) *Lock {
+func newLock(ctx context.Context, l *Locker, r request, grant batontype.Lease, anchor time.Time) *Lock {
 	k := &Lock{locker: l}
 	// Values of the acquiring context (trace ids) carry over; its
 	// cancellation does not: the lock outlives the Acquire call. The
@@ -90,9 +90,9 @@ func (k *Lock) Token() int64 {
 
 // Lease returns the provider's grant as last extended. Its times are the
 // backend's clock, not this process's.
-func (k *Lock) Lease() lockprovider.Lease {
+func (k *Lock) Lease() batontype.Lease {
 	if k == nil {
-		return lockprovider.Lease{}
+		return batontype.Lease{}
 	}
 	if k.nest != nil {
 		return k.nest.root.Lease()

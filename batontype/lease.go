@@ -19,3 +19,16 @@ type LeaseInfo struct {
 	// Providers that offer admin actions report it.
 	AtLeastUntil time.Time
 }
+
+// Lease is a grant of a lock name to one owner, as a provider returns it
+// and a held lock reports it. Times are the backend's.
+type Lease struct {
+	Name  string
+	Owner string
+	Token int64 // fencing token; strictly increasing per name
+
+	GrantedAt    time.Time // when the backend granted this lease
+	Until        time.Time // when it expires unless extended or released
+	AtLeastUntil time.Time // a release before this instant keeps it held until then
+	Tick         time.Time // the tick it was granted for, or zero
+}

@@ -281,7 +281,7 @@ func (t *Term) Err() error {
 
 // Lease returns the term's lease as last renewed; its times are the
 // backend's.
-func (t *Term) Lease() lockprovider.Lease { return t.lock.Lease() }
+func (t *Term) Lease() batontype.Lease { return t.lock.Lease() }
 
 // Resign gives up the leadership: the term's Context ends with ErrResigned,
 // renewal stops and the lease is released, which wakes the other

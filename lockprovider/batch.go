@@ -79,7 +79,7 @@ type BatchReleaser interface {
 
 // BatchResult answers one item of a batch: a Lease, or Err.
 type BatchResult struct {
-	Lease Lease
+	Lease batontype.Lease
 	Err   error
 }
 

@@ -57,7 +57,7 @@ type Ledger interface {
 	// records a started run for the name: tick, LockedBy, token, the
 	// grant time as Started, and run's flags. It then applies
 	// run.Retention, amortised (see batontype.Retention).
-	AcquireRun(ctx context.Context, p AcquireParams, run RunStart) (Lease, error)
+	AcquireRun(ctx context.Context, p AcquireParams, run RunStart) (batontype.Lease, error)
 
 	// ReleaseRun is Provider.Release and also records the end of run
 	// (identified by run.Job and run.Token): Finished (see

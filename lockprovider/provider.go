@@ -17,13 +17,13 @@ type Provider interface {
 	// same grant unchanged. With a non-zero p.Tick, Acquire returns
 	// batontype.ErrStaleTick unless p.Tick is newer than the last tick granted for
 	// the name.
-	Acquire(ctx context.Context, p AcquireParams) (Lease, error)
+	Acquire(ctx context.Context, p AcquireParams) (batontype.Lease, error)
 
 	// Extend sets the lease to end AtMostFor from now (server time), longer
 	// or shorter than before, and moves the AtLeastFor bound to
 	// now+AtLeastFor. It returns batontype.ErrNotHeld if p.Owner does not hold a
 	// live lease on p.Name.
-	Extend(ctx context.Context, p ExtendParams) (Lease, error)
+	Extend(ctx context.Context, p ExtendParams) (batontype.Lease, error)
 
 	// Release ends the lease, or, when its AtLeastFor bound lies in the
 	// future, shortens it to end at that bound. It returns batontype.ErrNotHeld if
@@ -59,18 +59,6 @@ type ExtendParams struct {
 type ReleaseParams struct {
 	Name  string
 	Owner string
-}
-
-// Lease is a grant. Times are the backend's.
-type Lease struct {
-	Name  string
-	Owner string
-	Token int64 // fencing token; strictly increasing per name
-
-	GrantedAt    time.Time // when the backend granted this lease
-	Until        time.Time // when it expires unless extended or released
-	AtLeastUntil time.Time // a release before this instant keeps it held until then
-	Tick         time.Time // the tick it was granted for, or zero
 }
 
 // ReleaseNotifier is implemented by providers that can tell waiters when a

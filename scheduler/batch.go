@@ -120,7 +120,7 @@ type claimAnswer struct {
 	owner string
 	sent  time.Time     // when the claim was sent: the trust window counts from it
 	took  time.Duration // the call's duration
-	grant lockprovider.Lease
+	grant batontype.Lease
 	err   error
 }
 

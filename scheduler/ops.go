@@ -45,7 +45,7 @@ func (s *Scheduler) ledger() lockprovider.Ledger {
 
 // acquire asks for a job's lease for a tick, through the ledger when it is
 // on, so the claim opens the run's record in the same round trip.
-func (s *Scheduler) acquire(ctx context.Context, p lockprovider.AcquireParams, res *runResult) (lockprovider.Lease, error) {
+func (s *Scheduler) acquire(ctx context.Context, p lockprovider.AcquireParams, res *runResult) (batontype.Lease, error) {
 	if l := s.ledger(); l != nil {
 		return l.AcquireRun(ctx, p, lockprovider.RunStart{CatchUp: res.catchUp, Manual: res.manual, Retention: s.cfg.LedgerRetention})
 	}
@@ -55,7 +55,7 @@ func (s *Scheduler) acquire(ctx context.Context, p lockprovider.AcquireParams, r
 // runResult is how a run ended, for the ledger.
 type runResult struct {
 	ctx     context.Context // of the tick's events; see Scheduler.claim
-	lease   lockprovider.Lease
+	lease   batontype.Lease
 	held    time.Time // when the grant arrived (monotonic), for RunEnd.Elapsed
 	catchUp bool
 	err     error // the job's error, a *PanicError, or nil

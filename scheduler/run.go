@@ -185,7 +185,7 @@ func (s *Scheduler) notClaimed(j *Job, tick time.Time, a *claimAnswer, ev *Event
 
 // hold starts the lease of a granted claim and returns it, or nil when the
 // grant arrived after its trust window.
-func (s *Scheduler) hold(j *Job, owner string, grant *lockprovider.Lease, sent time.Time, ev *Event, res *runResult) *lease.Lease {
+func (s *Scheduler) hold(j *Job, owner string, grant *batontype.Lease, sent time.Time, ev *Event, res *runResult) *lease.Lease {
 	ev.Token = grant.Token
 	lost := *ev
 	l := new(lease.Lease)

@@ -123,7 +123,7 @@ type Lease struct {
 	cancel context.CancelCauseFunc
 
 	mu       sync.Mutex
-	grant    lockprovider.Lease
+	grant    batontype.Lease
 	length   time.Duration // lease length that auto-renew maintains
 	sent     time.Time     // send time of the grant or extension the window counts from
 	deadline time.Time     // end of the trust window
@@ -164,7 +164,7 @@ func NewPolicy(p Policy) *Policy {
 // from parent; the trust window ends at sent plus the granted length (at
 // most p.AtMostFor) minus the margin. A window that has already ended is
 // not reported here: call Check.
-func (l *Lease) Start(parent context.Context, pol *Policy, p Params, grant lockprovider.Lease, sent time.Time) {
+func (l *Lease) Start(parent context.Context, pol *Policy, p Params, grant batontype.Lease, sent time.Time) {
 	l.pol = pol
 	l.name, l.owner, l.onLost = p.Name, p.Owner, p.OnLost
 	l.release = p.Release
@@ -204,7 +204,7 @@ func (l *Lease) margin(d time.Duration) time.Duration {
 func (l *Lease) Name() string { return l.name }
 
 // Grant returns the provider's grant as last extended.
-func (l *Lease) Grant() lockprovider.Lease {
+func (l *Lease) Grant() batontype.Lease {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.grant

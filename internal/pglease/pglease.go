@@ -28,7 +28,7 @@ type Execer interface {
 // Extend runs the extension sql for e, after opts (pgx query options such
 // as a pgx.QueryExecMode). A lease not held is batontype.ErrNotHeld;
 // a failed statement's error is passed through wrap.
-func Extend(ctx context.Context, db Querier, sql string, e lockprovider.ExtendParams, wrap func(error) error, opts ...any) (lockprovider.Lease, error) {
+func Extend(ctx context.Context, db Querier, sql string, e lockprovider.ExtendParams, wrap func(error) error, opts ...any) (batontype.Lease, error) {
 	var (
 		at, until, atLeast time.Time
 		fence              int64
@@ -37,12 +37,12 @@ func Extend(ctx context.Context, db Querier, sql string, e lockprovider.ExtendPa
 	args := append(opts, e.Name, e.Owner, e.AtMostFor, e.AtLeastFor)
 	err := db.QueryRow(ctx, sql, args...).Scan(&at, &until, &atLeast, &fence, &lastTick)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return lockprovider.Lease{}, batontype.ErrNotHeld
+		return batontype.Lease{}, batontype.ErrNotHeld
 	}
 	if err != nil {
-		return lockprovider.Lease{}, wrap(err)
+		return batontype.Lease{}, wrap(err)
 	}
-	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Token: fence, GrantedAt: at, Until: until, AtLeastUntil: atLeast}
+	l := batontype.Lease{Name: e.Name, Owner: e.Owner, Token: fence, GrantedAt: at, Until: until, AtLeastUntil: atLeast}
 	if lastTick.Valid {
 		l.Tick = lastTick.Time
 	}

@@ -288,12 +288,12 @@ const maxAttempts = 4
 // AtMostFor rounded up to whole seconds (and one for AtLeastFor when that
 // rounds differently), then decides in one transaction. The token is the
 // revision of that transaction.
-func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, ap.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return lockprovider.Lease{}, fmt.Errorf("etcd: acquire: %w", err)
+		return batontype.Lease{}, fmt.Errorf("etcd: acquire: %w", err)
 	}
 	opCtx, cancel := p.op(ctx)
 	defer cancel()
@@ -301,7 +301,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 	start := time.Now()
 	la, lb, err := p.grantLeases(opCtx, ap.AtMostFor, ap.AtLeastFor)
 	if err != nil {
-		return lockprovider.Lease{}, wrap(ctx, opCtx, "acquire: grant lease", err)
+		return batontype.Lease{}, wrap(ctx, opCtx, "acquire: grant lease", err)
 	}
 	granted := start.UnixMilli()
 	rec := record{owner: ap.Owner, grantedAt: granted, until: granted + ap.AtMostFor.Milliseconds(), lockedBy: ap.LockedBy}
@@ -343,7 +343,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		}
 		resp, err := p.client.Txn(opCtx).If(cmps...).Then(then...).Else(els...).Commit()
 		if err != nil {
-			return lockprovider.Lease{}, wrap(ctx, opCtx, "acquire", err)
+			return batontype.Lease{}, wrap(ctx, opCtx, "acquire", err)
 		}
 		if resp.Succeeded {
 			return rec.lease(ap.Name, resp.Header.Revision, atLeast), nil
@@ -364,7 +364,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			}
 			if !p.clock || until > now {
 				p.revoke(ctx, la, lb)
-				return lockprovider.Lease{}, batontype.ErrNotAcquired
+				return batontype.Lease{}, batontype.ErrNotAcquired
 			}
 			lockRev = lockKV.ModRevision
 		}
@@ -372,7 +372,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			until, _ := strconv.ParseInt(string(holdKV.Value), 10, 64)
 			if !p.clock || until > now {
 				p.revoke(ctx, la, lb)
-				return lockprovider.Lease{}, batontype.ErrNotAcquired
+				return batontype.Lease{}, batontype.ErrNotAcquired
 			}
 			holdRev = holdKV.ModRevision
 		}
@@ -381,14 +381,14 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			tickMissing = tickKV == nil
 			if !tickMissing && string(tickKV.Value) >= tick(rec.tick) {
 				p.revoke(ctx, la, lb)
-				return lockprovider.Lease{}, batontype.ErrStaleTick
+				return batontype.Lease{}, batontype.ErrStaleTick
 			}
 		}
 	}
 	// Every attempt lost a race with other writers of the name; the last
 	// of them holds it.
 	p.revoke(ctx, la, lb)
-	return lockprovider.Lease{}, batontype.ErrNotAcquired
+	return batontype.Lease{}, batontype.ErrNotAcquired
 }
 
 func cmpRev(key string, rev int64) clientv3.Cmp {
@@ -410,8 +410,8 @@ func first(resp *clientv3.TxnResponse, i int) *mvccpb.KeyValue {
 	return r.Kvs[0]
 }
 
-func (r record) lease(name string, token, atLeast int64) lockprovider.Lease {
-	return lockprovider.Lease{
+func (r record) lease(name string, token, atLeast int64) batontype.Lease {
+	return batontype.Lease{
 		Name: name, Owner: r.owner, Token: token,
 		GrantedAt: time.UnixMilli(r.grantedAt), Until: time.UnixMilli(r.until),
 		AtLeastUntil: time.UnixMilli(atLeast), Tick: tickTime(r.tick),
@@ -434,19 +434,19 @@ func ownerCmps(key, owner string, live bool, now int64) []clientv3.Cmp {
 // Extend implements lockprovider.Provider: new etcd leases for the new
 // lengths, and one transaction that moves the lease onto them if the owner
 // still holds it and its Until has not passed.
-func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, ep.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return lockprovider.Lease{}, fmt.Errorf("etcd: extend: %w", err)
+		return batontype.Lease{}, fmt.Errorf("etcd: extend: %w", err)
 	}
 	opCtx, cancel := p.op(ctx)
 	defer cancel()
 	start := time.Now()
 	la, lb, err := p.grantLeases(opCtx, ep.AtMostFor, ep.AtLeastFor)
 	if err != nil {
-		return lockprovider.Lease{}, wrap(ctx, opCtx, "extend: grant lease", err)
+		return batontype.Lease{}, wrap(ctx, opCtx, "extend: grant lease", err)
 	}
 	now := start.UnixMilli()
 	until, atLeast := now+ep.AtMostFor.Milliseconds(), now+ep.AtLeastFor.Milliseconds()
@@ -462,11 +462,11 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 	}
 	resp, err := p.client.Txn(opCtx).If(ownerCmps(k.lock, ep.Owner, true, now)...).Then(then...).Commit()
 	if err != nil {
-		return lockprovider.Lease{}, wrap(ctx, opCtx, "extend", err)
+		return batontype.Lease{}, wrap(ctx, opCtx, "extend", err)
 	}
 	if !resp.Succeeded {
 		p.revoke(ctx, la, lb)
-		return lockprovider.Lease{}, batontype.ErrNotHeld
+		return batontype.Lease{}, batontype.ErrNotHeld
 	}
 	recKV := first(resp, 0)
 	r, ok := record{}, false
@@ -474,7 +474,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 		r, ok = parseRecord(recKV.Value)
 	}
 	if !ok {
-		return lockprovider.Lease{}, fmt.Errorf("etcd: extend: record of %q missing or malformed", ep.Name)
+		return batontype.Lease{}, fmt.Errorf("etcd: extend: record of %q missing or malformed", ep.Name)
 	}
 	r.until = until
 	return r.lease(ep.Name, recKV.ModRevision, atLeast), nil

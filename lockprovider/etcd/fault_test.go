@@ -280,7 +280,7 @@ func TestPausedHolderIsFenced(t *testing.T) {
 	if err := res.Do(a.Token, nil); err != nil {
 		t.Fatalf("first holder's write: %v", err)
 	}
-	var b lockprovider.Lease
+	var b batontype.Lease
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) { // the pause
 		if b, err = acquire(t, p, "n", time.Minute); err == nil {
 			break

@@ -7,6 +7,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/etcd"
@@ -51,7 +52,7 @@ func newProviderPrefix(t testing.TB, cli *clientv3.Client, prefix string) *etcd.
 	return p
 }
 
-func acquire(t testing.TB, p lockprovider.Provider, name string, atMostFor time.Duration) (lockprovider.Lease, error) {
+func acquire(t testing.TB, p lockprovider.Provider, name string, atMostFor time.Duration) (batontype.Lease, error) {
 	t.Helper()
 	return p.Acquire(t.Context(), lockprovider.AcquireParams{
 		Name: name, Owner: lockprovider.NewOwner(), AtMostFor: atMostFor,

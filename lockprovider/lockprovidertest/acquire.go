@@ -111,7 +111,7 @@ func testIdempotent(e *env) {
 	e.wantHeld(name, "after repeated Acquires")
 }
 
-func sameLease(a, b lockprovider.Lease) bool {
+func sameLease(a, b batontype.Lease) bool {
 	return a.Name == b.Name && a.Owner == b.Owner && a.Token == b.Token &&
 		a.GrantedAt.Equal(b.GrantedAt) && a.Until.Equal(b.Until) &&
 		a.AtLeastUntil.Equal(b.AtLeastUntil) && a.Tick.Equal(b.Tick)

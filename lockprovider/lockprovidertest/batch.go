@@ -191,7 +191,7 @@ func testBatchMixed(e *env) {
 		}
 		e.wantErr(res[6].Err, batontype.ErrNotAcquired, what+": held by another owner, stale tick")
 		for _, r := range res {
-			if r.Err != nil && r.Lease != (lockprovider.Lease{}) {
+			if r.Err != nil && r.Lease != (batontype.Lease{}) {
 				e.t.Errorf("%s: a refused item carries a lease %+v", what, r.Lease)
 			}
 		}
@@ -535,7 +535,7 @@ func (e *env) mustReleaseBatch(ps []lockprovider.ReleaseParams) []error {
 // larger), a name held by another owner, a free name, a lapsed lease, a
 // repeated name and an invalid item.
 func testBatchRelease(e *env) {
-	mine := make([]lockprovider.Lease, 3)
+	mine := make([]batontype.Lease, 3)
 	for i := range mine {
 		mine[i] = e.mustAcquire(e.name(), lockprovider.NewOwner(), long, 0)
 	}
@@ -676,7 +676,7 @@ func testBatchLedgerRelease(e *env) {
 	}
 	sleepPast(res[2].Lease.GrantedAt, 30*time.Millisecond)
 	e.waitFree(lost.Name, "after AtMostFor")
-	end := func(l lockprovider.Lease, out batontype.Outcome, msg string, took time.Duration) lockprovider.RunEnd {
+	end := func(l batontype.Lease, out batontype.Outcome, msg string, took time.Duration) lockprovider.RunEnd {
 		return lockprovider.RunEnd{
 			Run:     batontype.RunRecord{Job: l.Name, Token: l.Token, Tick: l.Tick, LockedBy: "lockprovidertest-batch", Started: l.GrantedAt},
 			Outcome: out, Error: msg, Elapsed: took,

@@ -3,6 +3,8 @@ package lockprovidertest
 import (
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -18,7 +20,7 @@ func fenceCases() []testCase {
 func testFenceIncreases(e *env) {
 	name := e.name()
 	last := int64(0)
-	next := func(l lockprovider.Lease, how string) {
+	next := func(l batontype.Lease, how string) {
 		e.t.Helper()
 		if l.Token <= last {
 			e.t.Errorf("%s: Token %d, not above the previous %d", how, l.Token, last)

@@ -38,7 +38,7 @@ func (e *env) inspect(in lockprovider.Inspector, name string) batontype.LeaseInf
 }
 
 // checkInfo compares what Inspect reports for a held lease with the lease.
-func (e *env) checkInfo(info batontype.LeaseInfo, l lockprovider.Lease, lockedBy string, lastTick time.Time, what string) {
+func (e *env) checkInfo(info batontype.LeaseInfo, l batontype.Lease, lockedBy string, lastTick time.Time, what string) {
 	e.t.Helper()
 	if !info.Exists || !info.Held {
 		e.t.Errorf("%s: Exists %v Held %v, want both true", what, info.Exists, info.Held)
@@ -107,7 +107,7 @@ func testInspectLifecycle(e *env) {
 // List reports the held names of this provider with their leases.
 func testInspectList(e *env) {
 	in := e.inspector()
-	held := map[string]lockprovider.Lease{}
+	held := map[string]batontype.Lease{}
 	for range 3 {
 		name := e.name()
 		held[name] = e.mustAcquire(name, lockprovider.NewOwner(), long, 0)

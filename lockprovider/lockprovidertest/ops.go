@@ -219,18 +219,18 @@ func testResetRate(e *env) {
 
 // ledger helpers
 
-func (e *env) acquireRun(name, owner, lockedBy string, atMostFor time.Duration, tick time.Time, rs lockprovider.RunStart) (lockprovider.Lease, error) {
+func (e *env) acquireRun(name, owner, lockedBy string, atMostFor time.Duration, tick time.Time, rs lockprovider.RunStart) (batontype.Lease, error) {
 	return e.p.(lockprovider.Ledger).AcquireRun(e.ctx, lockprovider.AcquireParams{
 		Name: name, Owner: owner, LockedBy: lockedBy, AtMostFor: atMostFor, Tick: tick,
 	}, rs)
 }
 
-func (e *env) releaseRun(l lockprovider.Lease, lockedBy string, out batontype.Outcome, msg string, r batontype.Retention) error {
+func (e *env) releaseRun(l batontype.Lease, lockedBy string, out batontype.Outcome, msg string, r batontype.Retention) error {
 	return e.releaseRunFlags(l, lockedBy, lockprovider.RunStart{}, out, msg, r)
 }
 
 // releaseRunFlags is releaseRun for a run opened with the flags of rs.
-func (e *env) releaseRunFlags(l lockprovider.Lease, lockedBy string, rs lockprovider.RunStart, out batontype.Outcome, msg string, r batontype.Retention) error {
+func (e *env) releaseRunFlags(l batontype.Lease, lockedBy string, rs lockprovider.RunStart, out batontype.Outcome, msg string, r batontype.Retention) error {
 	return e.p.(lockprovider.Ledger).ReleaseRun(e.ctx, lockprovider.ReleaseParams{Name: l.Name, Owner: l.Owner}, lockprovider.RunEnd{
 		Run: batontype.RunRecord{Job: l.Name, Token: l.Token, Tick: l.Tick, LockedBy: lockedBy, Started: l.GrantedAt,
 			CatchUp: rs.CatchUp, Manual: rs.Manual},
@@ -376,7 +376,7 @@ func testLedgerLost(e *env) {
 // Runs are listed newest first, bounded by Limit and the time range.
 func testLedgerQuery(e *env) {
 	name := e.name()
-	var leases []lockprovider.Lease
+	var leases []batontype.Lease
 	for i := range 5 {
 		l, err := e.acquireRun(name, lockprovider.NewOwner(), "q", long, baseTick.Add(time.Duration(i+1)*time.Hour), lockprovider.RunStart{})
 		if err != nil {
@@ -550,7 +550,7 @@ func testLedgerValidation(e *env) {
 	e.wantErr(err, batontype.ErrInvalid, "AcquireRun with MaxRuns -1")
 	_, err = e.acquireRun("", lockprovider.NewOwner(), "v", long, baseTick, lockprovider.RunStart{})
 	e.wantErr(err, batontype.ErrInvalid, "AcquireRun with an empty name")
-	l := lockprovider.Lease{Name: name, Owner: lockprovider.NewOwner(), Token: 1}
+	l := batontype.Lease{Name: name, Owner: lockprovider.NewOwner(), Token: 1}
 	e.wantErr(e.releaseRun(l, "v", "done", "", batontype.Retention{}), batontype.ErrInvalid, "ReleaseRun with an unknown outcome")
 	err = lg.ReleaseRun(e.ctx, lockprovider.ReleaseParams{Name: name, Owner: l.Owner}, lockprovider.RunEnd{
 		Run: batontype.RunRecord{Job: name, Token: 1}, Outcome: batontype.OutcomeSucceeded, Elapsed: -time.Second})

@@ -54,7 +54,7 @@ func testForeignOwner(e *env) {
 // checkUntouchedBy has the non-holder stale release and extend name (longer
 // and shorter), expects ErrNotHeld each time, and then checks that the
 // holder's lease l is still in force and unchanged.
-func (e *env) checkUntouchedBy(name, stale string, l lockprovider.Lease) {
+func (e *env) checkUntouchedBy(name, stale string, l batontype.Lease) {
 	e.t.Helper()
 	e.wantErr(e.release(name, stale), batontype.ErrNotHeld, "stale owner's Release")
 	_, err := e.extend(name, stale, batontype.MinDuration, 0)

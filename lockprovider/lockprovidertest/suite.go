@@ -167,14 +167,14 @@ func (e *env) name() string {
 	return fmt.Sprintf("lpt-%s-%d", e.s.id, e.s.seq.Add(1))
 }
 
-func (e *env) acquire(name, owner string, atMostFor, atLeastFor time.Duration) (lockprovider.Lease, error) {
+func (e *env) acquire(name, owner string, atMostFor, atLeastFor time.Duration) (batontype.Lease, error) {
 	return e.p.Acquire(e.ctx, lockprovider.AcquireParams{
 		Name: name, Owner: owner, LockedBy: "lockprovidertest",
 		AtMostFor: atMostFor, AtLeastFor: atLeastFor,
 	})
 }
 
-func (e *env) mustAcquire(name, owner string, atMostFor, atLeastFor time.Duration) lockprovider.Lease {
+func (e *env) mustAcquire(name, owner string, atMostFor, atLeastFor time.Duration) batontype.Lease {
 	e.t.Helper()
 	l, err := e.acquire(name, owner, atMostFor, atLeastFor)
 	if err != nil {
@@ -184,7 +184,7 @@ func (e *env) mustAcquire(name, owner string, atMostFor, atLeastFor time.Duratio
 	return l
 }
 
-func (e *env) checkLease(l lockprovider.Lease, name, owner string) {
+func (e *env) checkLease(l batontype.Lease, name, owner string) {
 	e.t.Helper()
 	if l.Name != name || l.Owner != owner {
 		e.t.Errorf("lease is for (%q, %q), want (%q, %q)", l.Name, l.Owner, name, owner)
@@ -194,13 +194,13 @@ func (e *env) checkLease(l lockprovider.Lease, name, owner string) {
 	}
 }
 
-func (e *env) extend(name, owner string, atMostFor, atLeastFor time.Duration) (lockprovider.Lease, error) {
+func (e *env) extend(name, owner string, atMostFor, atLeastFor time.Duration) (batontype.Lease, error) {
 	return e.p.Extend(e.ctx, lockprovider.ExtendParams{
 		Name: name, Owner: owner, AtMostFor: atMostFor, AtLeastFor: atLeastFor,
 	})
 }
 
-func (e *env) mustExtend(name, owner string, atMostFor, atLeastFor time.Duration) lockprovider.Lease {
+func (e *env) mustExtend(name, owner string, atMostFor, atLeastFor time.Duration) batontype.Lease {
 	e.t.Helper()
 	l, err := e.extend(name, owner, atMostFor, atLeastFor)
 	if err != nil {

@@ -19,7 +19,7 @@ func tickCases() []testCase {
 // baseTick is a whole second, so every backend stores it exactly.
 var baseTick = time.Unix(1_800_000_000, 0)
 
-func (e *env) acquireTick(name, owner string, tick time.Time, atMostFor time.Duration) (lockprovider.Lease, error) {
+func (e *env) acquireTick(name, owner string, tick time.Time, atMostFor time.Duration) (batontype.Lease, error) {
 	return e.p.Acquire(e.ctx, lockprovider.AcquireParams{
 		Name: name, Owner: owner, LockedBy: "lockprovidertest",
 		AtMostFor: atMostFor, Tick: tick,

@@ -40,7 +40,7 @@ type Provider struct {
 // never removed, so the fencing counter and the newest tick survive release
 // and expiry.
 type record struct {
-	lease    lockprovider.Lease // current or last lease; Owner "" before the first grant
+	lease    batontype.Lease // current or last lease; Owner "" before the first grant
 	lockedBy string
 	fence    int64     // last fencing token issued for the name
 	lastTick time.Time // newest tick granted, or zero
@@ -77,9 +77,9 @@ func (r *record) held(now time.Time) bool {
 }
 
 // Acquire implements lockprovider.Provider.
-func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Live(ctx, ap.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -94,17 +94,17 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 			// A retried acquire gets the grant it already has.
 			return r.lease, nil
 		}
-		return lockprovider.Lease{}, batontype.ErrNotAcquired
+		return batontype.Lease{}, batontype.ErrNotAcquired
 	}
 	if !ap.Tick.IsZero() {
 		if !ap.Tick.After(r.lastTick) {
-			return lockprovider.Lease{}, batontype.ErrStaleTick
+			return batontype.Lease{}, batontype.ErrStaleTick
 		}
 		r.lastTick = ap.Tick
 	}
 	r.fence++
 	r.lockedBy = ap.LockedBy
-	r.lease = lockprovider.Lease{
+	r.lease = batontype.Lease{
 		Name:         ap.Name,
 		Owner:        ap.Owner,
 		Token:        r.fence,
@@ -117,16 +117,16 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 }
 
 // Extend implements lockprovider.Provider.
-func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (batontype.Lease, error) {
 	if err := check.Live(ctx, ep.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
 	r := p.names[ep.Name]
 	if r == nil || !r.held(now) || r.lease.Owner != ep.Owner {
-		return lockprovider.Lease{}, batontype.ErrNotHeld
+		return batontype.Lease{}, batontype.ErrNotHeld
 	}
 	r.lease.Until = now.Add(ep.AtMostFor)
 	r.lease.AtLeastUntil = now.Add(ep.AtLeastFor)

@@ -111,9 +111,9 @@ func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) 
 }
 
 // AcquireRun implements lockprovider.Ledger.
-func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (batontype.Lease, error) {
 	if err := check.Args(ctx, run.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	l, err := p.Acquire(ctx, ap)
 	if err != nil {

@@ -48,7 +48,7 @@ func TestFaultStaleTickRace(t *testing.T) {
 			wg               sync.WaitGroup
 			start            = make(chan struct{})
 			staleErr, newErr error
-			newLease         lockprovider.Lease
+			newLease         batontype.Lease
 		)
 		wg.Add(2)
 		go func() { defer wg.Done(); <-start; _, staleErr = p.Acquire(ctx, stale) }()

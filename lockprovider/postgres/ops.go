@@ -162,9 +162,9 @@ func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) 
 
 // AcquireRun implements lockprovider.Ledger: acquire.sql with the run row
 // inserted and the retention applied, in one statement.
-func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams, run lockprovider.RunStart) (batontype.Lease, error) {
 	if err := check.Args(ctx, a.Validate(), run.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	ret := run.Retention.WithDefaults()
 	var tick any

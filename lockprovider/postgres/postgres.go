@@ -279,39 +279,39 @@ func renderMigrations(n names) ([]migration, error) {
 // that finds the row locked by another session's open transaction returns
 // ErrNotAcquired at once instead of waiting; so does a serialization
 // failure when db is a REPEATABLE READ or SERIALIZABLE transaction.
-func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, a.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	if !a.Tick.IsZero() {
 		return p.acquireTick(ctx, a)
 	}
 	// No tick: a refusal can only mean "held by another owner", and the
 	// grant is for no tick (Lease.Tick stays zero).
-	l := lockprovider.Lease{Name: a.Name, Owner: a.Owner}
+	l := batontype.Lease{Name: a.Name, Owner: a.Owner}
 	err := p.db.QueryRow(ctx, p.acquireSQL, a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor).
 		Scan(&l.GrantedAt, &l.Until, &l.AtLeastUntil, &l.Token)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return lockprovider.Lease{}, batontype.ErrNotAcquired
+		return batontype.Lease{}, batontype.ErrNotAcquired
 	case err != nil:
-		return lockprovider.Lease{}, acquireError(a.Name, err)
+		return batontype.Lease{}, acquireError(a.Name, err)
 	}
 	return l, nil
 }
 
 // acquireTick is Acquire with a tick, which must tell a stale tick from a
 // lease held by another owner.
-func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (p *Provider) acquireTick(ctx context.Context, a lockprovider.AcquireParams) (batontype.Lease, error) {
 	return p.acquireWith(ctx, p.acquireTickSQL, a, a.Name, a.Owner, a.LockedBy, a.AtMostFor, a.AtLeastFor, a.Tick)
 }
 
 // acquireWith runs acquire.sql, or a statement that extends it (the
 // ledger's), with args, and decodes its answer.
-func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.AcquireParams, args ...any) (lockprovider.Lease, error) {
+func (p *Provider) acquireWith(ctx context.Context, sql string, a lockprovider.AcquireParams, args ...any) (batontype.Lease, error) {
 	var r acquireRow
 	if err := p.db.QueryRow(ctx, sql, args...).Scan(r.dest()...); err != nil {
-		return lockprovider.Lease{}, acquireError(a.Name, err)
+		return batontype.Lease{}, acquireError(a.Name, err)
 	}
 	return r.result(a)
 }
@@ -332,10 +332,10 @@ func (r *acquireRow) dest() []any {
 }
 
 // result decodes r as the answer to a.
-func (r *acquireRow) result(a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (r *acquireRow) result(a lockprovider.AcquireParams) (batontype.Lease, error) {
 	granted, open, now, curOwner, until := r.granted, r.open, r.now, r.curOwner, r.until
-	lease := func() lockprovider.Lease {
-		l := lockprovider.Lease{
+	lease := func() batontype.Lease {
+		l := batontype.Lease{
 			Name: a.Name, Owner: a.Owner, Token: r.fence.Int64,
 			GrantedAt: r.at.Time, Until: r.until.Time, AtLeastUntil: r.atLeast.Time,
 		}
@@ -350,20 +350,20 @@ func (r *acquireRow) result(a lockprovider.AcquireParams) (lockprovider.Lease, e
 	case !curOwner.Valid:
 		// The row did not exist when the statement started, and a
 		// concurrent insert of the same name won.
-		return lockprovider.Lease{}, batontype.ErrNotAcquired
+		return batontype.Lease{}, batontype.ErrNotAcquired
 	case until.Time.After(now):
 		if curOwner.String == a.Owner {
 			return lease(), nil // already ours: the same grant, unchanged
 		}
-		return lockprovider.Lease{}, batontype.ErrNotAcquired
+		return batontype.Lease{}, batontype.ErrNotAcquired
 	case open:
 		// Free and the tick newer when the statement started, yet another
 		// session changed the row before this one could lock it: it took
 		// the name.
-		return lockprovider.Lease{}, batontype.ErrNotAcquired
+		return batontype.Lease{}, batontype.ErrNotAcquired
 	default:
 		// Free, yet not granted: only the tick condition can refuse.
-		return lockprovider.Lease{}, batontype.ErrStaleTick
+		return batontype.Lease{}, batontype.ErrStaleTick
 	}
 }
 
@@ -394,9 +394,9 @@ func opError(op, name string, err error) error {
 // Lease.Tick is the newest tick granted for the name (the table keeps no
 // per-grant tick), which is the lease's own tick when it was granted for
 // one.
-func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, e.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	// Exec mode: one round trip even on a connection that has never run
 	// the statement (the default mode prepares it first, a second round

@@ -16,9 +16,9 @@ import (
 )
 
 // Acquire implements lockprovider.Provider in one script call.
-func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, ap.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	lease, fence := p.keys(ap.Name)
 	var tick int64
@@ -39,30 +39,30 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 
 // acquireReply decodes the reply of an acquire script (also the ledger's,
 // which wraps them).
-func acquireReply(cmd *goredis.Cmd, ap lockprovider.AcquireParams, tick, atMost, atLeast int64) (lockprovider.Lease, error) {
+func acquireReply(cmd *goredis.Cmd, ap lockprovider.AcquireParams, tick, atMost, atLeast int64) (batontype.Lease, error) {
 	v, err := cmd.Result()
 	if err != nil {
-		return lockprovider.Lease{}, unknown("acquire", ap.Name, err)
+		return batontype.Lease{}, unknown("acquire", ap.Name, err)
 	}
 	return decodeAcquire(v, ap, tick, atMost, atLeast)
 }
 
 // decodeAcquire decodes one acquire script's answer (also one item of a
 // batch's, see batch.go).
-func decodeAcquire(v any, ap lockprovider.AcquireParams, tick, atMost, atLeast int64) (lockprovider.Lease, error) {
+func decodeAcquire(v any, ap lockprovider.AcquireParams, tick, atMost, atLeast int64) (batontype.Lease, error) {
 	switch v := v.(type) {
 	case int64:
 		if v < 0 {
-			return lockprovider.Lease{}, batontype.ErrStaleTick
+			return batontype.Lease{}, batontype.ErrStaleTick
 		}
-		return lockprovider.Lease{}, batontype.ErrNotAcquired
+		return batontype.Lease{}, batontype.ErrNotAcquired
 	case []any:
 		if len(v) == 2 { // a new grant: {fence, expiry}
 			f, ok1 := v[0].(int64)
 			until, ok2 := v[1].(int64)
 			if ok1 && ok2 {
 				granted := until - atMost
-				l := lockprovider.Lease{
+				l := batontype.Lease{
 					Name: ap.Name, Owner: ap.Owner, Token: f,
 					GrantedAt:    time.UnixMilli(granted),
 					Until:        time.UnixMilli(until),
@@ -77,29 +77,29 @@ func decodeAcquire(v any, ap lockprovider.AcquireParams, tick, atMost, atLeast i
 			return l, nil
 		}
 	}
-	return lockprovider.Lease{}, unknown("acquire", ap.Name, unexpected(v))
+	return batontype.Lease{}, unknown("acquire", ap.Name, unexpected(v))
 }
 
 // Extend implements lockprovider.Provider in one script call.
-func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, ep.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	lease, fence := p.keys(ep.Name)
 	v, err := p.extend.Run(ctx, p.client, []string{lease, fence}, ep.Owner,
 		ep.AtMostFor.Milliseconds(), ep.AtLeastFor.Milliseconds()).Result()
 	if err != nil {
-		return lockprovider.Lease{}, unknown("extend", ep.Name, err)
+		return batontype.Lease{}, unknown("extend", ep.Name, err)
 	}
 	if v == int64(0) {
-		return lockprovider.Lease{}, batontype.ErrNotHeld
+		return batontype.Lease{}, batontype.ErrNotHeld
 	}
 	if a, ok := v.([]any); ok {
 		if l, ok := heldReply(a, ep.Name, ep.Owner); ok {
 			return l, nil
 		}
 	}
-	return lockprovider.Lease{}, unknown("extend", ep.Name, unexpected(v))
+	return batontype.Lease{}, unknown("extend", ep.Name, unexpected(v))
 }
 
 // Release implements lockprovider.Provider in one script call. go-redis
@@ -127,21 +127,21 @@ func unexpected(v any) error {
 }
 
 // heldReply decodes {fence, lease value, expiry ms} of a lease in force.
-func heldReply(v []any, name, owner string) (lockprovider.Lease, bool) {
+func heldReply(v []any, name, owner string) (batontype.Lease, bool) {
 	if len(v) != 3 {
-		return lockprovider.Lease{}, false
+		return batontype.Lease{}, false
 	}
 	f, ok1 := keyspace.Int(v[0])
 	s, ok2 := v[1].(string)
 	until, ok3 := keyspace.Int(v[2])
 	if !ok1 || !ok2 || !ok3 {
-		return lockprovider.Lease{}, false
+		return batontype.Lease{}, false
 	}
 	pl, ok := parseLease(s, until)
 	if !ok || pl.owner != owner {
-		return lockprovider.Lease{}, false
+		return batontype.Lease{}, false
 	}
-	return lockprovider.Lease{
+	return batontype.Lease{
 		Name: name, Owner: owner, Token: f,
 		GrantedAt:    pl.granted,
 		Until:        time.UnixMilli(until),

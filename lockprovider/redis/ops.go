@@ -228,9 +228,9 @@ func flags(catchUp, manual bool) string {
 
 // AcquireRun implements lockprovider.Ledger: Acquire's own script with the
 // run's start record pushed onto the job's run list, in one call.
-func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+func (p *Provider) AcquireRun(ctx context.Context, ap lockprovider.AcquireParams, run lockprovider.RunStart) (batontype.Lease, error) {
 	if err := check.Args(ctx, ap.Validate(), run.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	lease, fence := p.keys(ap.Name)
 	var tick int64

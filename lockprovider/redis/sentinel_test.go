@@ -8,6 +8,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
@@ -93,7 +94,7 @@ func TestSentinelFailover(t *testing.T) {
 	// The client may still hold connections to the old master; retry until
 	// an acquire succeeds, within the test's bound.
 	ap := acquireParams(name)
-	var l lockprovider.Lease
+	var l batontype.Lease
 	tries := 0
 	for {
 		tries++

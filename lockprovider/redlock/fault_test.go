@@ -20,7 +20,7 @@ import (
 	"github.com/baton-go/baton/scheduler"
 )
 
-func acquire(t testing.TB, p lockprovider.Provider, name, owner string, atMostFor time.Duration) (lockprovider.Lease, error) {
+func acquire(t testing.TB, p lockprovider.Provider, name, owner string, atMostFor time.Duration) (batontype.Lease, error) {
 	t.Helper()
 	return p.Acquire(t.Context(), lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: atMostFor})
 }
@@ -301,7 +301,7 @@ func TestPartition(t *testing.T) {
 	// Requests of the abandoned acquire that the partition held back are
 	// delivered now, after its release, so they may hold masters until
 	// that 2 s lease ends.
-	var after lockprovider.Lease
+	var after batontype.Lease
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if after, err = acquire(t, p, "n", lockprovider.NewOwner(), time.Minute); err == nil {
 			break

@@ -266,8 +266,8 @@ func parseValue(owner, v string) (state, bool) {
 	return state{token: n[0], granted: n[2], until: n[3], atLeastUntil: n[4], tick: n[5]}, true
 }
 
-func (s state) lease(name, owner string) lockprovider.Lease {
-	l := lockprovider.Lease{
+func (s state) lease(name, owner string) batontype.Lease {
+	l := batontype.Lease{
 		Name: name, Owner: owner, Token: s.token,
 		GrantedAt: time.UnixMilli(s.granted), Until: time.UnixMilli(s.until), AtLeastUntil: time.UnixMilli(s.atLeastUntil),
 	}
@@ -290,12 +290,12 @@ func (s state) lease(name, owner string) lockprovider.Lease {
 // releases what it took and tries again after a short random pause, for up
 // to Config.Timeout; ErrNotAcquired means another owner held a majority, or
 // the split did not resolve in that time.
-func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, ap.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return lockprovider.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
+		return batontype.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
 	}
 	start := time.Now()
 	giveUp := start.Add(p.timeout)
@@ -321,9 +321,9 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 				p.undo(ctx, ap.Name, ap.Owner, p.all())
 			}
 			if err := ctx.Err(); err != nil {
-				return lockprovider.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
+				return batontype.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
 			}
-			return lockprovider.Lease{}, batontype.ErrNotAcquired
+			return batontype.Lease{}, batontype.ErrNotAcquired
 		}
 		time.Sleep(pause)
 		if start.IsZero() {
@@ -344,7 +344,7 @@ const (
 // tryAcquire makes one attempt, whose leases count from start (an earlier
 // attempt's, when it kept what it took). sp says whether contenders divided
 // the masters so that nobody holds a majority.
-func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time) (_ lockprovider.Lease, sp split, err error) {
+func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time) (_ batontype.Lease, sp split, err error) {
 	granted := start.UnixMilli()
 	st := state{granted: granted, until: granted + ap.AtMostFor.Milliseconds(), atLeastUntil: granted + ap.AtLeastFor.Milliseconds()}
 	if !ap.Tick.IsZero() {
@@ -446,13 +446,13 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		case majority:
 			err = batontype.ErrNotAcquired
 		case top:
-			return lockprovider.Lease{}, splitKeep, batontype.ErrNotAcquired
+			return batontype.Lease{}, splitKeep, batontype.ErrNotAcquired
 		default:
 			sp = splitDrop
 			err = batontype.ErrNotAcquired
 		}
 		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-		return lockprovider.Lease{}, sp, err
+		return batontype.Lease{}, sp, err
 	}
 	if same != nil && agree >= p.quorum {
 		// A repeat by the holder: the same grant. Masters where the lease
@@ -503,13 +503,13 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	}
 	if len(ends) < p.quorum {
 		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-		return lockprovider.Lease{}, noSplit, failure(ctx, "acquire: commit token", replies, "the lease lapsed on a majority before the token was recorded")
+		return batontype.Lease{}, noSplit, failure(ctx, "acquire: commit token", replies, "the lease lapsed on a majority before the token was recorded")
 	}
 	if checkValidity {
 		slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
 		if validEnd := ends[p.quorum-1].Add(-p.drift(ap.AtMostFor)); !time.Now().Before(validEnd) {
 			p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-			return lockprovider.Lease{}, noSplit, p.late("acquire", start, validEnd.Sub(start))
+			return batontype.Lease{}, noSplit, p.late("acquire", start, validEnd.Sub(start))
 		}
 	}
 	return st.lease(ap.Name, ap.Owner), noSplit, nil
@@ -547,12 +547,12 @@ func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
 // Extend implements lockprovider.Provider: one parallel round to every
 // master. It succeeds when a majority still held the lease and answered
 // within the new lease's validity.
-func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, ep.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return lockprovider.Lease{}, fmt.Errorf("redlock: extend: %w", err)
+		return batontype.Lease{}, fmt.Errorf("redlock: extend: %w", err)
 	}
 	start := time.Now()
 	now := start.UnixMilli()
@@ -587,13 +587,13 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (lo
 	switch {
 	case ok >= p.quorum && best != nil && best.token != 0:
 		if checkValidity && !time.Now().Before(validUntil) {
-			return lockprovider.Lease{}, p.late("extend", start, validUntil.Sub(start))
+			return batontype.Lease{}, p.late("extend", start, validUntil.Sub(start))
 		}
 		return best.lease(ep.Name, ep.Owner), nil
 	case refusedBy > len(p.masters)-p.quorum || (ok >= p.quorum && (best == nil || best.token == 0)):
-		return lockprovider.Lease{}, batontype.ErrNotHeld
+		return batontype.Lease{}, batontype.ErrNotHeld
 	default:
-		return lockprovider.Lease{}, failure(ctx, "extend", replies, "too few masters answered")
+		return batontype.Lease{}, failure(ctx, "extend", replies, "too few masters answered")
 	}
 }
 

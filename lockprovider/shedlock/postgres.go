@@ -355,13 +355,13 @@ func holderText(info, owner string) string {
 }
 
 // Acquire implements lockprovider.Provider in one statement.
-func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, a.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	q, err := p.queries()
 	if err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	info := a.LockedBy
 	if info == "" {
@@ -383,13 +383,13 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		Scan(&granted, &existed, &held, &mine, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		if refused := pglease.Contended(err); refused != nil {
-			return lockprovider.Lease{}, refused
+			return batontype.Lease{}, refused
 		}
-		return lockprovider.Lease{}, pgError("acquire", a.Name, err)
+		return batontype.Lease{}, pgError("acquire", a.Name, err)
 	}
 	switch {
 	case granted, held.Bool && mine:
-		l := lockprovider.Lease{
+		l := batontype.Lease{
 			Name: a.Name, Owner: a.Owner, Token: fence.Int64,
 			GrantedAt: at.Time, Until: until.Time, AtLeastUntil: atLeast.Time,
 		}
@@ -398,26 +398,26 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (l
 		}
 		return l, nil
 	case !existed, held.Bool:
-		return lockprovider.Lease{}, batontype.ErrNotAcquired
+		return batontype.Lease{}, batontype.ErrNotAcquired
 	case open:
 		// Free and the tick newer when the statement started, yet another
 		// session locked or changed the row first: it took the name.
-		return lockprovider.Lease{}, batontype.ErrNotAcquired
+		return batontype.Lease{}, batontype.ErrNotAcquired
 	case tick != nil:
 		// Free, yet not granted: only the tick condition refuses.
-		return lockprovider.Lease{}, batontype.ErrStaleTick
+		return batontype.Lease{}, batontype.ErrStaleTick
 	}
-	return lockprovider.Lease{}, batontype.ErrNotAcquired
+	return batontype.Lease{}, batontype.ErrNotAcquired
 }
 
 // Extend implements lockprovider.Provider in one UPDATE.
-func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (p *Postgres) Extend(ctx context.Context, e lockprovider.ExtendParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, e.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	q, err := p.queries()
 	if err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	return pglease.Extend(ctx, p.db, q.extend, e, func(err error) error { return pgError("extend", e.Name, err) })
 }

@@ -311,7 +311,7 @@ func TestPostgresStaleTickDoesNotBlockNewTick(t *testing.T) {
 	// the name at or after its time.
 	old := time.Now().Add(time.Hour).Truncate(time.Second)
 	next := old.Add(time.Second)
-	acquire := func(name string, tick time.Time) (lockprovider.Lease, lockprovider.AcquireParams, error) {
+	acquire := func(name string, tick time.Time) (batontype.Lease, lockprovider.AcquireParams, error) {
 		a := lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: tick}
 		l, err := p.Acquire(ctx, a)
 		return l, a, err

@@ -217,9 +217,9 @@ func crc16(s string) uint16 {
 func ms(t int64) time.Time { return time.UnixMilli(t) }
 
 // Acquire implements lockprovider.Provider in one script call.
-func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, a.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	info := a.LockedBy
 	if info == "" {
@@ -233,17 +233,17 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 	v, err := r.acquire.Run(ctx, r.client, []string{key, meta}, a.Owner, info,
 		a.AtMostFor.Milliseconds(), a.AtLeastFor.Milliseconds(), tick, r.recordTTL).Int64Slice()
 	if err != nil {
-		return lockprovider.Lease{}, redisError("acquire", a.Name, err)
+		return batontype.Lease{}, redisError("acquire", a.Name, err)
 	}
 	switch {
 	case len(v) == 1 && v[0] == 0:
-		return lockprovider.Lease{}, batontype.ErrNotAcquired
+		return batontype.Lease{}, batontype.ErrNotAcquired
 	case len(v) == 1 && v[0] == -1:
-		return lockprovider.Lease{}, batontype.ErrStaleTick
+		return batontype.Lease{}, batontype.ErrStaleTick
 	case len(v) != 6:
-		return lockprovider.Lease{}, fmt.Errorf("shedlock: acquire %q: unexpected reply %v", a.Name, v)
+		return batontype.Lease{}, fmt.Errorf("shedlock: acquire %q: unexpected reply %v", a.Name, v)
 	}
-	l := lockprovider.Lease{
+	l := batontype.Lease{
 		Name: a.Name, Owner: a.Owner, Token: v[4],
 		GrantedAt: ms(v[1]), Until: ms(v[2]), AtLeastUntil: ms(v[3]),
 	}
@@ -254,28 +254,28 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (lock
 }
 
 // Extend implements lockprovider.Provider in one script call.
-func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (r *Redis) Extend(ctx context.Context, e lockprovider.ExtendParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, e.Validate()); err != nil {
-		return lockprovider.Lease{}, err
+		return batontype.Lease{}, err
 	}
 	key, meta := r.keys(e.Name)
 	res, err := r.extend.Run(ctx, r.client, []string{key, meta}, e.Owner,
 		e.AtMostFor.Milliseconds(), e.AtLeastFor.Milliseconds()).Result()
 	if err != nil {
-		return lockprovider.Lease{}, redisError("extend", e.Name, err)
+		return batontype.Lease{}, redisError("extend", e.Name, err)
 	}
 	vs, ok := res.([]any)
 	if !ok {
-		return lockprovider.Lease{}, batontype.ErrNotHeld
+		return batontype.Lease{}, batontype.ErrNotHeld
 	}
 	v := make([]int64, len(vs))
 	for i, x := range vs {
 		v[i], _ = x.(int64)
 	}
 	if len(v) != 5 {
-		return lockprovider.Lease{}, fmt.Errorf("shedlock: extend %q: unexpected reply %v", e.Name, res)
+		return batontype.Lease{}, fmt.Errorf("shedlock: extend %q: unexpected reply %v", e.Name, res)
 	}
-	l := lockprovider.Lease{Name: e.Name, Owner: e.Owner, Token: v[3], GrantedAt: ms(v[0]), Until: ms(v[1]), AtLeastUntil: ms(v[2])}
+	l := batontype.Lease{Name: e.Name, Owner: e.Owner, Token: v[3], GrantedAt: ms(v[0]), Until: ms(v[1]), AtLeastUntil: ms(v[2])}
 	if v[4] != 0 {
 		l.Tick = ms(v[4])
 	}

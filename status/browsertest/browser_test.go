@@ -237,7 +237,7 @@ func TestBrowser(t *testing.T) {
 	// State in PostgreSQL: a held lock and rate-limit keys over, near and
 	// well within their limit.
 	limit := batontype.RateLimit{Algorithm: batontype.TokenBucket, Rate: 100, Period: time.Hour}
-	hold := func() lockprovider.Lease {
+	hold := func() batontype.Lease {
 		l, err := pp.Acquire(ctx, lockprovider.AcquireParams{Name: "payments", Owner: lockprovider.NewOwner(), AtMostFor: 2 * time.Minute, LockedBy: "billing-7"})
 		if err != nil {
 			t.Fatal(err)

@@ -31,7 +31,7 @@ type slowFirst struct {
 	calls atomic.Int64
 }
 
-func (s *slowFirst) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (s *slowFirst) Acquire(ctx context.Context, p lockprovider.AcquireParams) (batontype.Lease, error) {
 	if s.calls.Add(1) == 1 {
 		time.Sleep(s.delay)
 	}
@@ -241,7 +241,7 @@ type lateSecond struct {
 	calls atomic.Int64
 }
 
-func (s *lateSecond) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (s *lateSecond) Acquire(ctx context.Context, p lockprovider.AcquireParams) (batontype.Lease, error) {
 	if s.calls.Add(1) == 2 {
 		<-ctx.Done()
 	}

@@ -282,7 +282,7 @@ type countingProvider struct {
 	acquires atomic.Int64
 }
 
-func (c *countingProvider) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (c *countingProvider) Acquire(ctx context.Context, p lockprovider.AcquireParams) (batontype.Lease, error) {
 	c.acquires.Add(1)
 	return c.Provider.Acquire(ctx, p)
 }
@@ -318,12 +318,12 @@ type slowProvider struct {
 	delay time.Duration
 }
 
-func (s *slowProvider) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (s *slowProvider) Acquire(ctx context.Context, p lockprovider.AcquireParams) (batontype.Lease, error) {
 	time.Sleep(s.delay)
 	return s.Provider.Acquire(ctx, p)
 }
 
-func (s *slowProvider) Extend(ctx context.Context, p lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (s *slowProvider) Extend(ctx context.Context, p lockprovider.ExtendParams) (batontype.Lease, error) {
 	time.Sleep(s.delay)
 	return s.Provider.Extend(ctx, p)
 }
@@ -541,9 +541,9 @@ type failingProvider struct {
 
 var errUnreachable = errors.New("dial tcp: connection refused")
 
-func (f *failingProvider) Extend(ctx context.Context, p lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (f *failingProvider) Extend(ctx context.Context, p lockprovider.ExtendParams) (batontype.Lease, error) {
 	if f.down.Load() {
-		return lockprovider.Lease{}, errUnreachable
+		return batontype.Lease{}, errUnreachable
 	}
 	return f.Provider.Extend(ctx, p)
 }
@@ -605,7 +605,7 @@ type lostReplyProvider struct {
 	mu     sync.Mutex
 }
 
-func (p *lostReplyProvider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (p *lostReplyProvider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error) {
 	lease, err := p.Provider.Acquire(ctx, ap)
 	if err == nil {
 		p.mu.Lock()
@@ -613,7 +613,7 @@ func (p *lostReplyProvider) Acquire(ctx context.Context, ap lockprovider.Acquire
 		p.mu.Unlock()
 	}
 	if p.n.Add(-1) >= 0 {
-		return lockprovider.Lease{}, errors.New("read tcp: i/o timeout")
+		return batontype.Lease{}, errors.New("read tcp: i/o timeout")
 	}
 	return lease, err
 }

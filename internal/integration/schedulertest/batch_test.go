@@ -24,12 +24,12 @@ type counting struct {
 	sizes                                  sync.Map // batch size -> count
 }
 
-func (c *counting) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (c *counting) Acquire(ctx context.Context, p lockprovider.AcquireParams) (batontype.Lease, error) {
 	c.single.Add(1)
 	return c.Provider.Acquire(ctx, p)
 }
 
-func (c *counting) AcquireRun(ctx context.Context, p lockprovider.AcquireParams, run lockprovider.RunStart) (lockprovider.Lease, error) {
+func (c *counting) AcquireRun(ctx context.Context, p lockprovider.AcquireParams, run lockprovider.RunStart) (batontype.Lease, error) {
 	c.singleRuns.Add(1)
 	return c.Provider.AcquireRun(ctx, p, run)
 }

@@ -296,7 +296,7 @@ func TestFaultRedisRestartTickIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	tick := time.Now().Truncate(time.Second)
-	acquire := func() (lockprovider.Lease, error) {
+	acquire := func() (batontype.Lease, error) {
 		return p.Acquire(ctx, lockprovider.AcquireParams{Name: "direct", Owner: lockprovider.NewOwner(),
 			AtMostFor: time.Second, Tick: tick})
 	}
@@ -325,7 +325,7 @@ func TestFaultRedisRestartTickIdentity(t *testing.T) {
 	fr.waitTicksAfter(t, restarted.Add(time.Second), 5*time.Second)
 	fr.stop(t)
 
-	var again lockprovider.Lease
+	var again batontype.Lease
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if again, err = acquire(); err == nil || errors.Is(err, batontype.ErrStaleTick) || time.Now().After(deadline) {
 			break

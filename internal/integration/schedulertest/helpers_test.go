@@ -71,8 +71,8 @@ func (r *recorder) get(kind string) []scheduler.Event {
 // faulty wraps the memory provider to inject failures.
 type faulty struct {
 	*memory.Provider
-	acquire func(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error, bool)
-	extend  func(ctx context.Context, p lockprovider.ExtendParams) (lockprovider.Lease, error, bool)
+	acquire func(ctx context.Context, p lockprovider.AcquireParams) (batontype.Lease, error, bool)
+	extend  func(ctx context.Context, p lockprovider.ExtendParams) (batontype.Lease, error, bool)
 	inspect error // returned by Inspect when set
 }
 
@@ -83,7 +83,7 @@ func (f *faulty) Inspect(ctx context.Context, name string) (batontype.LeaseInfo,
 	return f.Provider.Inspect(ctx, name)
 }
 
-func (f *faulty) Acquire(ctx context.Context, p lockprovider.AcquireParams) (lockprovider.Lease, error) {
+func (f *faulty) Acquire(ctx context.Context, p lockprovider.AcquireParams) (batontype.Lease, error) {
 	if f.acquire != nil {
 		if l, err, ok := f.acquire(ctx, p); ok {
 			return l, err
@@ -107,7 +107,7 @@ func (f *faulty) AcquireBatch(ctx context.Context, ps []lockprovider.AcquirePara
 	return out, nil
 }
 
-func (f *faulty) Extend(ctx context.Context, p lockprovider.ExtendParams) (lockprovider.Lease, error) {
+func (f *faulty) Extend(ctx context.Context, p lockprovider.ExtendParams) (batontype.Lease, error) {
 	if f.extend != nil {
 		if l, err, ok := f.extend(ctx, p); ok {
 			return l, err

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
@@ -26,10 +27,10 @@ func TestAcquireLostReplyReleases(t *testing.T) {
 		mem := newMemory(t, nil)
 		p := &faulty{Provider: mem}
 		var calls atomic.Int32
-		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
+		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error, bool) {
 			l, err := mem.Acquire(ctx, ap)
 			if calls.Add(1) == 1 && err == nil {
-				return lockprovider.Lease{}, errLostReply, true
+				return batontype.Lease{}, errLostReply, true
 			}
 			return l, err, true
 		}
@@ -59,13 +60,13 @@ func TestAcquireInterruptedByCloseReleases(t *testing.T) {
 		mem := newMemory(t, nil)
 		p := &faulty{Provider: mem}
 		acquired := make(chan struct{})
-		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
+		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error, bool) {
 			if _, err := mem.Acquire(ctx, ap); err != nil {
-				return lockprovider.Lease{}, err, true
+				return batontype.Lease{}, err, true
 			}
 			close(acquired)
 			<-ctx.Done() // the reply never comes
-			return lockprovider.Lease{}, ctx.Err(), true
+			return batontype.Lease{}, ctx.Err(), true
 		}
 		s, err := scheduler.New(p, &scheduler.Config{CallTimeout: time.Hour})
 		if err != nil {
@@ -91,12 +92,12 @@ func TestAcquireInterruptedByCloseReleases(t *testing.T) {
 func slowCalls(mem *memory.Provider, d time.Duration) *faulty {
 	return &faulty{
 		Provider: mem,
-		acquire: func(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
+		acquire: func(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error, bool) {
 			time.Sleep(d)
 			l, err := mem.Acquire(ctx, ap)
 			return l, err, true
 		},
-		extend: func(ctx context.Context, ep lockprovider.ExtendParams) (lockprovider.Lease, error, bool) {
+		extend: func(ctx context.Context, ep lockprovider.ExtendParams) (batontype.Lease, error, bool) {
 			time.Sleep(d)
 			l, err := mem.Extend(ctx, ep)
 			return l, err, true

@@ -183,7 +183,7 @@ func TestTrustWindowCountsFromSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := newMemory(t, nil)
 		p := &faulty{Provider: mem}
-		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
+		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error, bool) {
 			time.Sleep(3 * time.Second) // a slow network before the server grants
 			l, err := mem.Acquire(ctx, ap)
 			return l, err, true
@@ -250,8 +250,8 @@ func TestAutoRenew(t *testing.T) {
 func TestAutoRenewFailureCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := &faulty{Provider: newMemory(t, nil)}
-		p.extend = func(context.Context, lockprovider.ExtendParams) (lockprovider.Lease, error, bool) {
-			return lockprovider.Lease{}, batontype.ErrNotHeld, true
+		p.extend = func(context.Context, lockprovider.ExtendParams) (batontype.Lease, error, bool) {
+			return batontype.Lease{}, batontype.ErrNotHeld, true
 		}
 		rec := &recorder{}
 		s := newSched(t, p, &scheduler.Config{Observer: rec.hooks()})
@@ -394,8 +394,8 @@ func TestAcquireUnknownOutcome(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		boom := errors.New("connection reset")
 		p := &faulty{Provider: newMemory(t, nil)}
-		p.acquire = func(context.Context, lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
-			return lockprovider.Lease{}, boom, true
+		p.acquire = func(context.Context, lockprovider.AcquireParams) (batontype.Lease, error, bool) {
+			return batontype.Lease{}, boom, true
 		}
 		rec := &recorder{}
 		s := newSched(t, p, &scheduler.Config{Observer: rec.hooks()})
@@ -421,7 +421,7 @@ func TestConcurrentClaims(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := newMemory(t, nil)
 		p := &faulty{Provider: mem}
-		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (lockprovider.Lease, error, bool) {
+		p.acquire = func(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error, bool) {
 			time.Sleep(100 * time.Millisecond)
 			l, err := mem.Acquire(ctx, ap)
 			return l, err, true

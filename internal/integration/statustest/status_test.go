@@ -348,7 +348,7 @@ func TestActions(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	m := startMixed(t, time.Second)
-	hold := func() lockprovider.Lease {
+	hold := func() batontype.Lease {
 		l, err := m.postgres.Acquire(ctx, lockprovider.AcquireParams{Name: "payments", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
 		if err != nil {
 			t.Fatal(err)
