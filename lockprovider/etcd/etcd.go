@@ -209,36 +209,85 @@ func (p *Provider) op(ctx context.Context) (context.Context, context.CancelFunc)
 	return context.WithTimeout(ctx, p.timeout)
 }
 
-// wrap turns an etcd client error into the provider's: the caller's context
-// error when its context ended, an *batontype.UnavailableError when etcd
-// could not be reached or did not answer in time, and otherwise the error
-// itself (outcome unknown).
-func wrap(ctx, opCtx context.Context, what string, err error) error {
-	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("etcd: %s: %w", what, cerr)
-	}
-	if opCtx.Err() != nil || unavailable(err) {
-		return fmt.Errorf("etcd: %s: %w", what, &batontype.UnavailableError{Err: err})
-	}
-	return fmt.Errorf("etcd: %s: %w", what, err)
+// wrap prefixes classify's error with the operation.
+func wrap(ctx, opCtx context.Context, what string, err error, notSent bool) error {
+	return fmt.Errorf("etcd: %s: %w", what, classify(ctx, opCtx, err, notSent))
 }
 
-func unavailable(err error) bool {
+// classify is the one place an etcd client error becomes the provider's.
+// The caller's context having ended gives its error. A timeout, a lost
+// quorum, a leader change and an unreachable or stopping member give an
+// *batontype.UnavailableError, NotSent when nothing can have been applied:
+// notSent (the operation failed before its deciding request was sent), a
+// request etcd refused before proposing it, or one gRPC never sent for want
+// of a connection. Anything else is returned as is (outcome unknown).
+//
+// opCtx is the operation's bounded context: once its deadline has passed
+// the failure is a timeout whatever its text, because the client's and the
+// server's timers race (an etcd 3.4 server ending a proposal stuck without
+// a leader answers Unknown "context deadline exceeded", which can arrive
+// before the client has noticed its own deadline).
+func classify(ctx, opCtx context.Context, err error, notSent bool) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	expired := opCtx.Err() != nil
+	if dl, ok := opCtx.Deadline(); ok && !time.Now().Before(dl) {
+		expired = true
+	}
+	switch u, definite := unavailable(err); {
+	case u:
+		return &batontype.UnavailableError{NotSent: notSent || definite, Err: err}
+	case expired:
+		return &batontype.UnavailableError{NotSent: notSent, Err: err}
+	}
+	return err
+}
+
+// unavailable reports whether err, from the etcd client, says the cluster
+// could not be reached or did not answer in time, and whether it also says
+// the request was not applied.
+func unavailable(err error) (u, notSent bool) {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return true
+		return true, false // the client's own deadline (clientv3 returns ctx.Err())
 	}
-	switch rpctypes.Error(err) {
-	case rpctypes.ErrNoLeader, rpctypes.ErrTimeout, rpctypes.ErrTimeoutDueToLeaderFail,
-		rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrNotCapable:
-		return true
-	}
-	if s, ok := status.FromError(err); ok {
-		switch s.Code() {
-		case codes.Unavailable, codes.DeadlineExceeded:
-			return true
+	if e, ok := errors.AsType[rpctypes.EtcdError](rpctypes.Error(err)); ok {
+		switch e {
+		case rpctypes.ErrTooManyRequests:
+			// Refused before it was proposed: the applied index lags.
+			return true, true
+		case rpctypes.ErrNotCapable:
+			return true, false
 		}
+		// No leader, leader changed, server stopped, request timed out
+		// (for any reason), waiting for the applied index, unhealthy.
+		return e.Code() == codes.Unavailable, false
 	}
-	return false
+	s, ok := status.FromError(err)
+	if !ok {
+		return false, false
+	}
+	msg := s.Message()
+	switch s.Code() {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		// gRPC ends a call that never got a connection with one of these
+		// texts; the request was not sent.
+		// (etcd retries a transaction only after such a failure, so an
+		// earlier attempt was not sent either).
+		pending := strings.HasPrefix(msg, "latest balancer error:") ||
+			strings.HasSuffix(msg, "while waiting for connections to become ready") ||
+			strings.Contains(msg, "transport: Error while dialing") ||
+			msg == "grpc: the client connection is closing"
+		if s.Code() == codes.Canceled && !pending {
+			return false, false // a cancellation the caller's context does not explain
+		}
+		return true, pending
+	case codes.Unknown:
+		// A server's own context error, passed through untyped: etcd 3.4
+		// ends a proposal that waits for a leader this way.
+		return strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "context canceled"), false
+	}
+	return false, false
 }
 
 // grantLeases grants the etcd leases for a lease of atMostFor with an
@@ -301,7 +350,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 	start := time.Now()
 	la, lb, err := p.grantLeases(opCtx, ap.AtMostFor, ap.AtLeastFor)
 	if err != nil {
-		return batontype.Lease{}, wrap(ctx, opCtx, "acquire: grant lease", err)
+		return batontype.Lease{}, wrap(ctx, opCtx, "acquire: grant lease", err, true)
 	}
 	granted := start.UnixMilli()
 	rec := record{owner: ap.Owner, grantedAt: granted, until: granted + ap.AtMostFor.Milliseconds(), lockedBy: ap.LockedBy}
@@ -343,7 +392,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		}
 		resp, err := p.client.Txn(opCtx).If(cmps...).Then(then...).Else(els...).Commit()
 		if err != nil {
-			return batontype.Lease{}, wrap(ctx, opCtx, "acquire", err)
+			return batontype.Lease{}, wrap(ctx, opCtx, "acquire", err, false)
 		}
 		if resp.Succeeded {
 			return rec.lease(ap.Name, resp.Header.Revision, atLeast), nil
@@ -446,7 +495,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (ba
 	start := time.Now()
 	la, lb, err := p.grantLeases(opCtx, ep.AtMostFor, ep.AtLeastFor)
 	if err != nil {
-		return batontype.Lease{}, wrap(ctx, opCtx, "extend: grant lease", err)
+		return batontype.Lease{}, wrap(ctx, opCtx, "extend: grant lease", err, true)
 	}
 	now := start.UnixMilli()
 	until, atLeast := now+ep.AtMostFor.Milliseconds(), now+ep.AtLeastFor.Milliseconds()
@@ -462,7 +511,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (ba
 	}
 	resp, err := p.client.Txn(opCtx).If(ownerCmps(k.lock, ep.Owner, true, now)...).Then(then...).Commit()
 	if err != nil {
-		return batontype.Lease{}, wrap(ctx, opCtx, "extend", err)
+		return batontype.Lease{}, wrap(ctx, opCtx, "extend", err, false)
 	}
 	if !resp.Succeeded {
 		p.revoke(ctx, la, lb)
@@ -502,7 +551,7 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 			[]clientv3.Op{clientv3.OpDelete(k.hold)}, nil),
 	).Commit()
 	if err != nil {
-		return wrap(ctx, opCtx, "release", err)
+		return wrap(ctx, opCtx, "release", err, false)
 	}
 	if !resp.Succeeded {
 		return batontype.ErrNotHeld

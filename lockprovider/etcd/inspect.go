@@ -28,7 +28,7 @@ func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInf
 		clientv3.OpGet(k.lock), clientv3.OpGet(k.hold), clientv3.OpGet(k.rec), clientv3.OpGet(k.tick),
 	).Commit()
 	if err != nil {
-		return batontype.LeaseInfo{}, wrap(ctx, opCtx, "inspect", err)
+		return batontype.LeaseInfo{}, wrap(ctx, opCtx, "inspect", err, false)
 	}
 	return p.info(name, first(resp, 0), first(resp, 1), first(resp, 2), first(resp, 3), time.Now().UnixMilli()), nil
 }
@@ -48,7 +48,7 @@ func (p *Provider) List(ctx context.Context) ([]batontype.LeaseInfo, error) {
 	}
 	resp, err := p.client.Txn(opCtx).Then(ops...).Commit()
 	if err != nil {
-		return nil, wrap(ctx, opCtx, "list", err)
+		return nil, wrap(ctx, opCtx, "list", err, false)
 	}
 	byName := map[string]*[4]*mvccpb.KeyValue{}
 	for i, d := range dirs {

@@ -86,8 +86,9 @@ type Postgres struct {
 	lockedBy string
 	poll     *poller
 
-	mu sync.RWMutex
-	q  *queries // nil until the column type is known
+	mu      sync.RWMutex
+	q       *queries // nil until the column type is known
+	refused error    // the last Check's refusal, until a Check passes
 }
 
 var (
@@ -106,8 +107,19 @@ type queries struct {
 var sqlFS embed.FS
 
 // ErrNotReady is returned by the operations of a Postgres provider whose
-// column type is still unknown: call Migrate or Check first.
+// column type is still unknown (call Migrate or Check first), or whose
+// last Check refused the table or the configuration (see Check).
 var ErrNotReady = errors.New("shedlock: column type not known yet (call Migrate or Check before use)")
+
+// refusedError is what the operations of a provider return after Check
+// refused it (see Check).
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string {
+	return "shedlock: refused by the last Check (fix, then call Check again): " + e.err.Error()
+}
+
+func (e *refusedError) Unwrap() []error { return []error{ErrNotReady, e.err} }
 
 // NewPostgres returns a provider on ShedLock's table behind db. It refuses
 // a time configuration that cannot be read back safely (ErrTimeMode). It
@@ -262,28 +274,65 @@ func (p *Postgres) SchemaSQL() (string, error) {
 // and locked_at (which must agree with Config.Columns when set) and the
 // presence of the extra columns. It also has the server resolve JavaZone.
 // After Check the provider is ready.
+//
+// When Check refuses the table or the configuration (a missing table or
+// column, a column type that contradicts Config.Columns or the time mode,
+// a zone the server does not know), every operation that reads or writes
+// the table returns an error matching ErrNotReady and the refusal's own
+// sentinels (ErrTimeMode, batontype.ErrInvalid, ...) until a later Check
+// passes, even when Config.Columns had made the provider usable before
+// any Check: a caller that ignores the refusal must not take locks whose
+// times it may misread. An error that says nothing about the table (the
+// database unreachable, the caller's context ending) leaves the provider
+// as it was.
 func (p *Postgres) Check(ctx context.Context) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
+	q, err := p.check(ctx)
+	var v verdict
+	switch {
+	case err == nil:
+		p.mu.Lock()
+		p.q, p.refused = q, nil
+		p.mu.Unlock()
+	case errors.As(err, &v):
+		err = v.err
+		p.mu.Lock()
+		p.refused = &refusedError{err}
+		p.mu.Unlock()
+	}
+	return err
+}
+
+// verdict marks check's refusals, as opposed to failures to read the
+// catalog.
+type verdict struct{ err error }
+
+func (v verdict) Error() string { return v.err.Error() }
+
+// check is Check's work: the queries for the table, or an error, a
+// verdict when the table or the configuration is refused.
+func (p *Postgres) check(ctx context.Context) (*queries, error) {
+	refuse := func(err error) (*queries, error) { return nil, verdict{err} }
 	rows, err := p.db.Query(ctx, mustSQL("columns.sql"), p.table)
 	if err != nil {
-		return fmt.Errorf("shedlock: check %s: %w", p.table, err)
+		return nil, fmt.Errorf("shedlock: check %s: %w", p.table, err)
 	}
 	types := map[string]string{}
 	for rows.Next() {
 		var n, t string
 		if err := rows.Scan(&n, &t); err != nil {
 			rows.Close()
-			return fmt.Errorf("shedlock: check %s: %w", p.table, err)
+			return nil, fmt.Errorf("shedlock: check %s: %w", p.table, err)
 		}
 		types[n] = t
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("shedlock: check %s: %w", p.table, err)
+		return nil, fmt.Errorf("shedlock: check %s: %w", p.table, err)
 	}
 	if len(types) == 0 {
-		return fmt.Errorf("shedlock: table %s does not exist (run Migrate)", p.table)
+		return refuse(fmt.Errorf("shedlock: table %s does not exist (run Migrate)", p.table))
 	}
 	var cols ColumnType
 	for _, c := range []string{"lock_until", "locked_at"} {
@@ -294,39 +343,36 @@ func (p *Postgres) Check(ctx context.Context) error {
 		case strings.HasPrefix(t, "timestamp"):
 			ct = Timestamp
 		default:
-			return fmt.Errorf("shedlock: column %s of %s has type %q, want timestamp or timestamptz", c, p.table, t)
+			return refuse(fmt.Errorf("shedlock: column %s of %s has type %q, want timestamp or timestamptz", c, p.table, t))
 		}
 		if cols != DetectColumns && ct != cols {
-			return fmt.Errorf("shedlock: lock_until and locked_at of %s have different types", p.table)
+			return refuse(fmt.Errorf("shedlock: lock_until and locked_at of %s have different types", p.table))
 		}
 		cols = ct
 	}
 	if p.cfg.Columns != DetectColumns && p.cfg.Columns != cols {
-		return &batontype.ValidationError{Pkg: "shedlock", Field: "Columns", Value: p.cfg.Columns.String(),
-			Reason: "the table's columns are " + cols.String(), Err: ErrTimeMode}
+		return refuse(&batontype.ValidationError{Pkg: "shedlock", Field: "Columns", Value: p.cfg.Columns.String(),
+			Reason: "the table's columns are " + cols.String(), Err: ErrTimeMode})
 	}
 	for _, c := range []string{"name", "locked_by", "owner", "at_least_until", "fence", "last_tick"} {
 		if _, ok := types[c]; !ok {
-			return fmt.Errorf("shedlock: table %s has no column %s (run Migrate)", p.table, c)
+			return refuse(fmt.Errorf("shedlock: table %s has no column %s (run Migrate)", p.table, c))
 		}
 	}
 	q, err := p.render(cols)
 	if err != nil {
-		return err
+		return refuse(err)
 	}
 	if z := q.rep.wallZone; z != "" {
 		var ok bool
 		if err := p.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = $1)", z).Scan(&ok); err != nil {
-			return fmt.Errorf("shedlock: check time zone: %w", err)
+			return nil, fmt.Errorf("shedlock: check time zone: %w", err)
 		}
 		if !ok {
-			return timeError("JavaZone", z, "is unknown to the PostgreSQL server")
+			return refuse(timeError("JavaZone", z, "is unknown to the PostgreSQL server"))
 		}
 	}
-	p.mu.Lock()
-	p.q = q
-	p.mu.Unlock()
-	return nil
+	return q, nil
 }
 
 func mustSQL(file string) string {
@@ -337,7 +383,10 @@ func mustSQL(file string) string {
 func (p *Postgres) queries() (*queries, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if p.q == nil {
+	switch {
+	case p.refused != nil:
+		return nil, p.refused
+	case p.q == nil:
 		return nil, ErrNotReady
 	}
 	return p.q, nil
