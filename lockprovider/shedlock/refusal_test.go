@@ -20,7 +20,7 @@ import (
 // must not take a name a Java replica holds: every operation that touches
 // the table returns the refusal until a Check passes, here after the
 // table's columns were changed to what the configuration says.
-func TestPostgresIgnoredRefusalStaysRefused(t *testing.T) {
+func TestFaultPostgresIgnoredRefusalStaysRefused(t *testing.T) {
 	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	if _, err := pg.Pool.Exec(ctx, `CREATE TABLE shedlock (name varchar(64) PRIMARY KEY, lock_until timestamptz NOT NULL,
@@ -99,7 +99,7 @@ func TestPostgresIgnoredRefusalStaysRefused(t *testing.T) {
 // A provider that passed Check and then finds the table changed under it
 // (a column of its own dropped) is refused from that Check on, and usable
 // again once a Check passes.
-func TestPostgresLaterRefusalStaysRefused(t *testing.T) {
+func TestFaultPostgresLaterRefusalStaysRefused(t *testing.T) {
 	p, pg := newPG(t, shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
 	ctx := t.Context()
 	if _, err := acquirePG(ctx, p, "a"); err != nil {
