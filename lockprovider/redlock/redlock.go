@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -191,10 +192,11 @@ type indexed struct {
 }
 
 // round runs f on the masters listed in idx (all when nil) in parallel and
-// returns their replies indexed like p.masters as soon as decided (nil:
-// never) reports that the replies so far settle the outcome, pending being
-// the number of calls still running; or when every call ended, the round's
-// bound passed or ctx is done. The bound is deadline, Config.Timeout from
+// returns their replies indexed like p.masters once decided (nil: never)
+// reports that the replies so far settle the outcome, pending being the
+// number of calls still running, and the others had as long again as that
+// took to answer; or when every call ended, the round's bound passed or
+// ctx is done. The bound is deadline, Config.Timeout from
 // now or ctx's deadline, whichever comes first. Each call is bounded by it
 // too, but not by ctx's cancellation: the calls of masters that had not
 // answered (their replies are not ended) continue in the background until
@@ -216,6 +218,7 @@ func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f f
 	if len(idx) == 0 || ctx.Err() != nil {
 		return out, done
 	}
+	begin := time.Now()
 	results := make(chan indexed, len(idx)) // never blocks a call
 	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	var running atomic.Int32
@@ -239,11 +242,23 @@ func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f f
 	// not hold the caller past the bound.
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	for pending := len(idx); pending > 0 && (decided == nil || !decided(out, pending)); {
+	var grace <-chan time.Time
+	for pending := len(idx); pending > 0; {
+		if grace == nil && decided != nil && decided(out, pending) {
+			// Settled: the others get as long again as the majority took,
+			// so that a healthy minority is not left behind (a release
+			// still arriving there would look like a split to the next
+			// acquire), but a silent one costs at most that.
+			g := time.NewTimer(time.Since(begin))
+			defer g.Stop()
+			grace = g.C
+		}
 		select {
 		case r := <-results:
 			out[r.i] = r.r
 			pending--
+		case <-grace:
+			return out, done
 		case <-ctx.Done():
 			return out, done
 		case <-timer.C:
@@ -305,7 +320,8 @@ func (p *Provider) settled(yes, no, pending int) bool {
 }
 
 // value fields after the owner: token atLeastAt granted until atLeastUntil
-// tick, then LockedBy.
+// tick call, then LockedBy; call identifies the Acquire call that wrote or
+// committed the value (see undo).
 type state struct {
 	token, granted, until, atLeastUntil, tick int64
 }
@@ -317,11 +333,11 @@ func parseValue(owner, v string) (state, bool) {
 	}
 	nums, _, _ := strings.Cut(rest, "\n")
 	f := strings.Fields(nums)
-	if len(f) != 6 {
+	if len(f) < 6 { // the seventh is the writing call's id
 		return state{}, false
 	}
 	var n [6]int64
-	for i, s := range f {
+	for i, s := range f[:6] {
 		x, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return state{}, false
@@ -364,11 +380,21 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 	}
 	start := time.Now()
 	giveUp := start.Add(p.timeout)
+	var ids []string // of the attempts, see undo
 	for attempt := 1; ; attempt++ {
 		t0 := time.Now()
-		l, sp, after, err := p.tryAcquire(ctx, ap, start)
+		ids = append(ids, strconv.FormatUint(rand.Uint64()>>1, 10))
+		l, sp, after, undone, err := p.tryAcquire(ctx, ap, start, ids)
 		if sp == noSplit {
 			return l, err
+		}
+		// The next attempt must not find this one's leases on masters that
+		// answered: a release racing it there would fail its commit.
+		if !wait(ctx, giveUp, undone) {
+			if err := ctx.Err(); err != nil {
+				return lockprovider.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
+			}
+			return lockprovider.Lease{}, batontype.ErrNotAcquired
 		}
 		// The contender that holds the most masters (ties: the smaller
 		// owner token) keeps them and asks again soon; the others let go
@@ -383,7 +409,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		}
 		if time.Now().Add(pause).After(giveUp) || !sleep(ctx, pause) {
 			if sp == splitKeep {
-				p.undo(ctx, ap.Name, ap.Owner, p.all(), after)
+				p.undo(ctx, ap.Name, ap.Owner, ids, p.all(), after)
 			}
 			if err := ctx.Err(); err != nil {
 				return lockprovider.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
@@ -393,6 +419,24 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		if start.IsZero() {
 			start = time.Now()
 		}
+	}
+}
+
+// wait waits until done is closed (nil: at once), ctx is done or giveUp
+// passed; it reports whether done was closed in time.
+func wait(ctx context.Context, giveUp time.Time, done <-chan struct{}) bool {
+	if done == nil {
+		return true
+	}
+	t := time.NewTimer(time.Until(giveUp))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return false
 	}
 }
 
@@ -423,8 +467,11 @@ const (
 // tryAcquire makes one attempt, whose leases count from start (an earlier
 // attempt's, when it kept what it took). sp says whether contenders divided
 // the masters so that nobody holds a majority; after[i] is closed when
-// master i's first-round call has ended (see undo).
-func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time) (_ lockprovider.Lease, sp split, after []chan struct{}, err error) {
+// master i's first-round call has ended, undone when the clean-up of a
+// failed attempt has on the masters that answered (see undo). ids are the
+// ids of the Acquire call's attempts, this one's last.
+func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time, ids []string) (
+	_ lockprovider.Lease, sp split, after []chan struct{}, undone <-chan struct{}, err error) {
 	granted := start.UnixMilli()
 	st := state{granted: granted, until: granted + ap.AtMostFor.Milliseconds(), atLeastUntil: granted + ap.AtLeastFor.Milliseconds()}
 	if !ap.Tick.IsZero() {
@@ -445,12 +492,12 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	}
 	keys := p.keys(ap.Name)
 	rest := strconv.FormatInt(st.granted, 10) + " " + strconv.FormatInt(st.until, 10) + " " +
-		strconv.FormatInt(st.atLeastUntil, 10) + " " + strconv.FormatInt(st.tick, 10) + "\n" + ap.LockedBy
+		strconv.FormatInt(st.atLeastUntil, 10) + " " + strconv.FormatInt(st.tick, 10) + " " + ids[len(ids)-1] + "\n" + ap.LockedBy
 	args := []any{ap.Owner, rest, px, ap.AtLeastFor.Milliseconds(), st.tick, p.recordTTL}
 
 	replies, after := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
 		return p.acquire.Run(ctx, c, keys, args...).Result()
-	}, p.firstSettled)
+	}, p.firstSettled(ap.Owner))
 	// setFrom is the earliest instant the caller's lease keys can have been
 	// set: the first request of this attempt that took a master, or start
 	// for masters taken by an earlier attempt. Every key lives at least
@@ -521,25 +568,31 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		}
 		switch {
 		case held+stale+len(granting) < p.quorum:
-			err = failure(ctx, "acquire", replies, len(p.unanswered(replies, nil)), "too few masters answered")
+			// Masters without an answer make the outcome unknown only
+			// when they could have completed a majority.
+			silent := len(p.unanswered(replies, nil))
+			if len(granting)+silent < p.quorum {
+				silent = 0
+			}
+			err = failure(ctx, "acquire", replies, silent, "too few masters answered")
 		case stale > 0:
 			err = batontype.ErrStaleTick
 		case majority:
 			err = batontype.ErrNotAcquired
 		case top:
-			return lockprovider.Lease{}, splitKeep, after, batontype.ErrNotAcquired
+			return lockprovider.Lease{}, splitKeep, after, nil, batontype.ErrNotAcquired
 		default:
 			sp = splitDrop
 			err = batontype.ErrNotAcquired
 		}
-		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...), after)
-		return lockprovider.Lease{}, sp, after, err
+		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), after)
+		return lockprovider.Lease{}, sp, after, undone, err
 	}
 	if same != nil && agree >= p.quorum {
 		// A repeat by the holder: the same grant. Masters where the lease
 		// had lapsed and was taken again keep an uncommitted copy that
 		// Release and expiry remove.
-		return same.lease(ap.Name, ap.Owner), noSplit, after, nil
+		return same.lease(ap.Name, ap.Owner), noSplit, after, nil, nil
 	}
 	firstStart := start // when masters kept from earlier attempts were taken
 	if setFrom.After(start) {
@@ -557,7 +610,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	times := []any{st.granted, st.until, st.atLeastUntil}
 	first := replies
 	replies, _ = p.round(ctx, deadline, granting, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.commit.Run(ctx, c, keys, append([]any{ap.Owner, st.token, st.tick, p.recordTTL, commitPX}, times...)...).Result()
+		return p.commit.Run(ctx, c, keys, append([]any{ap.Owner, st.token, st.tick, p.recordTTL, commitPX}, append(times, ids[len(ids)-1])...)...).Result()
 	}, func(replies []reply, pending int) bool {
 		n := 0
 		for _, r := range replies {
@@ -591,37 +644,60 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		ends = append(ends, end)
 	}
 	if len(ends) < p.quorum {
-		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...), after)
-		return lockprovider.Lease{}, noSplit, after, failure(ctx, "acquire: commit token", replies, len(p.unanswered(replies, granting)),
+		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), after)
+		return lockprovider.Lease{}, noSplit, after, undone, failure(ctx, "acquire: commit token", replies, len(p.unanswered(replies, granting)),
 			"the lease lapsed on a majority before the token was recorded")
 	}
 	if checkValidity {
 		slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
 		if validEnd := ends[p.quorum-1].Add(-p.drift(ap.AtMostFor)); !time.Now().Before(validEnd) {
-			p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...), after)
-			return lockprovider.Lease{}, noSplit, after, p.late("acquire", start, validEnd.Sub(start))
+			undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), after)
+			return lockprovider.Lease{}, noSplit, after, undone, p.late("acquire", start, validEnd.Sub(start))
 		}
 	}
-	return st.lease(ap.Name, ap.Owner), noSplit, after, nil
+	return st.lease(ap.Name, ap.Owner), noSplit, after, nil, nil
 }
 
 // firstSettled decides the first round of an acquire: a majority took the
 // lease, or it cannot and a majority answered (the refusal's kind is
-// known) or cannot answer (unavailable).
-func (p *Provider) firstSettled(replies []reply, pending int) bool {
-	granting, answered := 0, 0
-	for _, r := range replies {
-		if !r.ended || r.err != nil {
-			continue
-		}
-		answered++
-		if v, ok := r.v.([]any); ok && len(v) >= 2 {
-			if kind, _ := keyspace.Int(v[0]); kind == 1 || kind == 2 {
+// known) or cannot answer (unavailable). When the caller already holds a
+// committed grant on a master (a repeat), a majority must agree on it, or
+// every master answer, so that the repeat returns that grant rather than
+// a new token: masters that granted after an earlier round completed hold
+// uncommitted copies.
+func (p *Provider) firstSettled(owner string) func(replies []reply, pending int) bool {
+	return func(replies []reply, pending int) bool {
+		granting, answered, agree := 0, 0, 0
+		var token int64
+		for _, r := range replies {
+			if !r.ended || r.err != nil {
+				continue
+			}
+			answered++
+			v, ok := r.v.([]any)
+			if !ok || len(v) < 2 {
+				continue
+			}
+			switch kind, _ := keyspace.Int(v[0]); kind {
+			case 1:
+				granting++
+				if s, ok := parseValue(owner, fmt.Sprint(v[1])); ok && s.token != 0 {
+					if token == 0 {
+						token = s.token
+					}
+					if s.token == token {
+						agree++
+					}
+				}
+			case 2:
 				granting++
 			}
 		}
+		if granting >= p.quorum {
+			return token == 0 || agree >= p.quorum
+		}
+		return granting+pending < p.quorum && (answered >= p.quorum || answered+pending < p.quorum)
 	}
-	return granting >= p.quorum || (granting+pending < p.quorum && (answered >= p.quorum || answered+pending < p.quorum))
 }
 
 // committed reports whether r is a commit that recorded the token.
@@ -644,26 +720,54 @@ func (p *Provider) all() []int {
 	return idx
 }
 
-// undo deletes what an abandoned acquire took, best effort and in the
-// background, on the masters listed. On each, the release is sent once
-// that master's first-round call has ended (after[i] closed; nil: at
-// once), since a request still in flight could take the lease after it,
-// and it is bounded by Config.Timeout from then; the caller does not wait.
-// It ignores the at-least bound: the lease never counted, and a later
-// attempt with the same owner token must not find it lingering as its own.
-func (p *Provider) undo(ctx context.Context, name, owner string, idx []int, after []chan struct{}) {
+// undo deletes what the attempts ids of an Acquire call took when they
+// are abandoned, best effort and in the background, on the masters listed:
+// only values those attempts wrote or committed, so nothing a later
+// attempt committed (a value it found and committed carries its own id).
+// On each master the release is sent once that master's first-round call
+// has ended (after[i] closed; nil: at once), since a request still in
+// flight could take the lease after it, and it is bounded by
+// Config.Timeout from then. The returned channel is closed when the
+// releases on masters whose call had already ended are done. It ignores
+// the at-least bound: the lease never counted.
+func (p *Provider) undo(ctx context.Context, name, owner string, ids []string, idx []int, after []chan struct{}) <-chan struct{} {
 	ctx = context.WithoutCancel(ctx)
 	keys := p.keys(name)[:1]
+	args := []any{owner, 1}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	var answered sync.WaitGroup
 	for _, i := range idx {
+		var wait chan struct{}
+		if after != nil {
+			wait = after[i]
+		}
+		select {
+		case <-wait:
+			wait = nil
+		default:
+		}
+		if wait == nil {
+			answered.Add(1)
+		}
 		go func() {
-			if after != nil && after[i] != nil {
-				<-after[i]
+			if wait == nil {
+				defer answered.Done()
+			} else {
+				<-wait
 			}
 			ctx, cancel := context.WithTimeout(ctx, p.timeout)
 			defer cancel()
-			_, _ = p.release.Run(ctx, p.masters[i], keys, owner, 1).Result()
+			_, _ = p.release.Run(ctx, p.masters[i], keys, args...).Result()
 		}()
 	}
+	undone := make(chan struct{})
+	go func() {
+		answered.Wait()
+		close(undone)
+	}()
+	return undone
 }
 
 // Extend implements lockprovider.Provider: one parallel round to every
