@@ -146,7 +146,9 @@ func TestFaultSilentMasterLongLease(t *testing.T) {
 // Against a name held by another owner, calls with a 300 ms deadline
 // return within the deadline plus 50 ms: a failed acquire's clean-up does
 // not wait for the silent masters, nor does the Locker's release after a
-// cut-short attempt.
+// cut-short attempt. The median of five calls is held to that; each one
+// to four times the slack, since a loaded machine stalls a process for
+// tens of milliseconds now and then (before the fix they took 1.3 s).
 func TestFaultSilentMasterDeadline(t *testing.T) {
 	const (
 		deadline = 300 * time.Millisecond
@@ -181,7 +183,7 @@ func TestFaultSilentMasterDeadline(t *testing.T) {
 			}
 			for _, call := range calls {
 				var took []time.Duration
-				for range 3 {
+				for range 5 {
 					ctx, cancel := context.WithTimeout(t.Context(), deadline)
 					start := time.Now()
 					err := call.f(ctx)
@@ -194,9 +196,14 @@ func TestFaultSilentMasterDeadline(t *testing.T) {
 					if !errors.Is(err, batontype.ErrNotAcquired) && !errors.Is(err, context.DeadlineExceeded) {
 						t.Errorf("%s: %v, want ErrNotAcquired or the deadline", call.what, err)
 					}
-					if d > deadline+slack {
-						t.Errorf("%s with a %v deadline returned after %v (%v), want at most %v", call.what, deadline, d, err, deadline+slack)
+					if d > deadline+4*slack {
+						t.Errorf("%s with a %v deadline returned after %v (%v), want at most %v", call.what, deadline, d, err, deadline+4*slack)
 					}
+				}
+				sorted := slices.Clone(took)
+				slices.Sort(sorted)
+				if m := sorted[len(sorted)/2]; m > deadline+slack {
+					t.Errorf("%s with a %v deadline: median %v, want at most %v", call.what, deadline, m, deadline+slack)
 				}
 				t.Logf("%d of %d silent: %s with a %v deadline on a held name: %s", c.silent, c.n, call.what, deadline, percentiles(took))
 			}
