@@ -52,10 +52,12 @@ type Config struct {
 	DriftFactor float64
 	DriftMin    time.Duration
 
-	// Timeout bounds each round of requests to the masters when the
-	// caller's context (and, for Acquire, the lease's validity) allows
-	// longer, so a master that does not answer delays an operation by at
-	// most this much. Default DefaultTimeout (1 s).
+	// Timeout bounds each master's call when the caller's context (and a
+	// share of the lease) allows longer, and each background release of a
+	// failed acquire. A round does not wait for a minority that does not
+	// answer; a round that cannot settle without it (too few answered,
+	// or contenders split the masters) waits at most this much. Default
+	// DefaultTimeout (1 s).
 	Timeout time.Duration
 
 	// RecordTTL is the lifetime of each master's fencing counter and
