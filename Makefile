@@ -34,6 +34,10 @@ test: ## go vet, then every test of every module but the fault suite, with the r
 		--post-run-command 'sh -c "p=$$((TESTS_TOTAL - TESTS_FAILED - TESTS_SKIPPED)); [ $$p -ge 0 ] || p=0; echo $$p passed, $$TESTS_FAILED failed, $$TESTS_SKIPPED skipped"' \
 		--raw-command -- sh -c 'rc=0; for m in $(MODULES); do (cd $$m && $(GO) test -json -race -count=1 -timeout 25m -skip '\''$(FAULT_TESTS)'\'' $$TESTFLAGS ./...) || rc=1; done; exit $$rc'
 
+.PHONY: test-load
+test-load: ## `make test` LOAD_RUNS times (default 3) beside a CPU hog that keeps every core busy; prints each run's time
+	.ci/test-load
+
 .PHONY: test-fault
 test-fault: ## The fault-injection suite (TestFault*) of every module, with the race detector
 	@set -e; for m in $(MODULES); do echo "== fault tests in $$m"; \

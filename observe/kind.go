@@ -140,6 +140,7 @@ const (
 	OutcomeStaleTick    = "stale_tick"
 	OutcomeStillRunning = "still_running"
 	OutcomePaused       = "paused"
+	OutcomeMissed       = "missed"
 
 	// How a run ended (JobFinished, JobDone): the run ledger's
 	// batontype.Outcome values, defined there once;

@@ -76,8 +76,12 @@ func (s *Scheduler) fire(now time.Time) int {
 		if j.sched.Next(tick).Before(now) {
 			// Several ticks passed while this process could not run
 			// (a pause, a suspended VM, a wall-clock step): run only
-			// the latest, which other replicas may be running too.
-			tick = j.sched.Prev(now)
+			// the latest, which other replicas may be running too,
+			// and say which were skipped.
+			latest := j.sched.Prev(now)
+			s.wg.Add(1)
+			go s.skipMissed(j, &MissedError{First: tick, Last: j.sched.Prev(latest.Add(-time.Nanosecond))})
+			tick = latest
 		}
 		j.nextTick = j.sched.Next(now)
 		if j.nextTick.IsZero() {

@@ -34,8 +34,9 @@
 //	replica A, next tick: T+d ──acquire(T+d) ✓ ...
 //
 // Skips are logged at debug, counted (Job.Stats) and reported to
-// Hooks.Skipped, whose Event.Err matches ErrNotAcquired, ErrStaleTick or
-// ErrStillRunning. An acquire whose outcome is unknown (timeout, connection
+// Hooks.Skipped, whose Event.Err matches ErrNotAcquired, ErrStaleTick,
+// ErrStillRunning or ErrMissed (a *MissedError: ticks that passed while
+// this process could not fire them; only the latest runs). An acquire whose outcome is unknown (timeout, connection
 // error) is logged at warn and reported to Hooks.Failed; the job does not
 // run that tick, and the scheduler releases whatever the acquire may have
 // granted (with the same owner token, bounded by Config.CallTimeout), as it
@@ -57,7 +58,9 @@
 // registered without Locked runs on every replica at every tick.
 //
 // A job does not overlap itself on one instance: a tick due while the
-// previous run there is still going is skipped with ErrStillRunning.
+// previous run there is still going is skipped with ErrStillRunning. A run
+// that has returned and is only releasing its lease does not count: the
+// tick waits for the release, which its timeout bounds, and then claims.
 //
 // # Lost locks and the trust window
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/batontype"
@@ -29,6 +30,29 @@ var ErrNilContext = baton.ErrNilContext
 // ErrStillRunning is the reason a tick is skipped when the previous run of
 // the same job on this instance has not returned yet.
 var ErrStillRunning = errors.New("scheduler: previous run still running")
+
+// ErrMissed is the reason reported (as a *MissedError) for ticks that
+// passed while this process could not fire them: it was paused, its VM
+// suspended, or the wall clock stepped forward. The scheduler runs only
+// the latest of them; the others are skipped here (another replica may
+// have run them).
+var ErrMissed = errors.New("scheduler: ticks passed while this process could not fire them")
+
+// MissedError reports the ticks of one job that this process skipped
+// because they passed while it could not fire them: First to Last, every
+// tick of the schedule between them included. It matches ErrMissed.
+type MissedError struct {
+	First, Last time.Time
+}
+
+func (e *MissedError) Error() string {
+	if e.First.Equal(e.Last) {
+		return fmt.Sprintf("%v: tick %s", ErrMissed, e.First.Format(time.RFC3339Nano))
+	}
+	return fmt.Sprintf("%v: ticks %s to %s", ErrMissed, e.First.Format(time.RFC3339Nano), e.Last.Format(time.RFC3339Nano))
+}
+
+func (e *MissedError) Unwrap() error { return ErrMissed }
 
 // ErrNotLocked is returned by Run.Extend and Run.Check for a job registered
 // without Locked.

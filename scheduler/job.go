@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -290,7 +291,12 @@ type Job struct {
 	index    int // position in the scheduler's heap, -1 when not queued
 
 	running atomic.Bool // a run of this job is in progress on this instance
-	ctl     jobControl  // options and state; see options.go
+	// releasing is set while a run that has returned releases its lease,
+	// with releaseMu held: the next tick waits for the release instead of
+	// skipping as still running (see Scheduler.startRun).
+	releasing atomic.Bool
+	releaseMu sync.Mutex
+	ctl       jobControl // options and state; see options.go
 
 	runs, skips, failures, lockLost atomic.Int64
 }

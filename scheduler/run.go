@@ -31,11 +31,16 @@ func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *cl
 	if pre == nil && !s.admit(j, &ev) { // pause.go: removed, jitter, paused (a batch checked them)
 		return
 	}
-	if pre == nil && !j.running.CompareAndSwap(false, true) {
+	if pre == nil && !s.startRun(j) {
 		s.skipRunning(j, &ev)
 		return
 	}
-	defer j.running.Store(false)
+	released := false
+	defer func() {
+		if !released {
+			j.running.Store(false)
+		}
+	}()
 
 	if pre != nil && pre.err != nil {
 		s.refused(j, &ev, pre)
@@ -52,7 +57,13 @@ func (s *Scheduler) executeClaimed(j *Job, tick time.Time, catchUp bool, pre *cl
 		return
 	}
 	s.attempts(l.Context(), j, Run{Job: j.name, Tick: tick, Token: ev.Token, CatchUp: catchUp, lease: l}, ev, res)
+	j.releaseMu.Lock()
+	j.releasing.Store(true)
 	held := s.end(j, l, ev, res)
+	j.running.Store(false)
+	j.releasing.Store(false)
+	j.releaseMu.Unlock()
+	released = true
 	if s.obs != nil {
 		ev.Err, ev.Outcome = res.err, s.runOutcome(res.err, l, held)
 		s.emit(res.ctx, observe.JobDone, &ev)
@@ -74,6 +85,24 @@ func (s *Scheduler) refused(j *Job, ev *Event, pre *claimAnswer) {
 	s.emit(res.ctx, observe.JobDone, ev)
 }
 
+// startRun marks j running for a tick, and reports whether it could. When
+// the previous run has returned and only its release is still on the
+// wire, it waits for that release, which its own timeout bounds: skipping
+// the tick as still running would lose it to bookkeeping, and claiming it
+// before the release lands would find the lock still held.
+func (s *Scheduler) startRun(j *Job) bool {
+	if j.running.CompareAndSwap(false, true) {
+		return true
+	}
+	if !j.releasing.Load() {
+		return false
+	}
+	j.releaseMu.Lock() // held by the releasing run until it is done
+	ok := j.running.CompareAndSwap(false, true)
+	j.releaseMu.Unlock()
+	return ok
+}
+
 // skipRunning reports a tick skipped because j's previous run is still
 // going.
 func (s *Scheduler) skipRunning(j *Job, ev *Event) {
@@ -81,6 +110,17 @@ func (s *Scheduler) skipRunning(j *Job, ev *Event) {
 	j.skips.Add(1)
 	s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: previous run still running", "job", j.name, "tick", ev.Tick)
 	s.emit(s.runCtx, observe.JobSkipped, ev)
+}
+
+// skipMissed reports the ticks of j that passed while this process could
+// not fire them (see Scheduler.fire). The caller did s.wg.Add(1).
+func (s *Scheduler) skipMissed(j *Job, missed *MissedError) {
+	defer s.wg.Done()
+	ev := Event{Job: j.name, Tick: missed.First, Err: missed, Outcome: observe.OutcomeMissed}
+	j.skips.Add(1)
+	s.cfg.Logger.WarnContext(s.runCtx, "scheduler: skipped ticks that passed while this process could not fire them (paused, suspended, or the wall clock stepped forward); running the latest",
+		"job", j.name, "first", missed.First, "last", missed.Last)
+	s.emit(s.runCtx, observe.JobSkipped, &ev)
 }
 
 // runUnlocked runs the tick of an unlocked job.

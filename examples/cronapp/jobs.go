@@ -90,6 +90,11 @@ func (a *app) hooks() scheduler.Hooks {
 			}
 		},
 		Skipped: func(e scheduler.Event) {
+			if missed, ok := errors.AsType[*scheduler.MissedError](e.Err); ok {
+				a.event(slog.LevelWarn, e.Job, e.Tick, wire.Missed, "last", missed.Last,
+					"detail", "ticks passed while this replica could not fire them")
+				return
+			}
 			why := e.Err.Error()
 			switch {
 			case errors.Is(e.Err, batontype.ErrNotAcquired):

@@ -800,7 +800,10 @@ func TestAutoRenewSlowRoundTripsRedis(t *testing.T) {
 	const ttl = 1500 * time.Millisecond
 	ctx := context.Background()
 	real := redisProvider(t, redisenv.Client(t))
-	l := newLocker(t, &slowProvider{Provider: real, delay: ttl * 40 / 100}, nil)
+	// The guarantee covers round trips up to 40 % of the lease; the added
+	// delay is a third, so that the real call's own time on a loaded
+	// machine keeps the whole round trip within it.
+	l := newLocker(t, &slowProvider{Provider: real, delay: ttl / 3}, nil)
 	other := newLocker(t, real, nil)
 	a, err := l.TryAcquire(ctx, "renewed-slowly", &baton.AcquireOptions{AtMostFor: ttl, AutoRenew: true})
 	if err != nil {
@@ -809,7 +812,7 @@ func TestAutoRenewSlowRoundTripsRedis(t *testing.T) {
 	defer a.Release(ctx)
 	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if err := a.Check(); err != nil {
-			t.Fatalf("lost with round trips of 40%% of the lease: %v", err)
+			t.Fatalf("lost with round trips of a third of the lease and more: %v", err)
 		}
 		if b, err := other.TryAcquire(ctx, "renewed-slowly", nil); !errors.Is(err, baton.ErrNotAcquired) {
 			if err == nil {

@@ -124,6 +124,15 @@ func startInstance(ctx context.Context, spec instanceSpec, witness *pgxpool.Pool
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		if missed, ok := errors.AsType[*scheduler.MissedError](ev.Err); ok {
+			// Ticks that passed while this process stood still: one row
+			// each.
+			for tk := missed.First; !tk.After(missed.Last); tk = tk.Add(spec.Interval) {
+				_, _ = witness.Exec(ctx, `INSERT INTO skips (job, tick, instance, reason) VALUES ($1, $2, $3, 'missed')`,
+					ev.Job, tk, spec.Name)
+			}
+			return
+		}
 		_, _ = witness.Exec(ctx, `INSERT INTO skips (job, tick, instance, reason) VALUES ($1, $2, $3, $4)`,
 			ev.Job, ev.Tick, spec.Name, reason)
 	}
@@ -486,20 +495,23 @@ func exactlyOnce(t *testing.T, backend string, interval time.Duration, ticks int
 		lostTicks := tickSet(`SELECT tick FROM lost WHERE job = $1`, job)
 		// Why each instance skipped each tick.
 		reasons := map[int64]map[string]bool{}
-		rows, err := pg.Pool.Query(ctx, `SELECT tick, reason FROM skips WHERE job = $1`, job)
+		reporters := map[int64]map[string]bool{}
+		rows, err := pg.Pool.Query(ctx, `SELECT tick, reason, instance FROM skips WHERE job = $1`, job)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for rows.Next() {
 			var tick time.Time
-			var reason string
-			if err := rows.Scan(&tick, &reason); err != nil {
+			var reason, inst string
+			if err := rows.Scan(&tick, &reason, &inst); err != nil {
 				t.Fatal(err)
 			}
 			if reasons[tick.UnixMilli()] == nil {
 				reasons[tick.UnixMilli()] = map[string]bool{}
+				reporters[tick.UnixMilli()] = map[string]bool{}
 			}
 			reasons[tick.UnixMilli()][reason] = true
+			reporters[tick.UnixMilli()][inst] = true
 		}
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
@@ -518,12 +530,30 @@ func exactlyOnce(t *testing.T, backend string, interval time.Duration, ticks int
 			}
 			return len(rs) > 0
 		}
-		var missing, lostRuns, late []string
+		// stalled reports a tick that passed while every instance stood
+		// still (the machine paused, or its wall clock stepped forward):
+		// each of them said so (scheduler.MissedError), and none could
+		// have run it.
+		stalled := func(tk time.Time) bool {
+			rs := reasons[tk.UnixMilli()]
+			if !rs["missed"] || len(reporters[tk.UnixMilli()]) < len(offsets) {
+				return false
+			}
+			for r := range rs {
+				if r != "missed" && r != "still_running" && r != "not_acquired" {
+					return false
+				}
+			}
+			return true
+		}
+		var missing, lostRuns, late, frozen []string
 		for tk := first; !tk.After(last); tk = tk.Add(interval) {
 			switch {
 			case seen[tk.UnixMilli()]:
 			case lostTicks[tk.UnixMilli()]:
 				lostRuns = append(lostRuns, tk.Format(time.StampMilli))
+			case stalled(tk):
+				frozen = append(frozen, tk.Format(time.StampMilli))
 			case behind(tk):
 				late = append(late, tk.Format(time.StampMilli))
 			default:
@@ -556,6 +586,14 @@ func exactlyOnce(t *testing.T, backend string, interval time.Duration, ticks int
 		}
 		if len(late) > 0 {
 			t.Logf("job %s: %d ticks skipped by every instance behind a previous claim or run still going: %v", job, len(late), late)
+		}
+		if len(frozen) > 0 {
+			t.Logf("job %s: %d ticks passed while every instance stood still (machine paused or wall clock stepped; each reported them missed): %v", job, len(frozen), frozen)
+		}
+		// The machine's stalls are outside the scheduler's reach, but
+		// enough ticks must remain for the run to show anything.
+		if len(seen) < ticks/3 {
+			t.Errorf("job %s: only %d of %d ticks ran, want at least %d", job, len(seen), ticks, ticks/3)
 		}
 		if len(lostRuns)+len(late) > ticks/5 {
 			t.Errorf("job %s: %d of %d ticks lost or skipped behind a stall, want at most %d", job, len(lostRuns)+len(late), ticks, ticks/5)

@@ -708,11 +708,13 @@ func TestInspectOnSkip(t *testing.T) {
 }
 
 // After a wall-clock step forward (or a long pause) only the latest missed
-// tick runs, and the schedule continues from there.
+// tick runs, the others are reported skipped as missed, and the schedule
+// continues from there.
 func TestClockStepRunsLatestTick(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var step atomic.Int64
-		s := newSched(t, newMemory(t, nil), &scheduler.Config{Now: func() time.Time { return time.Now().Add(time.Duration(step.Load())) }})
+		rec := &recorder{}
+		s := newSched(t, newMemory(t, nil), &scheduler.Config{Observer: rec.hooks(), Now: func() time.Time { return time.Now().Add(time.Duration(step.Load())) }})
 		var mu sync.Mutex
 		var ticks []string
 		must(s.Every(time.Minute).Locked("m", scheduler.AtMostFor(time.Minute)).Do(func(ctx context.Context, run scheduler.Run) error {
@@ -730,6 +732,12 @@ func TestClockStepRunsLatestTick(t *testing.T) {
 		defer mu.Unlock()
 		if got := strings.Join(ticks, " "); got != "00:11:00 00:12:00" {
 			t.Errorf("ticks = %s, want 00:11:00 00:12:00", got)
+		}
+		sk := rec.get("skipped")
+		var missed *scheduler.MissedError
+		if len(sk) != 1 || !errors.As(sk[0].Err, &missed) || !errors.Is(sk[0].Err, scheduler.ErrMissed) ||
+			missed.First.UTC().Format(time.TimeOnly) != "00:01:00" || missed.Last.UTC().Format(time.TimeOnly) != "00:10:00" {
+			t.Errorf("skipped = %+v, want one skip reporting ticks 00:01:00 to 00:10:00 missed", sk)
 		}
 	})
 }

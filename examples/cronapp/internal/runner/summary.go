@@ -33,6 +33,7 @@ type Check struct {
 	Expected   int         // ticks in the window
 	Once       int         // of those, ticks with exactly one run
 	Missing    []time.Time // ticks in the window without a run
+	Stalled    []time.Time // of those, ticks that every replica reported missed: the machine stood still
 	Duplicates int         // second runs of a tick (witness conflicts), anywhere
 	LogRuns    int         // ticks in the window the replicas' logs show started by exactly one replica
 }
@@ -69,15 +70,20 @@ type collector struct {
 	rows       map[rowKey]*Row
 	ticks      map[rowKey]map[time.Time]bool
 	events     []wire.Record
+	// missed holds, per job and replica, the ranges of ticks the replica
+	// reported missed (wire.Missed).
+	missed map[rowKey][][2]time.Time
+	names  map[string]bool // replicas that reported ready
 }
 
 func newCollector(replicas int) *collector {
-	return &collector{replicas: replicas, rows: map[rowKey]*Row{}, ticks: map[rowKey]map[time.Time]bool{}}
+	return &collector{replicas: replicas, rows: map[rowKey]*Row{}, ticks: map[rowKey]map[time.Time]bool{}, missed: map[rowKey][][2]time.Time{}, names: map[string]bool{}}
 }
 
 func (c *collector) add(replica string, r wire.Record) {
 	switch r.Msg {
 	case wire.MsgReady:
+		c.names[replica] = true
 		if c.jobs == nil {
 			c.jobs = r.Jobs
 		}
@@ -91,6 +97,11 @@ func (c *collector) add(replica string, r wire.Record) {
 	}
 	r.Replica = replica
 	r.Tick, r.Time = r.Tick.UTC(), r.Time.UTC() // map keys: one location
+	if r.Outcome == wire.Missed {
+		k := rowKey{r.Job, replica}
+		c.missed[k] = append(c.missed[k], [2]time.Time{r.Tick, r.Last.UTC()})
+		return
+	}
 	c.events = append(c.events, r)
 	k := rowKey{r.Job, replica}
 	row := c.rows[k]
@@ -119,6 +130,25 @@ func (c *collector) add(replica string, r wire.Record) {
 	case wire.Failed, wire.Duplicate:
 		row.Failed++
 	}
+}
+
+// allMissed reports whether every replica reported tick t of job missed
+// (wire.Missed): it passed while all of them stood still, so none could
+// run it.
+func (c *collector) allMissed(job string, t time.Time) bool {
+	for name := range c.names {
+		in := false
+		for _, r := range c.missed[rowKey{job, name}] {
+			if !t.Before(r[0]) && !t.After(r[1]) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return len(c.names) > 0
 }
 
 // expectedTicks lists the ticks of j in [from, to].
@@ -210,18 +240,24 @@ func tally(c *collector, from, to time.Time, witness map[string]map[time.Time]in
 		ch := Check{Job: j.Name, Duplicates: duplicates[j.Name]}
 		for _, t := range expectedTicks(j, from, to) {
 			ch.Expected++
-			if witness[j.Name][t] == 1 {
+			switch {
+			case witness[j.Name][t] == 1:
 				ch.Once++
-			} else {
+			case c.allMissed(j.Name, t):
+				ch.Stalled = append(ch.Stalled, t)
+			default:
 				ch.Missing = append(ch.Missing, t)
 			}
-			if startsByTick[j.Name][t] == 1 {
+			if startsByTick[j.Name][t] == 1 || c.allMissed(j.Name, t) {
 				ch.LogRuns++
 			}
 		}
 		s.Checks = append(s.Checks, ch)
 		if len(ch.Missing) > 0 {
 			s.Failures = append(s.Failures, fmt.Sprintf("%s: %d of %d ticks in the window did not run: %s", j.Name, len(ch.Missing), ch.Expected, fmtTicks(ch.Missing)))
+		}
+		if len(ch.Stalled) > 0 && ch.Once == 0 {
+			s.Failures = append(s.Failures, fmt.Sprintf("%s: every tick passed while the machine stood still; nothing to judge", j.Name))
 		}
 		if ch.Duplicates > 0 {
 			s.Failures = append(s.Failures, fmt.Sprintf("%s: %d ticks ran a second time (witness conflict)", j.Name, ch.Duplicates))
@@ -378,6 +414,9 @@ func (s *Summary) Print(w io.Writer) {
 			mark = "FAILED"
 		}
 		fmt.Fprintf(w, "  %-14s %d/%d ticks ran exactly once, %d second runs  %s\n", c.Job, c.Once, c.Expected, c.Duplicates, mark)
+		if len(c.Stalled) > 0 {
+			fmt.Fprintf(w, "  %-14s %d ticks passed while every replica stood still (machine paused or clock stepped; each reported them missed): %s\n", "", len(c.Stalled), fmtTicks(c.Stalled))
+		}
 	}
 	fmt.Fprintf(w, "  %-14s %d syncs, at most once per customer and tick (%d stopped by the idempotency key)\n", "customer-sync", s.Synced, s.SyncDedup)
 	if s.Frozen != "" {

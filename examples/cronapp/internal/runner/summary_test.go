@@ -79,3 +79,42 @@ func TestTally(t *testing.T) {
 		}
 	}
 }
+
+// A tick that every replica reported missed (the machine stood still) is
+// not a failure; one that only some replicas missed is.
+func TestTallyStalledTicks(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	job := wire.Job{Name: "daily-report", Every: time.Second, Locked: true}
+	build := func(everyone bool) *Summary {
+		c := newCollector(2)
+		c.add("r1", wire.Record{Msg: wire.MsgReady, Time: base, Jobs: []wire.Job{job}})
+		c.add("r2", wire.Record{Msg: wire.MsgReady, Time: base})
+		witness := map[string]map[time.Time]int{"daily-report": {}}
+		for _, tick := range []time.Duration{1, 4} {
+			tk := base.Add(tick * time.Second)
+			c.add("r1", wire.Record{Msg: wire.MsgEvent, Job: job.Name, Tick: tk, Outcome: wire.Started, Token: int64(tick)})
+			witness["daily-report"][tk] = 1
+		}
+		missed := func(rep string) {
+			c.add(rep, wire.Record{Msg: wire.MsgEvent, Job: job.Name, Tick: base.Add(2 * time.Second), Last: base.Add(3 * time.Second), Outcome: wire.Missed})
+		}
+		missed("r1")
+		if everyone {
+			missed("r2")
+		}
+		return tally(c, base.Add(500*time.Millisecond), base.Add(4500*time.Millisecond), witness, stockStart, 0, false)
+	}
+	s := build(true)
+	if len(s.Failures) > 0 || len(s.Checks) != 1 || len(s.Checks[0].Stalled) != 2 {
+		t.Errorf("every replica missed ticks 2-3: failures %q, checks %+v; want 2 stalled ticks and no failure", s.Failures, s.Checks)
+	}
+	var out strings.Builder
+	s.Print(&out)
+	if !strings.Contains(out.String(), "2 ticks passed while every replica stood still") {
+		t.Errorf("summary does not report the stalled ticks:\n%s", out.String())
+	}
+	s = build(false)
+	if len(s.Checks) != 1 || len(s.Checks[0].Missing) != 2 || len(s.Failures) == 0 {
+		t.Errorf("only r1 missed ticks 2-3: checks %+v, failures %q; want 2 missing ticks and a failure", s.Checks, s.Failures)
+	}
+}

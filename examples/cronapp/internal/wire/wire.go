@@ -20,6 +20,7 @@ const (
 	Started     = "started"      // the scheduler calls the job function (this replica won the tick)
 	Ran         = "ran"          // the job did its work for the tick
 	Skipped     = "skipped"      // another replica holds the lock, or the tick already ran
+	Missed      = "missed"       // ticks Tick to Last passed while this replica stood still (paused, clock stepped)
 	Rejected    = "rejected"     // a fenced write was refused (fence.ErrStaleToken)
 	Batch       = "synced"       // customer-sync: one replica's pass over the customers in one tick
 	Paused      = "paused"       // the replica is about to freeze while holding a lock (demo)
@@ -59,6 +60,8 @@ type Record struct {
 	Outcome string    `json:"outcome"`
 	Token   int64     `json:"token"`
 	Detail  string    `json:"detail"`
+	// Missed: the last tick of the range that starts at Tick.
+	Last time.Time `json:"last"`
 	// Paused: how long the replica stays frozen; the runner resumes it.
 	PauseFor time.Duration `json:"pause_for"`
 	// Batch (customer-sync) counts.
