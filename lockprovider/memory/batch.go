@@ -7,12 +7,6 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-var (
-	_ lockprovider.BatchAcquirer = (*Provider)(nil)
-	_ lockprovider.BatchLedger   = (*Provider)(nil)
-	_ lockprovider.BatchReleaser = (*Provider)(nil)
-)
-
 // AcquireBatch implements lockprovider.BatchAcquirer: Acquire for each
 // item in turn, so every item has exactly Acquire's semantics.
 func (p *Provider) AcquireBatch(ctx context.Context, ps []lockprovider.AcquireParams) ([]lockprovider.BatchResult, error) {

@@ -19,8 +19,6 @@ type controlState struct {
 	watchers map[*waiter]struct{}
 }
 
-var _ lockprovider.Control = (*Provider)(nil)
-
 // SetPaused implements lockprovider.Control.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
 	if err := check.Live(ctx, batontype.ValidateName(job)); err != nil {

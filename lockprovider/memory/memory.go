@@ -48,12 +48,6 @@ type record struct {
 
 type waiter struct{ ch chan<- struct{} }
 
-var (
-	_ lockprovider.Provider        = (*Provider)(nil)
-	_ lockprovider.ReleaseNotifier = (*Provider)(nil)
-	_ lockprovider.Inspector       = (*Provider)(nil)
-)
-
 // New returns an empty provider. A nil cfg means the defaults. No Config
 // can be invalid, so the error is always nil today; it is there so that
 // every provider constructor has the same shape, and a future field that

@@ -9,6 +9,23 @@ import (
 	"github.com/baton-go/baton/lockprovider/memory"
 )
 
+// Every capability the provider has; lockprovidertest.Run exercises
+// each one it finds, so losing a method must fail to compile here.
+var (
+	_ lockprovider.Provider        = (*memory.Provider)(nil)
+	_ lockprovider.ReleaseNotifier = (*memory.Provider)(nil)
+	_ lockprovider.Inspector       = (*memory.Provider)(nil)
+	_ lockprovider.Admin           = (*memory.Provider)(nil)
+	_ lockprovider.Ledger          = (*memory.Provider)(nil)
+	_ lockprovider.Registry        = (*memory.Provider)(nil)
+	_ lockprovider.Control         = (*memory.Provider)(nil)
+	_ lockprovider.BatchAcquirer   = (*memory.Provider)(nil)
+	_ lockprovider.BatchLedger     = (*memory.Provider)(nil)
+	_ lockprovider.BatchReleaser   = (*memory.Provider)(nil)
+	_ lockprovider.RateLimiter     = (*memory.Provider)(nil)
+	_ lockprovider.RateLister      = (*memory.Provider)(nil)
+)
+
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // The whole conformance suite, rate limiting included: on the reference

@@ -21,13 +21,6 @@ type opsState struct {
 	instances map[string]batontype.Instance
 }
 
-var (
-	_ lockprovider.Admin      = (*Provider)(nil)
-	_ lockprovider.RateLister = (*Provider)(nil)
-	_ lockprovider.Ledger     = (*Provider)(nil)
-	_ lockprovider.Registry   = (*Provider)(nil)
-)
-
 // ForceRelease implements lockprovider.Admin.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
 	if err := check.Live(ctx, batontype.ValidateName(name)); err != nil {

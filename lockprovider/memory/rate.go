@@ -42,8 +42,6 @@ type rateEntry struct {
 	expires int64 // µs; the entry is dead at and after this instant
 }
 
-var _ lockprovider.RateLimiter = (*Provider)(nil)
-
 // RateLimit implements lockprovider.RateLimiter. The provider's clock
 // (Config.Now) is the server clock.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {

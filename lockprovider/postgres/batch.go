@@ -14,12 +14,6 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-var (
-	_ lockprovider.BatchAcquirer = (*Provider)(nil)
-	_ lockprovider.BatchLedger   = (*Provider)(nil)
-	_ lockprovider.BatchReleaser = (*Provider)(nil)
-)
-
 // conflictMarker in batch_acquire.sql stands for acquire.sql's ON
 // CONFLICT clause.
 const conflictMarker = "ON_CONFLICT_OF_ACQUIRE_SQL"

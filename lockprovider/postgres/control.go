@@ -29,8 +29,6 @@ type controlQueries struct {
 	pause, request, claim, state string
 }
 
-var _ lockprovider.Control = (*Provider)(nil)
-
 func (q *controlQueries) render(p *Provider) error {
 	for _, f := range []struct {
 		file string

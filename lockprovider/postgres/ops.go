@@ -30,13 +30,6 @@ type opsQueries struct {
 	listRates, resetRate                                 string
 }
 
-var (
-	_ lockprovider.Admin      = (*Provider)(nil)
-	_ lockprovider.RateLister = (*Provider)(nil)
-	_ lockprovider.Ledger     = (*Provider)(nil)
-	_ lockprovider.Registry   = (*Provider)(nil)
-)
-
 // acquireFinal starts the final SELECT of acquire.sql, before which the
 // ledger's CTEs are spliced.
 const acquireFinal = "\nSELECT up.fence IS NOT NULL"

@@ -112,12 +112,7 @@ type Provider struct {
 }
 
 // Compile-time checks of the capabilities.
-var (
-	_ lockprovider.Provider        = (*Provider)(nil)
-	_ lockprovider.ReleaseNotifier = (*Provider)(nil)
-	_ lockprovider.Inspector       = (*Provider)(nil)
-)
-
+//
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 

@@ -27,6 +27,23 @@ var (
 )
 
 // newProvider returns a migrated provider on a private schema.
+// Every capability the provider has; lockprovidertest.Run exercises
+// each one it finds, so losing a method must fail to compile here.
+var (
+	_ lockprovider.Provider        = (*postgres.Provider)(nil)
+	_ lockprovider.ReleaseNotifier = (*postgres.Provider)(nil)
+	_ lockprovider.Inspector       = (*postgres.Provider)(nil)
+	_ lockprovider.Admin           = (*postgres.Provider)(nil)
+	_ lockprovider.Ledger          = (*postgres.Provider)(nil)
+	_ lockprovider.Registry        = (*postgres.Provider)(nil)
+	_ lockprovider.Control         = (*postgres.Provider)(nil)
+	_ lockprovider.BatchAcquirer   = (*postgres.Provider)(nil)
+	_ lockprovider.BatchLedger     = (*postgres.Provider)(nil)
+	_ lockprovider.BatchReleaser   = (*postgres.Provider)(nil)
+	_ lockprovider.RateLimiter     = (*postgres.Provider)(nil)
+	_ lockprovider.RateLister      = (*postgres.Provider)(nil)
+)
+
 func newProvider(t testing.TB, cfg *postgres.Config) (*postgres.Provider, *pgenv.PG) {
 	t.Helper()
 	pg := pgenv.Schema(t)

@@ -11,8 +11,6 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-var _ lockprovider.RateLimiter = (*Provider)(nil)
-
 // RateLimit implements lockprovider.RateLimiter with one statement, a call
 // of the function <RateTable>_take that Migrate creates next to the rate
 // table (migrations/002_ratelimit.sql). In its own transaction the function

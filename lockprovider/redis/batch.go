@@ -37,12 +37,6 @@ var (
 		"local function release(KEYS, ARGV)\n" + wrap("release", releaseSrc, ledgerReleaseTail) + "\nend\n" + releaseBatchTail)
 )
 
-var (
-	_ lockprovider.BatchAcquirer = (*Provider)(nil)
-	_ lockprovider.BatchLedger   = (*Provider)(nil)
-	_ lockprovider.BatchReleaser = (*Provider)(nil)
-)
-
 // AcquireBatch implements lockprovider.BatchAcquirer. On a single node
 // (a *goredis.Client, Sentinel included) the batch is one script call. On
 // a Cluster the items are grouped by hash slot, one script call per slot,

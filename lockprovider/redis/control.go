@@ -21,8 +21,6 @@ var controlSrc string
 
 var controlScript = goredis.NewScript(controlSrc)
 
-var _ lockprovider.Control = (*Provider)(nil)
-
 // controlKeys are the keys of the paused flags and the run requests, in
 // one slot of their own, and the channel that announces changes to them.
 func (p *Provider) controlKeys() (keys []string, channel string) {

@@ -53,13 +53,6 @@ func wrap(fn, body, tail string) string {
 // name's slot.
 const runsSuffix = ":r"
 
-var (
-	_ lockprovider.Admin      = (*Provider)(nil)
-	_ lockprovider.RateLister = (*Provider)(nil)
-	_ lockprovider.Ledger     = (*Provider)(nil)
-	_ lockprovider.Registry   = (*Provider)(nil)
-)
-
 // ForceRelease implements lockprovider.Admin in one script call.
 func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
 	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {

@@ -46,8 +46,6 @@ var (
 	}
 )
 
-var _ lockprovider.RateLimiter = (*Provider)(nil)
-
 // RateLimit implements lockprovider.RateLimiter with one EVALSHA of
 // rate.lua (EVAL once after the server lost its script cache). The
 // decision uses the server's TIME. Each limit's state is one key,

@@ -13,7 +13,6 @@ import (
 	"github.com/baton-go/baton/internal/backenderr/rediserr"
 	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/keyspace"
-	"github.com/baton-go/baton/lockprovider"
 )
 
 // Client is the part of go-redis the provider uses. *goredis.Client
@@ -76,12 +75,6 @@ type Provider struct {
 	notify notifier
 	lists  listTTLs // run lists' expiries set lately, see AcquireRun
 }
-
-var (
-	_ lockprovider.Provider        = (*Provider)(nil)
-	_ lockprovider.ReleaseNotifier = (*Provider)(nil)
-	_ lockprovider.Inspector       = (*Provider)(nil)
-)
 
 var (
 	//go:embed lock_acquire.lua

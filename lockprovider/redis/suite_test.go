@@ -13,6 +13,23 @@ import (
 // The conformance suite, every capability included, on the shared
 // standalone Redis; afterwards every key the suite left behind must have
 // a TTL.
+// Every capability the provider has; lockprovidertest.Run exercises
+// each one it finds, so losing a method must fail to compile here.
+var (
+	_ lockprovider.Provider        = (*redisprovider.Provider)(nil)
+	_ lockprovider.ReleaseNotifier = (*redisprovider.Provider)(nil)
+	_ lockprovider.Inspector       = (*redisprovider.Provider)(nil)
+	_ lockprovider.Admin           = (*redisprovider.Provider)(nil)
+	_ lockprovider.Ledger          = (*redisprovider.Provider)(nil)
+	_ lockprovider.Registry        = (*redisprovider.Provider)(nil)
+	_ lockprovider.Control         = (*redisprovider.Provider)(nil)
+	_ lockprovider.BatchAcquirer   = (*redisprovider.Provider)(nil)
+	_ lockprovider.BatchLedger     = (*redisprovider.Provider)(nil)
+	_ lockprovider.BatchReleaser   = (*redisprovider.Provider)(nil)
+	_ lockprovider.RateLimiter     = (*redisprovider.Provider)(nil)
+	_ lockprovider.RateLister      = (*redisprovider.Provider)(nil)
+)
+
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	conformance(t, redisenv.Client(t))
