@@ -12,12 +12,12 @@ import (
 // driver text does not say it: a URL without a scheme, tables that are
 // not there, a role, password or database the server refuses.
 
-// urlHint explains why url, given to flag (--redis or --postgres), could
-// not be parsed. The URL is echoed only when it carries no credentials
+// urlHint explains why url, given to flag (--redis or --postgres, or
+// their environment variables), could not be parsed. The URL is echoed only when it carries no credentials
 // (no "@"): the driver's own message quotes it whole, password included.
 func urlHint(flag, url string) string {
 	scheme, example := "redis://", "redis://127.0.0.1:6379/0, rediss:// for TLS"
-	if flag == "--postgres" {
+	if strings.Contains(flag, "postgres") || strings.Contains(flag, "POSTGRES") {
 		scheme, example = "postgres://", "postgres://USER@127.0.0.1:5432/DB?sslmode=disable, or key=value pairs: host=... user=..."
 	}
 	if !strings.Contains(url, "://") && !strings.ContainsAny(url, "@= ") && url != "" {

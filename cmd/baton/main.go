@@ -283,7 +283,7 @@ func (c *cli) connect(ctx context.Context) int {
 	if c.opts.redisURL != "" {
 		opt, err := goredis.ParseURL(c.opts.redisURL)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "baton: %s\n", urlHint("--redis", c.opts.redisURL))
+			fmt.Fprintf(c.stderr, "baton: %s\n", urlHint(c.source("--redis", "BATON_REDIS_URL", c.opts.redisURL), c.opts.redisURL))
 			return exitUsage
 		}
 		opt.ContextTimeoutEnabled = true // --timeout bounds every call
@@ -299,7 +299,7 @@ func (c *cli) connect(ctx context.Context) int {
 	if c.opts.postgresURL != "" {
 		pool, err := pgxpool.New(ctx, c.opts.postgresURL)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "baton: %s\n", urlHint("--postgres", c.opts.postgresURL))
+			fmt.Fprintf(c.stderr, "baton: %s\n", urlHint(c.source("--postgres", "BATON_POSTGRES_URL", c.opts.postgresURL), c.opts.postgresURL))
 			return exitUsage
 		}
 		p, err := postgres.New(pool, &postgres.Config{Schema: c.opts.pgSchema, Table: c.opts.pgTable})
@@ -311,6 +311,15 @@ func (c *cli) connect(ctx context.Context) int {
 		c.backends = append(c.backends, backend{name: "postgres", p: p, close: pool.Close})
 	}
 	return exitOK
+}
+
+// source names where url came from: the flag, or the environment
+// variable when the flag was not given.
+func (c *cli) source(flag, env, url string) string {
+	if os.Getenv(env) == url {
+		return "$" + env
+	}
+	return flag
 }
 
 // fail reports a backend error, with what to do about it when known, and

@@ -49,6 +49,13 @@ func TestCLIURLHints(t *testing.T) {
 	errorLine(t, exitUsage, []string{"postgres://127.0.0.1:5432"}, []string{"keyword/value"}, "locks", "ls", "--postgres", "127.0.0.1:5432")
 	errorLine(t, exitUsage, []string{"redis://"}, []string{"s3cret"}, "locks", "ls", "--redis", "user:s3cret@127.0.0.1:6379")
 	errorLine(t, exitUsage, []string{"postgres://"}, []string{"s3cret"}, "locks", "ls", "--postgres", "postgres://u:s3cret@[bad/db")
+	// From the environment, the hint names the variable.
+	cmd := exec.Command(binary, "locks", "ls")
+	cmd.Env = append(os.Environ(), "BATON_REDIS_URL=localhost:6379", "BATON_POSTGRES_URL=")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "$BATON_REDIS_URL \"localhost:6379\" has no scheme: did you mean redis://localhost:6379?") {
+		t.Errorf("BATON_REDIS_URL without a scheme: %v\n%s", err, out)
+	}
 }
 
 // pgURL returns the test server's URL with edit applied.
@@ -274,12 +281,15 @@ func TestCLICheckNamesHolder(t *testing.T) {
 			}
 			var rep []struct {
 				Problems []struct {
-					Kind   string               `json:"kind"`
-					Holder *batontype.LeaseInfo `json:"holder"`
+					Kind   string `json:"kind"`
+					Holder *struct {
+						LockedBy string `json:"locked_by"`
+						Token    int64  `json:"token"`
+					} `json:"holder"`
 				} `json:"problems"`
 			}
 			if err := json.Unmarshal([]byte(wantCode(t, exitProblem, "", append([]string{"jobs", "check", "-o", "json"}, s.args...)...)), &rep); err != nil ||
-				len(rep) != 1 || len(rep[0].Problems) != 1 || rep[0].Problems[0].Holder == nil || rep[0].Problems[0].Holder.Token != l.Token {
+				len(rep) != 1 || len(rep[0].Problems) != 1 || rep[0].Problems[0].Holder == nil || rep[0].Problems[0].Holder.Token != l.Token || rep[0].Problems[0].Holder.LockedBy != "stuck-host:7" {
 				t.Errorf("jobs check -o json: %v %+v; want the holder with token %d", err, rep, l.Token)
 			}
 		})

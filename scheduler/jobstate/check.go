@@ -47,7 +47,15 @@ type Problem struct {
 	// going past its next tick, or by anything else holding the job's
 	// lock name): who keeps the tick from being claimed. Nil otherwise,
 	// or without an Inspector.
-	Holder *batontype.LeaseInfo `json:"holder,omitempty"`
+	Holder *Holder `json:"holder,omitempty"`
+}
+
+// Holder is who holds a job's lease, from lockprovider.Inspector.
+type Holder struct {
+	LockedBy  string    `json:"locked_by"`
+	Token     int64     `json:"token"`
+	GrantedAt time.Time `json:"granted_at,omitzero"`
+	Until     time.Time `json:"until,omitzero"`
 }
 
 // CheckReport is the result of Check.
@@ -192,7 +200,7 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 					return nil, err
 				}
 				if info.Held {
-					p.Holder = &info
+					p.Holder = &Holder{LockedBy: info.LockedBy, Token: info.Token, GrantedAt: info.GrantedAt, Until: info.Until}
 				}
 			}
 			out = append(out, p)
