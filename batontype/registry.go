@@ -26,7 +26,7 @@ type JobSpec struct {
 	Locked     bool          `json:"locked"`
 	AtMostFor  time.Duration `json:"at_most_for,omitempty"`
 	AtLeastFor time.Duration `json:"at_least_for,omitempty"`
-	Options    []string      `json:"options,omitempty"` // e.g. "auto_renew", "catch_up"
+	Options    []string      `json:"options,omitempty"` // e.g. "auto_renew", "catch_up", "paused" (Job.Pause on this instance)
 }
 
 // Registry limits.

@@ -124,7 +124,8 @@
 // RunNow runs a job now as a manual run: it holds the job's lock without
 // claiming a tick, so it never consumes or blocks a scheduled tick (a tick
 // that comes during it runs right after it). Job.Pause and Job.Resume act
-// on this instance only; Scheduler.Pause and Scheduler.Resume cluster-wide,
+// on this instance only (the registry shows the pause, as the job's
+// option "paused"); Scheduler.Pause and Scheduler.Resume cluster-wide,
 // on every instance that follows the provider's lockprovider.Control, which
 // also carries the run
 // requests of the baton command's "jobs run" (claimed by exactly one

@@ -115,6 +115,11 @@ func (s *Scheduler) spec(j *Job) batontype.JobSpec {
 		}
 	}
 	js.Options = append(js.Options, j.ctl.options()...)
+	if j.ctl.paused.Load() {
+		// Job.Pause on this instance: jobstate reads it back, so a pause
+		// on every replica is shown as a pause, not as missed ticks.
+		js.Options = append(js.Options, "paused")
+	}
 	return js
 }
 

@@ -27,12 +27,21 @@ var ErrControlNotSupported = fmt.Errorf("%w: provider has no cluster-wide contro
 // scheduled ticks (and catch-up) until Job.Resume; they are skipped with
 // ErrPaused. A run in progress is not interrupted, and manual runs still
 // run. Other replicas are not affected: Scheduler.Pause pauses a job on
-// every replica.
-func (j *Job) Pause() { j.ctl.paused.Store(true) }
+// every replica. The job registry shows the pause (the option "paused" of
+// this instance's entry), so operators see it.
+func (j *Job) Pause() {
+	if !j.ctl.paused.Swap(true) {
+		j.s.jobsChanged()
+	}
+}
 
 // Resume undoes Job.Pause on this instance; a cluster-wide pause
 // (Scheduler.Pause) stays.
-func (j *Job) Resume() { j.ctl.paused.Store(false) }
+func (j *Job) Resume() {
+	if j.ctl.paused.Swap(false) {
+		j.s.jobsChanged()
+	}
+}
 
 // Paused reports whether the job is paused on this instance or, as last
 // read from the provider, cluster-wide.

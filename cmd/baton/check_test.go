@@ -112,7 +112,7 @@ func TestCLIUnfinishedRun(t *testing.T) {
 			if _, err := s.p.(lockprovider.Admin).ForceRelease(t.Context(), "nightly", dead); err != nil {
 				t.Fatal(err)
 			}
-			if out := cmd(exitOK, "jobs", "ls"); !strings.Contains(out, "unfinished on app-1") {
+			if out := cmd(exitOK, "jobs", "ls", "--wide"); !strings.Contains(out, "unfinished on app-1") {
 				t.Errorf("jobs ls: the dead last run is not unfinished:\n%s", out)
 			}
 			if out := cmd(exitProblem, "jobs", "check"); !strings.Contains(out, "unfinished") || !strings.Contains(out, "never ended") {
@@ -148,7 +148,7 @@ func TestCLIUnfinishedRun(t *testing.T) {
 			if seen != 2 {
 				t.Errorf("jobs runs -o json lists %d of the 2 open runs: %+v", seen, runs)
 			}
-			if out := cmd(exitOK, "jobs", "ls"); !strings.Contains(out, "running on app-1") {
+			if out := cmd(exitOK, "jobs", "ls", "--wide"); !strings.Contains(out, "running on app-1") {
 				t.Errorf("jobs ls: the live last run is not running:\n%s", out)
 			}
 		})

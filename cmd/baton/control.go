@@ -51,7 +51,7 @@ func jobControlCommands() []command {
 		},
 		{
 			group: "jobs", name: "pause", args: "JOB",
-			help: "pause a job on every replica (its ticks are skipped) until jobs resume",
+			help: "pause a job on every replica (its ticks are skipped) until jobs resume, on the backends that know it",
 			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
 				if !c.needArgs(fs, 1) {
 					return exitUsage
@@ -98,16 +98,21 @@ func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bo
 		}
 		insts, err := reg.Instances(ctx)
 		if err != nil {
-			return c.fail(b, "registry", err)
+			c.fail(b, "registry", err)
+			continue
 		}
 		if !slices.ContainsFunc(jobstate.Jobs(insts), func(rj jobstate.RegisteredJob) bool { return rj.Spec.Name == job }) {
 			continue
 		}
 		r, err := b.p.(lockprovider.Control).RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: "baton jobs run on " + lease.LockedBy(), TTL: ttl})
 		if err != nil {
-			return c.fail(b, "request run", err)
+			c.fail(b, "request run", err)
+			continue
 		}
 		out = append(out, requestJSON{Backend: b.name, RunRequest: r})
+	}
+	if len(out) == 0 && c.failed != 0 {
+		return c.failed
 	}
 	if len(out) == 0 {
 		fmt.Fprintf(c.stderr, "baton: no live scheduler instance has job %q\n", job)
@@ -135,7 +140,7 @@ func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bo
 		rows = append(rows, []string{r.Job, r.Backend, r.ID, stamp(r.Requested), stamp(r.Until), state})
 	}
 	c.emit(out, []string{"JOB", "BACKEND", "REQUEST", "REQUESTED", "UNTIL", "STATE"}, rows)
-	return code
+	return c.exit(code)
 }
 
 // waitClaimed polls until r is no longer pending (a replica claimed it)
@@ -163,42 +168,59 @@ func (c *cli) waitClaimed(ctx context.Context, r requestJSON) (bool, error) {
 	}
 }
 
-// jobPause sets or clears job's paused flag on every backend.
+// jobPause sets job's paused flag on the backends that know the job (a
+// live instance registers it, or the ledger has a run of it), or clears
+// it on the backends where it is set. A pause of a job that no backend
+// knows sets the flag everywhere, with a warning: a job may be paused
+// before it is deployed.
 func (c *cli) jobPause(ctx context.Context, job string, paused bool) int {
+	if err := batontype.ValidateName(job); err != nil {
+		fmt.Fprintln(c.stderr, err)
+		return exitUsage
+	}
 	bs := c.controls()
 	if len(bs) == 0 {
 		fmt.Fprintln(c.stderr, "baton: no backend supports job control")
 		return exitUsage
 	}
-	if paused {
-		// Pausing a job before it is deployed is allowed; a typo would
-		// pause nothing, so say when nothing knows the name.
-		known, code := c.jobKnown(ctx, job)
-		if code != exitOK {
-			return code
+	var targets []backend
+	for _, b := range bs {
+		var (
+			has bool
+			err error
+		)
+		if paused {
+			has, err = jobKnownOn(ctx, b, job)
+		} else {
+			var names []string
+			names, err = pausedJobs(ctx, b)
+			has = slices.Contains(names, job)
 		}
-		if !known {
-			fmt.Fprintf(c.stderr, "baton: warning: no live scheduler instance registers job %q and no ledger has a run of it; paused anyway (a replica that registers it later honours the flag)\n", job)
+		if err != nil {
+			c.fail(b, "read job state", err) // not acted on: it may or may not have the job
+			continue
 		}
-	} else {
-		// Resuming is idempotent, but a misspelt name would leave the
-		// real job paused: say when no backend has the name paused.
-		found := false
-		for _, b := range bs {
-			names, err := pausedJobs(ctx, b)
-			if err != nil {
-				return c.fail(b, "read control state", err)
-			}
-			found = found || slices.Contains(names, job)
-		}
-		if !found {
-			fmt.Fprintf(c.stderr, "baton: warning: job %q is not paused on any backend; nothing to resume\n", job)
+		if has {
+			targets = append(targets, b)
 		}
 	}
-	var out []pausedJSON
-	for _, b := range bs {
+	switch {
+	case len(targets) > 0:
+	case c.failed != 0:
+		return c.failed
+	case paused:
+		// A typo would pause nothing: say so, and pause everywhere.
+		fmt.Fprintf(c.stderr, "baton: warning: no live scheduler instance registers job %q and no ledger has a run of it; paused anyway on every backend (a replica that registers it later honours the flag)\n", job)
+		targets = bs
+	default:
+		// A misspelt name would leave the real job paused.
+		fmt.Fprintf(c.stderr, "baton: warning: job %q is not paused on any backend; nothing to resume\n", job)
+	}
+	out := []pausedJSON{}
+	for _, b := range targets {
 		if err := b.p.(lockprovider.Control).SetPaused(ctx, job, paused); err != nil {
-			return c.fail(b, "set paused", err)
+			c.fail(b, "set paused", err)
+			continue
 		}
 		out = append(out, pausedJSON{Backend: b.name, Job: job, Paused: paused})
 	}
@@ -207,7 +229,7 @@ func (c *cli) jobPause(ctx context.Context, job string, paused bool) int {
 		rows = append(rows, []string{p.Job, p.Backend, yesNo(p.Paused)})
 	}
 	c.emit(out, []string{"JOB", "BACKEND", "PAUSED"}, rows)
-	return exitOK
+	return c.exit(exitOK)
 }
 
 // pausedJobs returns the jobs paused cluster-wide on b (none if b has no

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -195,11 +196,23 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 		}
 	}
 	var ls []struct {
-		Name   string `json:"name"`
-		Paused bool   `json:"paused"`
+		Name          string `json:"name"`
+		State         string `json:"state"`
+		Paused        bool   `json:"paused"`
+		PausedCluster bool   `json:"paused_cluster"`
 	}
-	if err := json.Unmarshal([]byte(wantCode(t, 0, "", append([]string{"jobs", "ls", "-o", "json"}, args...)...)), &ls); err != nil || len(ls) != 1 || !ls[0].Paused {
-		t.Errorf("jobs ls while paused: %+v, %v; want job paused", ls, err)
+	if err := json.Unmarshal([]byte(wantCode(t, 0, "", append([]string{"jobs", "ls", "-o", "json"}, args...)...)), &ls); err != nil ||
+		len(ls) != 1 || !ls[0].Paused || !ls[0].PausedCluster || ls[0].State != "paused" {
+		t.Errorf("jobs ls while paused: %+v, %v; want job paused, state paused", ls, err)
+	}
+	// Paused is a state of its own: the table says so, and jobs check
+	// reports no missed tick while paused (with no grace, the latest due
+	// tick is one the pause skipped).
+	if out := wantCode(t, 0, "", append([]string{"jobs", "ls"}, args...)...); !regexp.MustCompile(`\bjob\s+\S+\s+\S+ \S+\s+paused\s`).MatchString(out) {
+		t.Errorf("jobs ls (table) while paused: STATE is not paused:\n%s", out)
+	}
+	if out := wantCode(t, 0, "", append([]string{"jobs", "check", "--grace", "0", "job"}, args...)...); strings.Contains(out, "missed") || !strings.Contains(out, "paused, not checked: job") {
+		t.Errorf("jobs check while paused:\n%s", out)
 	}
 	// jobs resume: the ticks run again.
 	wantCode(t, 0, "", append([]string{"jobs", "resume", "job"}, args...)...)
@@ -211,7 +224,7 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 	if n := count(false, resumed); n < 2 {
 		t.Errorf("%d runs in the %v after resume", n, 10*iv)
 	}
-	if out := wantCode(t, 0, "", append([]string{"jobs", "ls"}, args...)...); !strings.Contains(out, "PAUSED") || strings.Contains(out, "yes") {
+	if out := wantCode(t, 0, "", append([]string{"jobs", "ls"}, args...)...); !strings.Contains(out, "STATE") || strings.Contains(out, "paused") {
 		t.Errorf("jobs ls after resume:\n%s", out)
 	}
 }

@@ -13,17 +13,22 @@
 //	baton locks ls                      who holds which lock, with token and expiry
 //	baton locks get NAME
 //	baton locks release --force NAME    free a stuck lock (shows holder and token, asks)
-//	baton jobs ls                       schedules, next tick, last run, last success, live replicas
+//	baton jobs ls                       schedules, state (paused, missed, failed, ok...), next tick, last run, replicas
 //	baton jobs runs JOB [--since 24h]   the run ledger of a job
 //	baton jobs check [--grace 1m]       dead-man's switch: exit 1 on a missed or failed tick
 //	baton jobs run JOB [--wait]         run a job now, once, on one live replica that has it
-//	baton jobs pause JOB                pause a job on every replica (jobs resume JOB undoes it)
+//	baton jobs pause JOB                pause a job on every replica of the backends that know it (jobs resume JOB undoes it)
 //	baton limits ls [--limit gcra:100/1m [--near]]   rate-limit keys with live state; near or over the limit
 //	baton limits get KEY [--limit gcra:100/1m]
 //	baton limits reset KEY
 //	baton serve [--addr 127.0.0.1:8080] [--actions]   the status page (package status)
 //
-// Every command takes -o table (default) or -o json.
+// Every command takes -o table (default) or -o json; tables fit about 120
+// columns unless --wide (whole errors, absolute times, replica names), and
+// JSON gives each duration also in milliseconds ("at_most_for_ms"). With
+// several backends, a backend that fails prints its own error line (with
+// what to do: run Migrate, check --pg-schema, the role or database) and
+// the others still print their rows; the exit code is then 4.
 //
 // Exit codes: 0 success; 1 jobs check found a missed, failed or unfinished
 // tick, or no scheduler instance is alive, or jobs run --wait saw no

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/baton-go/baton/batontype"
 
@@ -24,13 +23,25 @@ type jobJSON struct {
 	TimeZone    string               `json:"time_zone,omitempty"`
 	Locked      bool                 `json:"locked"`
 	AtMostFor   string               `json:"at_most_for,omitempty"`
+	AtMostMS    int64                `json:"at_most_for_ms,omitempty"`
 	AtLeastFor  string               `json:"at_least_for,omitempty"`
+	AtLeastMS   int64                `json:"at_least_for_ms,omitempty"`
 	Options     []string             `json:"options,omitempty"`
 	NextTick    time.Time            `json:"next_tick,omitzero"`
 	LastRun     *batontype.RunRecord `json:"last_run,omitempty"`
 	LastSuccess *batontype.RunRecord `json:"last_success,omitempty"`
 	Replicas    []string             `json:"replicas"`
-	Paused      bool                 `json:"paused,omitempty"` // cluster-wide (jobs pause)
+	// State is the job's state: "paused" (cluster-wide, or on every live
+	// replica), "missed", "failed" or "unfinished" (jobs check's verdict
+	// on its latest due tick), "running" (its last run is still going),
+	// "ok", or "unlocked" (nothing is recorded of an unlocked job).
+	State string `json:"state"`
+	// Paused: ticks are skipped on every replica (State "paused"), by
+	// jobs pause (PausedCluster) or by a pause on each replica's own
+	// instance (PausedOn lists those that paused it).
+	Paused        bool     `json:"paused,omitempty"`
+	PausedCluster bool     `json:"paused_cluster,omitempty"`
+	PausedOn      []string `json:"paused_on,omitempty"`
 
 	// LastRunUnfinished: the last run never ended although its lease did
 	// (its process died), as for runJSON.Unfinished.
@@ -40,7 +51,8 @@ type jobJSON struct {
 type runJSON struct {
 	Backend string `json:"backend"`
 	batontype.RunRecord
-	Duration string `json:"duration,omitempty"`
+	Duration   string `json:"duration,omitempty"`
+	DurationMS *int64 `json:"duration_ms,omitempty"` // the same in milliseconds
 	// Unfinished: the run has no end (outcome "") and its lease is no
 	// longer held with its token, so it will never get one: its process
 	// died (the same test as the "unfinished" of jobs check).
@@ -80,9 +92,10 @@ func outcomeText(r batontype.RunRecord, unfinished bool) string {
 type checkJSON struct {
 	Backend   string             `json:"backend"`
 	OK        bool               `json:"ok"`
+	Error     string             `json:"error,omitempty"` // the backend could not be checked
 	Instances []string           `json:"instances"`
 	Checked   []string           `json:"checked"`
-	Paused    []string           `json:"paused,omitempty"` // not checked: paused cluster-wide
+	Paused    []string           `json:"paused,omitempty"` // not checked: paused cluster-wide or on every live replica
 	Problems  []jobstate.Problem `json:"problems"`
 }
 
@@ -182,58 +195,118 @@ func jobCommands() []command {
 func (c *cli) jobsList(ctx context.Context) int {
 	out := []jobJSON{}
 	for _, b := range c.backends {
-		reg, ok := b.p.(lockprovider.Registry)
-		if !ok {
-			continue
-		}
-		insts, err := reg.Instances(ctx)
+		js, err := c.listJobs(ctx, b)
 		if err != nil {
-			return c.fail(b, "registry", err)
+			continue // reported; the other backends' jobs are still listed
 		}
-		led, _ := b.p.(lockprovider.Ledger)
-		paused, err := pausedJobs(ctx, b)
-		if err != nil {
-			return c.fail(b, "control state", err)
-		}
-		for _, js := range jobstate.List(ctx, insts, led, c.now) {
-			s := js.Spec
-			if js.Err != nil {
-				return c.fail(b, "ledger", js.Err)
-			}
-			j := jobJSON{Backend: b.name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
-				AtMostFor: dur(s.AtMostFor), AtLeastFor: dur(s.AtLeastFor), Options: s.Options, Replicas: js.Replicas,
-				Paused: slices.Contains(paused, s.Name), NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
-			if last := js.LastRun; last != nil {
-				info, err := jobLease(ctx, b, s.Name, *last)
-				if err != nil {
-					return c.fail(b, "inspect", err)
-				}
-				j.LastRunUnfinished = abandoned(info, *last)
-			}
-			out = append(out, j)
-		}
+		out = append(out, js...)
 	}
 	rows := make([][]string, 0, len(out))
 	for _, j := range out {
 		last, lastOK := "-", "-"
 		if r := j.LastRun; r != nil {
-			last = fmt.Sprintf("%s %s on %s", stamp(r.Started), outcomeText(*r, j.LastRunUnfinished), r.LockedBy)
-			if d := r.Duration(); d > 0 {
-				last += " (" + d.Round(time.Millisecond).String() + ")"
+			if c.opts.wide {
+				last = fmt.Sprintf("%s %s on %s", stamp(r.Started), outcomeText(*r, j.LastRunUnfinished), r.LockedBy)
+				if d := r.Duration(); d > 0 {
+					last += " (" + d.Round(time.Millisecond).String() + ")"
+				}
+			} else { // the replica is in --wide and jobs runs
+				last = c.moment(r.Started) + " " + outcomeText(*r, j.LastRunUnfinished)
 			}
 		}
 		if r := j.LastSuccess; r != nil {
 			lastOK = stamp(r.Finished)
+			if !c.opts.wide {
+				lastOK = c.moment(r.Finished)
+			}
 		}
-		sched := j.Schedule
+		sched := c.brief(j.Schedule)
 		if j.TimeZone != "" && j.TimeZone != "UTC" && !strings.HasPrefix(sched, "@every") {
 			sched += " (" + j.TimeZone + ")"
 		}
-		rows = append(rows, []string{j.Name, j.Backend, sched, yesNo(j.Paused), c.when(j.NextTick), last, lastOK,
-			strconv.Itoa(len(j.Replicas)) + " " + strings.Join(j.Replicas, ",")})
+		replicas := strconv.Itoa(len(j.Replicas))
+		if len(j.PausedOn) > 0 && !j.Paused {
+			replicas += fmt.Sprintf(", %d paused", len(j.PausedOn))
+		}
+		if c.opts.wide {
+			replicas += " " + strings.Join(j.Replicas, ",")
+			if len(j.PausedOn) > 0 {
+				replicas += " (paused on " + strings.Join(j.PausedOn, ",") + ")"
+			}
+		}
+		rows = append(rows, []string{j.Name, j.Backend, sched, j.State, c.moment(j.NextTick), last, lastOK, replicas})
 	}
-	c.emit(out, []string{"JOB", "BACKEND", "SCHEDULE", "PAUSED", "NEXT TICK", "LAST RUN", "LAST SUCCESS", "REPLICAS"}, rows)
-	return exitOK
+	c.emit(out, []string{"JOB", "BACKEND", "SCHEDULE", "STATE", "NEXT TICK", "LAST RUN", "LAST SUCCESS", "REPLICAS"}, rows)
+	return c.exit(exitOK)
+}
+
+// listJobs reads b's jobs with their state; an error is reported (and
+// returned, so the caller skips b).
+func (c *cli) listJobs(ctx context.Context, b backend) ([]jobJSON, error) {
+	reg, ok := b.p.(lockprovider.Registry)
+	if !ok {
+		return nil, nil
+	}
+	insts, err := reg.Instances(ctx)
+	if err != nil {
+		c.fail(b, "registry", err)
+		return nil, err
+	}
+	led, _ := b.p.(lockprovider.Ledger)
+	paused, err := pausedJobs(ctx, b)
+	if err != nil {
+		c.fail(b, "control state", err)
+		return nil, err
+	}
+	// The verdict on each locked job's latest due tick, as jobs check
+	// (and the status page) give it, with jobs check's default grace.
+	problems := map[string]string{}
+	if led != nil && len(insts) > 0 {
+		rep, err := jobstate.Check(ctx, b.p, jobstate.CheckOptions{Now: c.now})
+		if err != nil && !errors.Is(err, jobstate.ErrNoInstances) {
+			c.fail(b, "check", err)
+			return nil, err
+		}
+		for _, p := range rep.Problems {
+			problems[p.Job] = p.Kind // oldest first: the latest wins
+		}
+	}
+	var out []jobJSON
+	for _, js := range jobstate.List(ctx, insts, led, c.now) {
+		s := js.Spec
+		if js.Err != nil {
+			c.fail(b, "ledger", js.Err)
+			return nil, js.Err
+		}
+		j := jobJSON{Backend: b.name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
+			AtMostFor: dur(s.AtMostFor), AtMostMS: s.AtMostFor.Milliseconds(), AtLeastFor: dur(s.AtLeastFor),
+			AtLeastMS: s.AtLeastFor.Milliseconds(), Options: s.Options, Replicas: js.Replicas,
+			PausedCluster: slices.Contains(paused, s.Name), PausedOn: js.PausedOn,
+			NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
+		j.Paused = j.PausedCluster || js.PausedEverywhere()
+		if last := js.LastRun; last != nil {
+			info, err := jobLease(ctx, b, s.Name, *last)
+			if err != nil {
+				c.fail(b, "inspect", err)
+				return nil, err
+			}
+			j.LastRunUnfinished = abandoned(info, *last)
+		}
+		switch {
+		case j.Paused:
+			j.State = "paused"
+		case !s.Locked:
+			j.State = "unlocked"
+		case problems[s.Name] != "":
+			j.State = problems[s.Name]
+		case j.LastRun != nil && j.LastRun.Outcome == batontype.OutcomeRunning && !j.LastRunUnfinished:
+			j.State = "running"
+		default:
+			j.State = "ok"
+		}
+		out = append(out, j)
+	}
+	return out, nil
 }
 
 func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit int) int {
@@ -245,7 +318,8 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		}
 		runs, err := led.Runs(ctx, batontype.RunQuery{Job: job, Since: since, Limit: limit})
 		if err != nil {
-			return c.fail(b, "ledger", err)
+			c.fail(b, "ledger", err)
+			continue
 		}
 		if len(runs) == limit {
 			// The runs asked for (--since) may go further back: say so,
@@ -254,17 +328,19 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		}
 		info, err := jobLease(ctx, b, job, runs...)
 		if err != nil {
-			return c.fail(b, "inspect", err)
+			c.fail(b, "inspect", err)
+			continue
 		}
 		for _, r := range runs {
 			rj := runJSON{Backend: b.name, RunRecord: r, Unfinished: abandoned(info, r)}
 			if !r.Finished.IsZero() {
-				rj.Duration = r.Duration().String()
+				d := r.Duration()
+				rj.Duration, rj.DurationMS = d.String(), new(d.Milliseconds())
 			}
 			out = append(out, rj)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && c.failed == 0 {
 		// No runs in range: tell an unknown (say misspelt) job apart
 		// from a known job that did not run.
 		known, code := c.jobKnown(ctx, job)
@@ -277,6 +353,7 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		}
 	}
 	rows := make([][]string, 0, len(out))
+	cutAny := false
 	for _, r := range out {
 		flags := []string{}
 		if r.CatchUp {
@@ -285,47 +362,57 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		if r.Manual {
 			flags = append(flags, "manual")
 		}
-		errText := strings.ReplaceAll(r.Error, "\n", " ")
-		if len(errText) > 60 {
-			n := 57
-			for n > 0 && !utf8.RuneStart(errText[n]) { // cut between runes
-				n--
-			}
-			errText = errText[:n] + "..."
-		}
+		errText, cut := c.cut(r.Error, 60)
+		cutAny = cutAny || cut
 		rows = append(rows, []string{stamp(r.Tick), r.Backend, r.LockedBy, strconv.FormatInt(r.Token, 10),
 			stamp(r.Started), dash(r.Duration), outcomeText(r.RunRecord, r.Unfinished), dash(strings.Join(flags, ",")), dash(errText)})
 	}
 	c.emit(out, []string{"TICK", "BACKEND", "REPLICA", "TOKEN", "STARTED", "DURATION", "OUTCOME", "FLAGS", "ERROR"}, rows)
-	return exitOK
+	if cutAny && c.opts.output == "table" {
+		fmt.Fprintln(c.stderr, "baton: long errors are cut; --wide (or -o json) shows them whole")
+	}
+	return c.exit(exitOK)
 }
 
 // jobKnown reports whether a live instance of any backend registers job,
 // or any backend's ledger holds a run of it.
 func (c *cli) jobKnown(ctx context.Context, job string) (bool, int) {
 	for _, b := range c.backends {
-		if reg, ok := b.p.(lockprovider.Registry); ok {
-			insts, err := reg.Instances(ctx)
-			if err != nil {
-				return false, c.fail(b, "registry", err)
-			}
-			for _, rj := range jobstate.Jobs(insts) {
-				if rj.Spec.Name == job {
-					return true, exitOK
-				}
-			}
+		known, err := jobKnownOn(ctx, b, job)
+		if err != nil {
+			return false, c.fail(b, "registry and ledger", err)
 		}
-		if led, ok := b.p.(lockprovider.Ledger); ok {
-			last, _, err := led.LastRuns(ctx, job)
-			if err != nil {
-				return false, c.fail(b, "ledger", err)
-			}
-			if last.Token != 0 {
-				return true, exitOK
-			}
+		if known {
+			return true, exitOK
 		}
 	}
 	return false, exitOK
+}
+
+// jobKnownOn reports whether a live instance on b registers job, or b's
+// ledger holds a run of it.
+func jobKnownOn(ctx context.Context, b backend, job string) (bool, error) {
+	if reg, ok := b.p.(lockprovider.Registry); ok {
+		insts, err := reg.Instances(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, rj := range jobstate.Jobs(insts) {
+			if rj.Spec.Name == job {
+				return true, nil
+			}
+		}
+	}
+	if led, ok := b.p.(lockprovider.Ledger); ok {
+		last, _, err := led.LastRuns(ctx, job)
+		if err != nil {
+			return false, err
+		}
+		if last.Token != 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
@@ -339,7 +426,9 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 		}
 		rep, err := jobstate.Check(ctx, b.p, opts)
 		if err != nil && !errors.Is(err, jobstate.ErrNoInstances) {
-			return c.fail(b, "check", err)
+			c.fail(b, "check", err)
+			out = append(out, checkJSON{Backend: b.name, Error: c.explain(b, err), Instances: []string{}, Checked: []string{}, Problems: []jobstate.Problem{}})
+			continue
 		}
 		cj := checkJSON{Backend: b.name, OK: rep.OK(), Instances: []string{}, Checked: rep.Checked, Paused: rep.Paused, Problems: rep.Problems}
 		if cj.Checked == nil {
@@ -362,6 +451,10 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 		for _, cj := range out {
 			for _, p := range cj.Problems {
 				detail := "no replica claimed it"
+				if h := p.Holder; h != nil {
+					detail = fmt.Sprintf("no replica could claim it: the lock is held by %s with token %d since %s, until %s",
+						dash(h.LockedBy), h.Token, stamp(h.GrantedAt), c.when(h.Until))
+				}
 				if p.Kind == "unfinished" { // its outcome reads "running", and it is not
 					detail = fmt.Sprintf("started on %s at %s, token %d; never ended", p.Run.LockedBy, stamp(p.Run.Started), p.Run.Token)
 				} else if p.Run != nil {
@@ -377,13 +470,20 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 			c.emit(nil, []string{"JOB", "BACKEND", "TICK", "PROBLEM", "DETAIL"}, rows)
 		}
 		for _, cj := range out {
+			if cj.Error != "" {
+				fmt.Fprintf(c.stdout, "%s: not checked: the backend failed (see stderr)\n", cj.Backend)
+				continue
+			}
 			fmt.Fprintf(c.stdout, "%s: %d live instance(s), %d locked job(s) checked, %d problem(s)",
 				cj.Backend, len(cj.Instances), len(cj.Checked), len(cj.Problems))
 			if len(cj.Paused) > 0 {
-				fmt.Fprintf(c.stdout, ", %d paused and not checked (%s)", len(cj.Paused), strings.Join(cj.Paused, ", "))
+				fmt.Fprintf(c.stdout, ", %d paused, not checked: %s", len(cj.Paused), strings.Join(cj.Paused, ", "))
 			}
 			fmt.Fprintln(c.stdout)
 		}
+	}
+	if c.failed != 0 {
+		return c.failed // problems elsewhere are shown; a backend that was not checked is not healthy
 	}
 	if !alive {
 		fmt.Fprintln(c.stderr, "baton: no live scheduler instance in any registry")

@@ -20,13 +20,17 @@ type limitJSON struct {
 	Key       string    `json:"key"`
 	Algorithm string    `json:"algorithm"`
 	Period    string    `json:"period"`
+	PeriodMS  int64     `json:"period_ms"`
 	ResetAt   time.Time `json:"reset_at,omitzero"`
 	// With --limit: the limit, what it would admit now, and the state
-	// (over, near: at most a tenth of the capacity left, ok).
-	Limit      string `json:"limit,omitempty"`
-	Remaining  *int64 `json:"remaining,omitempty"`
-	ResetAfter string `json:"reset_after,omitempty"`
-	State      string `json:"state,omitempty"`
+	// (over, near: at most a tenth of the capacity left, ok; unknown: the
+	// key has stored state, none of it for this limit's algorithm and
+	// period, so the limit is not the one the application uses).
+	Limit        string `json:"limit,omitempty"`
+	Remaining    *int64 `json:"remaining,omitempty"`
+	ResetAfter   string `json:"reset_after,omitempty"`
+	ResetAfterMS *int64 `json:"reset_after_ms,omitempty"`
+	State        string `json:"state,omitempty"`
 }
 
 // limitFlags collects repeated --limit flags.
@@ -100,7 +104,7 @@ func limitCommands() []command {
 					}
 				}
 				c.emitLimits(out)
-				return exitOK
+				return c.exit(exitOK)
 			},
 		},
 		{
@@ -124,12 +128,15 @@ func limitCommands() []command {
 				if code != exitOK {
 					return code
 				}
+				if len(out) == 0 && c.failed != 0 {
+					return c.failed
+				}
 				if len(out) == 0 {
 					fmt.Fprintf(c.stderr, "baton: rate-limit key %q has no state (it is at full capacity)\n", key)
 					return exitNotFound
 				}
 				c.emitLimits(out)
-				return exitOK
+				return c.exit(exitOK)
 			},
 		},
 		{
@@ -168,6 +175,9 @@ func limitCommands() []command {
 						fmt.Fprintf(c.stdout, "reset %q on %s\n", key, b.name)
 					}
 				}
+				if reset == 0 && c.failed != 0 {
+					return c.failed
+				}
 				if reset == 0 {
 					fmt.Fprintf(c.stderr, "baton: rate-limit key %q has no state (it is at full capacity); nothing reset\n", key)
 					return exitNotFound
@@ -175,7 +185,7 @@ func limitCommands() []command {
 				if c.opts.output == "json" {
 					c.emit(map[string]any{"reset": key}, nil, nil)
 				}
-				return exitOK
+				return c.exit(exitOK)
 			},
 		},
 	}
@@ -190,11 +200,13 @@ func (c *cli) listLimits(ctx context.Context, key string) ([]limitJSON, int) {
 		}
 		infos, err := ls.ListRates(ctx)
 		if err != nil {
-			return nil, c.fail(b, "list rate limits", err)
+			c.fail(b, "list rate limits", err) // the other backends' keys are still listed
+			continue
 		}
 		for _, i := range infos {
 			if key == "" || i.Key == key {
-				out = append(out, limitJSON{Backend: b.name, Key: i.Key, Algorithm: i.Algorithm.String(), Period: i.Period.String(), ResetAt: i.ResetAt})
+				out = append(out, limitJSON{Backend: b.name, Key: i.Key, Algorithm: i.Algorithm.String(), Period: i.Period.String(),
+					PeriodMS: i.Period.Milliseconds(), ResetAt: i.ResetAt})
 			}
 		}
 	}
@@ -208,11 +220,11 @@ func (c *cli) emitLimits(out []limitJSON) {
 		if l.Remaining != nil {
 			rem = strconv.FormatInt(*l.Remaining, 10)
 		}
-		reset := c.when(l.ResetAt)
+		reset := c.moment(l.ResetAt)
 		if l.ResetAfter != "" {
 			reset = "in " + l.ResetAfter
 		}
-		rows = append(rows, []string{l.Key, l.Backend, l.Algorithm, l.Period, dash(l.Limit), rem, reset, dash(l.State)})
+		rows = append(rows, []string{l.Key, l.Backend, l.Algorithm, c.brief(l.Period), c.brief(dash(l.Limit)), rem, reset, dash(l.State)})
 	}
 	c.emit(out, []string{"KEY", "BACKEND", "ALGORITHM", "PERIOD", "LIMIT", "REMAINING", "FULL AGAIN", "STATE"}, rows)
 }
@@ -225,6 +237,7 @@ func (c *cli) peekListed(ctx context.Context, listed []limitJSON, limits []baton
 	type peeked struct{ backend, key string }
 	answers := map[peeked][]lockprovider.RateState{}
 	out := listed[:0]
+	unjudged := 0
 	for _, l := range listed {
 		k := -1
 		for i, lim := range limits {
@@ -233,6 +246,7 @@ func (c *cli) peekListed(ctx context.Context, listed []limitJSON, limits []baton
 			}
 		}
 		if k < 0 {
+			unjudged++
 			if !near {
 				out = append(out, l)
 			}
@@ -255,17 +269,28 @@ func (c *cli) peekListed(ctx context.Context, listed []limitJSON, limits []baton
 		if !ok {
 			r, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: l.Key, N: 0, Limits: limits})
 			if err != nil {
-				return nil, c.fail(b, "rate limit of "+l.Key, err)
+				c.fail(b, "rate limit of "+l.Key, err)
+				continue
 			}
 			res = r.Limits
 			answers[peeked{l.Backend, l.Key}] = res
 		}
 		lim, rem := limits[k], res[k].Remaining
 		l.Limit, l.Remaining, l.State = limitSpec(lim), &rem, status.LimitState(lim, rem)
-		l.ResetAfter = res[k].ResetAfter.Round(time.Millisecond).String()
+		after := res[k].ResetAfter.Round(time.Millisecond)
+		l.ResetAfter, l.ResetAfterMS = after.String(), new(after.Milliseconds())
 		if !near || l.State != "ok" {
 			out = append(out, l)
 		}
+	}
+	if unjudged > 0 {
+		// A key limited under another algorithm or period is not "ok":
+		// no --limit given judges it.
+		also := ""
+		if near {
+			also = " (and not listed with --near)"
+		}
+		fmt.Fprintf(c.stderr, "baton: %d key state(s) have an algorithm and period that no --limit has: not judged%s\n", unjudged, also)
 	}
 	return out, exitOK
 }
@@ -280,8 +305,12 @@ func limitSpec(l batontype.RateLimit) string {
 }
 
 // peekLimits asks each backend what the limits would admit now, charging
-// nothing (a RateLimit with N 0).
+// nothing (a RateLimit with N 0). A limit whose algorithm and period
+// match none of the key's stored state, when it has some, contradicts it:
+// the application limits the key otherwise, and a peek would report the
+// full capacity of a limit nobody applies, so its state is "unknown".
 func (c *cli) peekLimits(ctx context.Context, key string, limits []batontype.RateLimit) int {
+	stored, _ := c.listLimits(ctx, key) // a failure is reported; the peek still runs
 	out := []limitJSON{}
 	for _, b := range c.backends {
 		rl, ok := b.p.(lockprovider.RateLimiter)
@@ -290,16 +319,30 @@ func (c *cli) peekLimits(ctx context.Context, key string, limits []batontype.Rat
 		}
 		res, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: 0, Limits: limits})
 		if err != nil {
-			return c.fail(b, "rate limit", err)
+			c.fail(b, "rate limit", err)
+			continue
+		}
+		var here []string // the key's stored state on b
+		for _, st := range stored {
+			if st.Backend == b.name {
+				here = append(here, st.Algorithm+"/"+st.Period)
+			}
 		}
 		for i, l := range limits {
 			st := res.Limits[i]
 			rem := st.Remaining
-			out = append(out, limitJSON{Backend: b.name, Key: key, Algorithm: l.Algorithm.String(), Period: l.Period.String(),
-				Limit: limitSpec(l), Remaining: &rem, ResetAfter: st.ResetAfter.Round(time.Millisecond).String(),
-				State: status.LimitState(l, rem)})
+			after := st.ResetAfter.Round(time.Millisecond)
+			lj := limitJSON{Backend: b.name, Key: key, Algorithm: l.Algorithm.String(), Period: l.Period.String(),
+				PeriodMS: l.Period.Milliseconds(), Limit: limitSpec(l), Remaining: &rem, ResetAfter: after.String(),
+				ResetAfterMS: new(after.Milliseconds()), State: status.LimitState(l, rem)}
+			if len(here) > 0 && !slices.Contains(here, lj.Algorithm+"/"+lj.Period) {
+				lj.Remaining, lj.ResetAfter, lj.ResetAfterMS, lj.State = nil, "", nil, "unknown"
+				fmt.Fprintf(c.stderr, "baton: %s: %q has state for %s, not for --limit %s:%s: this is not the limit the application applies to it\n",
+					b.name, key, strings.Join(here, ", "), lj.Algorithm, limitSpec(l))
+			}
+			out = append(out, lj)
 		}
 	}
 	c.emitLimits(out)
-	return exitOK
+	return c.exit(exitOK)
 }

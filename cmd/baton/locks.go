@@ -38,7 +38,7 @@ func toLockJSON(backend string, i batontype.LeaseInfo) lockJSON {
 func (c *cli) lockRows(ls []lockJSON) [][]string {
 	rows := make([][]string, 0, len(ls))
 	for _, l := range ls {
-		until, atLeast := c.when(l.Until), c.when(l.AtLeastUntil)
+		until, atLeast := c.moment(l.Until), c.moment(l.AtLeastUntil)
 		// A bound that has passed binds nothing; an extension without
 		// AtLeastFor also stores its own time there, which would read as
 		// a minimum hold the holder never asked for.
@@ -48,13 +48,17 @@ func (c *cli) lockRows(ls []lockJSON) [][]string {
 		if !l.Held {
 			until, atLeast = "released/expired", "-"
 		}
+		granted, tick := stamp(l.GrantedAt), stamp(l.LastTick)
+		if !c.opts.wide { // how long ago, to fit about 120 columns
+			granted, tick = dash(c.brief(c.moment(l.GrantedAt))), dash(c.brief(c.moment(l.LastTick)))
+		}
 		rows = append(rows, []string{l.Name, l.Backend, yesNo(l.Held), dash(l.LockedBy), strconv.FormatInt(l.Token, 10),
-			stamp(l.GrantedAt), until, atLeast, stamp(l.LastTick)})
+			granted, until, atLeast, tick})
 	}
 	return rows
 }
 
-var lockHeader = []string{"NAME", "BACKEND", "HELD", "HOLDER", "TOKEN", "GRANTED", "UNTIL", "AT LEAST UNTIL", "LAST TICK"}
+var lockHeader = []string{"NAME", "BACKEND", "HELD", "HOLDER", "TOKEN", "GRANTED", "UNTIL", "AT LEAST", "LAST TICK"}
 
 func lockCommands() []command {
 	var (
@@ -77,7 +81,8 @@ func lockCommands() []command {
 					}
 					infos, err := in.List(ctx)
 					if err != nil {
-						return c.fail(b, "list locks", err)
+						c.fail(b, "list locks", err)
+						continue
 					}
 					// By name, as the providers list in no particular order.
 					slices.SortFunc(infos, func(a, b batontype.LeaseInfo) int { return strings.Compare(a.Name, b.Name) })
@@ -88,7 +93,7 @@ func lockCommands() []command {
 					}
 				}
 				c.emit(out, lockHeader, c.lockRows(out))
-				return exitOK
+				return c.exit(exitOK)
 			},
 		},
 		{
@@ -105,18 +110,22 @@ func lockCommands() []command {
 					}
 					i, err := in.Inspect(ctx, fs.Arg(0))
 					if err != nil {
-						return c.fail(b, "inspect", err)
+						c.fail(b, "inspect", err)
+						continue
 					}
 					if i.Exists {
 						out = append(out, toLockJSON(b.name, i))
 					}
+				}
+				if len(out) == 0 && c.failed != 0 {
+					return c.failed // not found where it could be read: unknown
 				}
 				if len(out) == 0 {
 					fmt.Fprintf(c.stderr, "baton: lock %q not found\n", fs.Arg(0))
 					return exitNotFound
 				}
 				c.emit(out, lockHeader, c.lockRows(out))
-				return exitOK
+				return c.exit(exitOK)
 			},
 		},
 		{

@@ -42,6 +42,7 @@ type options struct {
 	pgSchema, pgTable     string
 	output                string
 	timeout               time.Duration
+	wide                  bool
 }
 
 // register defines the common flags on fs, with the current values as
@@ -54,6 +55,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.pgTable, "pg-table", o.pgTable, "lease table of the PostgreSQL provider")
 	fs.StringVar(&o.output, "o", o.output, "output format: table or json")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "time limit of the command (the wait for a confirmation does not count)")
+	fs.BoolVar(&o.wide, "wide", o.wide, "tables: whole errors, absolute times and every replica's name (the default fits about 120 columns)")
 	// The URLs may carry passwords: usage output must not print them as
 	// defaults.
 	fs.Lookup("redis").DefValue = ""
@@ -68,6 +70,9 @@ type cli struct {
 	stderr   io.Writer
 	backends []backend
 	now      time.Time
+	// failed is the exit code of the first backend that failed: the
+	// command goes on with the other backends and exits with it.
+	failed int
 }
 
 // backend is one connected provider.
@@ -103,11 +108,33 @@ Flags (accepted before or after the command):
   --redis URL, --postgres URL   backends (or BATON_REDIS_URL, BATON_POSTGRES_URL); with both, both are shown
   --redis-prefix, --pg-schema, --pg-table   provider settings when not the defaults
   -o table|json                 output format (default table)
+  --wide                        tables: whole errors, absolute times, every replica (default: about 120 columns)
   --timeout D                   time limit (default 10s; a confirmation prompt does not count)
 
 Exit codes: 0 ok; 1 jobs check found a problem (or jobs run --wait saw no claim); 2 usage; 3 not found or not held;
-4 backend error; 5 not confirmed.
+4 backend error (with several backends, the others' rows are still shown); 5 not confirmed.
 `)
+}
+
+// groupUsage writes the commands of group, for "baton jobs" alone.
+func groupUsage(w io.Writer, group string) {
+	fmt.Fprintf(w, "Usage: baton [flags] %s <command> [flags] [args]\n\nCommands:\n", group)
+	for _, c := range allCommands() {
+		if c.group == group {
+			fmt.Fprintf(w, "  %-30s %s\n", c.group+" "+c.name+" "+c.args, c.help)
+		}
+	}
+	fmt.Fprint(w, "\nbaton --help lists every command and the common flags.\n")
+}
+
+// isGroup reports whether name is a group of two-word commands.
+func isGroup(name string) bool {
+	for _, c := range allCommands() {
+		if c.group == name && c.name != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -140,9 +167,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			cmd = &k
 		}
 	}
-	if cmd == nil && len(rest) == 2 && isHelp(rest[1]) { // baton locks --help
-		usage(stdout)
-		return exitOK
+	if cmd == nil && isGroup(rest[0]) {
+		switch {
+		case len(rest) == 2 && isHelp(rest[1]): // baton locks --help
+			groupUsage(stdout, rest[0])
+			return exitOK
+		case len(rest) == 1 || strings.HasPrefix(rest[1], "-"): // baton jobs
+			fmt.Fprintf(stderr, "baton: %s needs a command\n", rest[0])
+		default:
+			fmt.Fprintf(stderr, "baton: unknown command %q\n", strings.Join(rest[:2], " "))
+		}
+		groupUsage(stderr, rest[0])
+		return exitUsage
 	}
 	if cmd == nil {
 		fmt.Fprintf(stderr, "baton: unknown command %q\n", strings.Join(rest[:min(2, len(rest))], " "))
@@ -247,7 +283,7 @@ func (c *cli) connect(ctx context.Context) int {
 	if c.opts.redisURL != "" {
 		opt, err := goredis.ParseURL(c.opts.redisURL)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "baton: --redis: %v\n", err)
+			fmt.Fprintf(c.stderr, "baton: %s\n", urlHint(c.source("--redis", "BATON_REDIS_URL", c.opts.redisURL), c.opts.redisURL))
 			return exitUsage
 		}
 		opt.ContextTimeoutEnabled = true // --timeout bounds every call
@@ -263,7 +299,7 @@ func (c *cli) connect(ctx context.Context) int {
 	if c.opts.postgresURL != "" {
 		pool, err := pgxpool.New(ctx, c.opts.postgresURL)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "baton: --postgres: %v\n", err)
+			fmt.Fprintf(c.stderr, "baton: %s\n", urlHint(c.source("--postgres", "BATON_POSTGRES_URL", c.opts.postgresURL), c.opts.postgresURL))
 			return exitUsage
 		}
 		p, err := postgres.New(pool, &postgres.Config{Schema: c.opts.pgSchema, Table: c.opts.pgTable})
@@ -277,13 +313,38 @@ func (c *cli) connect(ctx context.Context) int {
 	return exitOK
 }
 
-// fail reports a backend error and returns its exit code.
-func (c *cli) fail(b backend, what string, err error) int {
-	fmt.Fprintf(c.stderr, "baton: %s: %s: %v\n", b.name, what, err)
-	if errors.Is(err, batontype.ErrInvalid) {
-		return exitUsage
+// source names where url came from: the flag, or the environment
+// variable when the flag was not given.
+func (c *cli) source(flag, env, url string) string {
+	if os.Getenv(env) == url {
+		return "$" + env
 	}
-	return exitBackend
+	return flag
+}
+
+// fail reports a backend error, with what to do about it when known, and
+// returns its exit code. A command that reads several backends goes on
+// with the others and ends with c.exit, so one failing backend hides no
+// other's rows.
+func (c *cli) fail(b backend, what string, err error) int {
+	fmt.Fprintf(c.stderr, "baton: %s: %s: %s\n", b.name, what, c.explain(b, err))
+	code := exitBackend
+	if errors.Is(err, batontype.ErrInvalid) {
+		code = exitUsage
+	}
+	if c.failed == 0 {
+		c.failed = code
+	}
+	return code
+}
+
+// exit returns the exit code of a command that read every backend: the
+// first backend failure's, else code.
+func (c *cli) exit(code int) int {
+	if c.failed != 0 {
+		return c.failed
+	}
+	return code
 }
 
 // needArgs checks the number of positional arguments.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/postgres"
+	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/status"
 )
 
@@ -30,7 +33,7 @@ func serveCommands() []command {
 		long: true,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address; the page has no authentication of its own: keep it on loopback or behind an authenticating proxy")
-			fs.BoolVar(&actions, "actions", false, "enable force-release and rate-limit reset buttons")
+			fs.BoolVar(&actions, "actions", false, "enable the page's actions: force-release a lock, reset a rate-limit key, and run now, pause and resume a job (cluster-wide)")
 			fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start before the tick counts as missed (0: no grace)")
 			fs.DurationVar(&refresh, "refresh", status.DefaultRefresh, "how often the page polls")
 		},
@@ -78,6 +81,7 @@ func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 		mode = "actions enabled"
 	}
 	fmt.Fprintf(c.stdout, "baton: status page on http://%s/ (%s)\n", ln.Addr(), mode)
+	c.reach(ctx)
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -90,4 +94,48 @@ func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 		return exitBackend
 	}
 	return exitOK
+}
+
+// reach checks each backend once at start and says what it reached: a
+// ping, and the registry's live scheduler instances (which also reads
+// baton's tables). A backend that fails is reported and still served: the
+// page shows its errors until it answers.
+func (c *cli) reach(ctx context.Context) {
+	for _, b := range c.backends {
+		cctx, cancel := context.WithTimeout(ctx, c.opts.timeout)
+		what, err := reached(cctx, b)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(c.stdout, "baton: %s: ERROR %s (served anyway: the page shows the error until the backend answers)\n", b.name, c.explain(b, err))
+			continue
+		}
+		fmt.Fprintf(c.stdout, "baton: %s: reached %s%s\n", b.name, c.where(b), what)
+	}
+}
+
+// reached pings b and counts its registry's live instances.
+func reached(ctx context.Context, b backend) (string, error) {
+	if a, ok := b.p.(lockprovider.Admin); ok {
+		if err := a.Ping(ctx); err != nil {
+			return "", err
+		}
+	}
+	reg, ok := b.p.(lockprovider.Registry)
+	if !ok {
+		return "", nil
+	}
+	insts, err := reg.Instances(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf(", %d live scheduler instance(s)", len(insts)), nil
+}
+
+// where names what c reads on b: the Redis key prefix or the PostgreSQL
+// schema and table, never the URL (it may hold a password).
+func (c *cli) where(b backend) string {
+	if b.name == "redis" {
+		return fmt.Sprintf("(key prefix %q)", cmp.Or(c.opts.redisPrefix, redisprovider.DefaultPrefix))
+	}
+	return fmt.Sprintf("(schema %s, table %s)", cmp.Or(c.opts.pgSchema, "from the search_path"), cmp.Or(c.opts.pgTable, postgres.DefaultTable))
 }

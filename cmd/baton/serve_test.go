@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
@@ -47,13 +48,18 @@ func TestServe(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		line, err := bufio.NewReader(stdout).ReadString('\n')
+		lines := bufio.NewReader(stdout)
+		line, err := lines.ReadString('\n')
 		if err != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 			t.Fatalf("baton serve printed no address: %v", err)
 		}
 		base := strings.Fields(strings.TrimPrefix(line, "baton: status page on "))[0]
+		// At start it says what it reached.
+		if line, err := lines.ReadString('\n'); err != nil || !strings.HasPrefix(line, "baton: redis: reached (key prefix \""+prefix+"\")") {
+			t.Errorf("baton serve's backend line: %q, %v", line, err)
+		}
 
 		resp, err := http.Get(base + "api/locks")
 		if err != nil {
@@ -97,5 +103,39 @@ func TestServe(t *testing.T) {
 	}
 	if i, err := p.Inspect(t.Context(), "nightly"); err != nil || !i.Held || i.Token != lease.Token {
 		t.Errorf("nightly after the refused releases: %+v %v", i, err)
+	}
+}
+
+// baton serve checks every backend at start: one it cannot use is named
+// with what to do, and the page is served all the same.
+func TestServeReportsBackends(t *testing.T) {
+	t.Parallel()
+	bad := pgenv.Schema(t) // not migrated
+	cmd := exec.Command(binary, "serve", "--redis", testenv.RedisURL(t), "--redis-prefix", testenv.Prefix(t), "--postgres", bad.URL, "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	lines := bufio.NewReader(stdout)
+	for range 3 {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			break
+		}
+		got = append(got, line)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("baton serve after SIGINT: %v, want exit 0", err)
+	}
+	if len(got) != 3 || !strings.Contains(got[0], "status page on") || !strings.HasPrefix(got[1], "baton: redis: reached") ||
+		!strings.HasPrefix(got[2], "baton: postgres: ERROR") || !strings.Contains(got[2], "run Migrate") || !strings.Contains(got[2], "served anyway") {
+		t.Errorf("baton serve's start lines:\n%s", strings.Join(got, ""))
 	}
 }

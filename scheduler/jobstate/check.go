@@ -42,6 +42,20 @@ type Problem struct {
 	// ran out: the process died).
 	Kind string               `json:"kind"`
 	Run  *batontype.RunRecord `json:"run,omitempty"`
+	// Holder is the job's lease as it is held now, for the latest due
+	// tick when it was missed and the lease is held (by a run still
+	// going past its next tick, or by anything else holding the job's
+	// lock name): who keeps the tick from being claimed. Nil otherwise,
+	// or without an Inspector.
+	Holder *Holder `json:"holder,omitempty"`
+}
+
+// Holder is who holds a job's lease, from lockprovider.Inspector.
+type Holder struct {
+	LockedBy  string    `json:"locked_by"`
+	Token     int64     `json:"token"`
+	GrantedAt time.Time `json:"granted_at,omitzero"`
+	Until     time.Time `json:"until,omitzero"`
 }
 
 // CheckReport is the result of Check.
@@ -49,7 +63,7 @@ type CheckReport struct {
 	Now       time.Time            `json:"now"`
 	Instances []batontype.Instance `json:"instances"`        // live scheduler instances
 	Checked   []string             `json:"checked"`          // locked jobs checked
-	Paused    []string             `json:"paused,omitempty"` // locked jobs not checked: paused cluster-wide
+	Paused    []string             `json:"paused,omitempty"` // locked jobs not checked: paused cluster-wide or on every live replica
 	Problems  []Problem            `json:"problems"`
 }
 
@@ -67,8 +81,10 @@ var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the re
 // from the time it is known to exist (the start of its oldest live
 // instance, or its oldest run in the ledger, whichever is earlier), so a
 // new job does not count as missed before it existed. Jobs paused
-// cluster-wide (lockprovider.Control) are not checked: their ticks are
-// skipped on purpose; the report lists them. A resumed job is checked
+// cluster-wide (lockprovider.Control), or on every live replica that has
+// them (RegisteredJob.PausedEverywhere), are not checked: their ticks are
+// skipped on purpose; the report lists them. A missed tick of a job whose
+// lease is held now names the holder (Problem.Holder). A resumed job is checked
 // again, ticks of the pause included: until Grace after the resume its
 // latest due tick is a paused one, reported missed. With no live instance
 // it returns the report and ErrNoInstances.
@@ -111,7 +127,7 @@ func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOption
 		if !js.Spec.Locked || (len(opts.Jobs) > 0 && !slices.Contains(opts.Jobs, js.Spec.Name)) {
 			continue
 		}
-		if slices.Contains(paused, js.Spec.Name) {
+		if slices.Contains(paused, js.Spec.Name) || js.PausedEverywhere() {
 			rep.Paused = append(rep.Paused, js.Spec.Name)
 			continue
 		}
@@ -177,7 +193,17 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 		r, ok := byTick[t.UnixMilli()]
 		switch {
 		case !ok:
-			out = append(out, Problem{Job: js.Spec.Name, Tick: t, Kind: "missed"})
+			p := Problem{Job: js.Spec.Name, Tick: t, Kind: "missed"}
+			if i == 0 && in != nil { // the latest due tick: who holds the lease now
+				info, err := in.Inspect(ctx, js.Spec.Name)
+				if err != nil {
+					return nil, err
+				}
+				if info.Held {
+					p.Holder = &Holder{LockedBy: info.LockedBy, Token: info.Token, GrantedAt: info.GrantedAt, Until: info.Until}
+				}
+			}
+			out = append(out, p)
 		case r.Outcome == batontype.OutcomeRunning:
 			alive, err := stillHeld(ctx, in, js.Spec, r, now)
 			if err != nil {

@@ -15,22 +15,46 @@ type RegisteredJob struct {
 	Spec     batontype.JobSpec
 	Replicas []string  // LockedBy of the live instances that run it
 	Since    time.Time // start of the oldest of them
+	// PausedOn lists the Replicas that paused the job on their own
+	// instance (scheduler Job.Pause, registered as the option "paused").
+	PausedOn []string
 }
 
+// PausedEverywhere reports whether every live replica of the job paused
+// it on its own instance, so none runs its ticks. A pause cluster-wide
+// is in the control state (batontype.ControlState), not here.
+func (r RegisteredJob) PausedEverywhere() bool {
+	return len(r.Replicas) > 0 && len(r.PausedOn) == len(r.Replicas)
+}
+
+// optPaused is the JobSpec option of a job paused on its instance.
+const optPaused = "paused"
+
 // Jobs merges the jobs of the registry's instances by name, sorted by
-// name. The spec is the one of the first instance (by LockedBy).
+// name. The spec is the one of the first instance (by LockedBy), without
+// the option "paused", which is per replica: PausedOn lists them.
 func Jobs(insts []batontype.Instance) []RegisteredJob {
 	by := make(map[string]*RegisteredJob)
 	var names []string
 	for _, inst := range insts {
 		for _, j := range inst.Jobs {
+			paused := slices.Contains(j.Options, optPaused)
 			r := by[j.Name]
 			if r == nil {
+				if paused {
+					j.Options = slices.DeleteFunc(slices.Clone(j.Options), func(o string) bool { return o == optPaused })
+					if len(j.Options) == 0 {
+						j.Options = nil
+					}
+				}
 				r = &RegisteredJob{Spec: j, Since: inst.Started}
 				by[j.Name] = r
 				names = append(names, j.Name)
 			}
 			r.Replicas = append(r.Replicas, inst.LockedBy)
+			if paused {
+				r.PausedOn = append(r.PausedOn, inst.LockedBy)
+			}
 			if inst.Started.Before(r.Since) {
 				r.Since = inst.Started
 			}
