@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -51,10 +52,12 @@ type Config struct {
 	DriftFactor float64
 	DriftMin    time.Duration
 
-	// Timeout bounds each round of requests to the masters when the
-	// caller's context (and, for Acquire, the lease's validity) allows
-	// longer, so a master that does not answer delays an operation by at
-	// most this much. Default DefaultTimeout (1 s).
+	// Timeout bounds each master's call when the caller's context (and a
+	// share of the lease) allows longer, and each background release of a
+	// failed acquire. A round does not wait for a minority that does not
+	// answer; a round that cannot settle without it (too few answered,
+	// or contenders split the masters) waits at most this much. Default
+	// DefaultTimeout (1 s).
 	Timeout time.Duration
 
 	// RecordTTL is the lifetime of each master's fencing counter and
@@ -178,53 +181,106 @@ func (p *Provider) drift(d time.Duration) time.Duration {
 
 // reply is one master's answer in a round.
 type reply struct {
-	v    any
-	err  error
-	sent time.Time // just before the request was handed to the client
+	v     any
+	err   error
+	sent  time.Time // just before the request was handed to the client
+	ended bool      // the call ended before the round completed
 }
 
-// round runs f on the masters listed in idx (all when nil) in parallel,
-// each bounded by deadline, and returns their replies indexed like
-// p.masters.
-func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f func(ctx context.Context, c *goredis.Client) (any, error)) []reply {
+// indexed is master i's reply, as a call hands it to its round.
+type indexed struct {
+	i int
+	r reply
+}
+
+// round runs f on the masters listed in idx (all when nil) in parallel and
+// returns their replies indexed like p.masters once decided (nil: never)
+// reports that the replies so far settle the outcome, pending being the
+// number of calls still running, and the others had as long again as that
+// took to answer; or when every call ended, the round's bound passed or
+// ctx is done. The bound is deadline, Config.Timeout from
+// now or ctx's deadline, whichever comes first. Each call is bounded by it
+// too, but not by ctx's cancellation: the calls of masters that had not
+// answered (their replies are not ended) continue in the background until
+// they end or the bound passes, and done[i] is closed when master i's call
+// has ended (nil for masters not asked). The caller never waits for them.
+func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f func(ctx context.Context, c *goredis.Client) (any, error),
+	decided func(replies []reply, pending int) bool) (out []reply, done []chan struct{}) {
 	if d := time.Now().Add(p.timeout); d.Before(deadline) {
 		deadline = d
 	}
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	out := make([]reply, len(p.masters))
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
 	if idx == nil {
 		idx = p.all()
 	}
-	call := func(i int) {
-		sent := time.Now()
-		v, err := f(ctx, p.masters[i])
-		out[i] = reply{v, err, sent}
+	out = make([]reply, len(p.masters))
+	done = make([]chan struct{}, len(p.masters))
+	if len(idx) == 0 || ctx.Err() != nil {
+		return out, done
 	}
-	// The last master is asked from this goroutine: one goroutine fewer
-	// per round.
-	if len(idx) == 0 {
-		return out
+	begin := time.Now()
+	results := make(chan indexed, len(idx)) // never blocks a call
+	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	var running atomic.Int32
+	running.Store(int32(len(idx)))
+	ended := func() { // the last call to end releases cctx
+		if running.Add(-1) == 0 {
+			cancel()
+		}
 	}
-	var wg sync.WaitGroup
-	for _, i := range idx[:len(idx)-1] {
-		wg.Go(func() { call(i) })
+	for _, i := range idx {
+		done[i] = make(chan struct{})
+		go func() {
+			defer ended()
+			sent := time.Now()
+			v, err := f(cctx, p.masters[i])
+			results <- indexed{i, reply{v: v, err: err, sent: sent, ended: true}}
+			close(done[i])
+		}()
 	}
-	call(idx[len(idx)-1])
-	wg.Wait()
-	return out
+	// The round's own timer: a client that ignores context deadlines must
+	// not hold the caller past the bound.
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	var grace <-chan time.Time
+	for pending := len(idx); pending > 0; {
+		if grace == nil && decided != nil && decided(out, pending) {
+			// Settled: the others get as long again as the majority took,
+			// so that a healthy minority is not left behind (a release
+			// still arriving there would look like a split to the next
+			// acquire), but a silent one costs at most that.
+			g := time.NewTimer(time.Since(begin))
+			defer g.Stop()
+			grace = g.C
+		}
+		select {
+		case r := <-results:
+			out[r.i] = r.r
+			pending--
+		case <-grace:
+			return out, done
+		case <-ctx.Done():
+			return out, done
+		case <-timer.C:
+			return out, done
+		}
+	}
+	return out, done
 }
 
 // failure summarises the errors of a round that fell short of a majority:
 // the caller's context error when it ended, else an
 // *batontype.UnavailableError (NotSent when no request can have reached
-// a master that could have changed the outcome).
-func failure(ctx context.Context, what string, replies []reply, why string) error {
+// a master that could have changed the outcome). silent is the number of
+// masters asked that had not answered when the round completed.
+func failure(ctx context.Context, what string, replies []reply, silent int, why string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redlock: %s: %w", what, err)
 	}
 	var errs []error
-	notSent := true
+	notSent := silent == 0
 	for _, r := range replies {
 		if r.err != nil {
 			errs = append(errs, r.err)
@@ -233,14 +289,41 @@ func failure(ctx context.Context, what string, replies []reply, why string) erro
 			}
 		}
 	}
+	if silent > 0 {
+		errs = append(errs, fmt.Errorf("%d of %d masters did not answer in time", silent, len(replies)))
+	}
 	if len(errs) == 0 {
 		return fmt.Errorf("redlock: %s: %w", what, &batontype.UnavailableError{Err: errors.New(why)})
 	}
 	return fmt.Errorf("redlock: %s: %w", what, &batontype.UnavailableError{NotSent: notSent, Err: fmt.Errorf("%s: %w", why, errors.Join(errs...))})
 }
 
+// unanswered lists the masters of idx (all when nil) without an answer.
+func (p *Provider) unanswered(replies []reply, idx []int) []int {
+	if idx == nil {
+		idx = p.all()
+	}
+	var out []int
+	for _, i := range idx {
+		if !replies[i].ended {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// settled decides a round whose success needs q masters to report yes,
+// and whose definite refusal needs more than N-q to report no: it is
+// settled when one of them is reached, or when the masters still pending
+// can reach neither (too few answered: unavailable).
+func (p *Provider) settled(yes, no, pending int) bool {
+	n := len(p.masters)
+	return yes >= p.quorum || no > n-p.quorum || (yes+pending < p.quorum && no+pending <= n-p.quorum)
+}
+
 // value fields after the owner: token atLeastAt granted until atLeastUntil
-// tick, then LockedBy.
+// tick call, then LockedBy; call identifies the Acquire call that wrote or
+// committed the value (see undo).
 type state struct {
 	token, granted, until, atLeastUntil, tick int64
 }
@@ -252,11 +335,11 @@ func parseValue(owner, v string) (state, bool) {
 	}
 	nums, _, _ := strings.Cut(rest, "\n")
 	f := strings.Fields(nums)
-	if len(f) != 6 {
+	if len(f) < 6 { // the seventh is the writing call's id
 		return state{}, false
 	}
 	var n [6]int64
-	for i, s := range f {
+	for i, s := range f[:6] {
 		x, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return state{}, false
@@ -299,11 +382,21 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 	}
 	start := time.Now()
 	giveUp := start.Add(p.timeout)
+	var ids []string // of the attempts, see undo
 	for attempt := 1; ; attempt++ {
 		t0 := time.Now()
-		l, sp, err := p.tryAcquire(ctx, ap, start)
+		ids = append(ids, strconv.FormatUint(rand.Uint64()>>1, 10))
+		l, sp, after, undone, err := p.tryAcquire(ctx, ap, start, ids)
 		if sp == noSplit {
 			return l, err
+		}
+		// The next attempt must not find this one's leases on masters that
+		// answered: a release racing it there would fail its commit.
+		if !wait(ctx, giveUp, undone) {
+			if err := ctx.Err(); err != nil {
+				return batontype.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
+			}
+			return batontype.Lease{}, batontype.ErrNotAcquired
 		}
 		// The contender that holds the most masters (ties: the smaller
 		// owner token) keeps them and asks again soon; the others let go
@@ -316,19 +409,51 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		} else {
 			start = time.Time{}
 		}
-		if time.Now().Add(pause).After(giveUp) || ctx.Err() != nil {
+		if time.Now().Add(pause).After(giveUp) || !sleep(ctx, pause) {
 			if sp == splitKeep {
-				p.undo(ctx, ap.Name, ap.Owner, p.all())
+				p.undo(ctx, ap.Name, ap.Owner, ids, p.all(), after)
 			}
 			if err := ctx.Err(); err != nil {
 				return batontype.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
 			}
 			return batontype.Lease{}, batontype.ErrNotAcquired
 		}
-		time.Sleep(pause)
 		if start.IsZero() {
 			start = time.Now()
 		}
+	}
+}
+
+// wait waits until done is closed (nil: at once), ctx is done or giveUp
+// passed; it reports whether done was closed in time.
+func wait(ctx context.Context, giveUp time.Time, done <-chan struct{}) bool {
+	if done == nil {
+		return true
+	}
+	t := time.NewTimer(time.Until(giveUp))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return false
+	}
+}
+
+// sleep waits d or until ctx is done; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -343,8 +468,12 @@ const (
 
 // tryAcquire makes one attempt, whose leases count from start (an earlier
 // attempt's, when it kept what it took). sp says whether contenders divided
-// the masters so that nobody holds a majority.
-func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time) (_ batontype.Lease, sp split, err error) {
+// the masters so that nobody holds a majority; after[i] is closed when
+// master i's first-round call has ended, undone when the clean-up of a
+// failed attempt has on the masters that answered (see undo). ids are the
+// ids of the Acquire call's attempts, this one's last.
+func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time, ids []string) (
+	_ batontype.Lease, sp split, after []chan struct{}, undone <-chan struct{}, err error) {
 	granted := start.UnixMilli()
 	st := state{granted: granted, until: granted + ap.AtMostFor.Milliseconds(), atLeastUntil: granted + ap.AtLeastFor.Milliseconds()}
 	if !ap.Tick.IsZero() {
@@ -355,21 +484,22 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	// set to AtMostFor by the second (tests use such leases; baton's
 	// Locker refuses them, its safety margin being the same allowance).
 	checkValidity := ap.AtMostFor > p.drift(ap.AtMostFor)
-	// The validity is decided after the second round; either round may
-	// take until the keys can end.
-	deadline, px, commitPX := start.Add(ap.AtMostFor), ap.AtMostFor.Milliseconds(), int64(0)
+	// The first round's calls may take half the lease's validity, so
+	// that the second round has time too; the validity is decided after
+	// the second round.
+	deadline, px, commitPX := start.Add((ap.AtMostFor-p.drift(ap.AtMostFor))/2), ap.AtMostFor.Milliseconds(), int64(0)
 	if !checkValidity {
 		deadline = start.Add(p.timeout)
 		px, commitPX = px+p.timeout.Milliseconds(), px
 	}
 	keys := p.keys(ap.Name)
 	rest := strconv.FormatInt(st.granted, 10) + " " + strconv.FormatInt(st.until, 10) + " " +
-		strconv.FormatInt(st.atLeastUntil, 10) + " " + strconv.FormatInt(st.tick, 10) + "\n" + ap.LockedBy
+		strconv.FormatInt(st.atLeastUntil, 10) + " " + strconv.FormatInt(st.tick, 10) + " " + ids[len(ids)-1] + "\n" + ap.LockedBy
 	args := []any{ap.Owner, rest, px, ap.AtLeastFor.Milliseconds(), st.tick, p.recordTTL}
 
-	replies := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
+	replies, after := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
 		return p.acquire.Run(ctx, c, keys, args...).Result()
-	})
+	}, p.firstSettled(ap.Owner))
 	// setFrom is the earliest instant the caller's lease keys can have been
 	// set: the first request of this attempt that took a master, or start
 	// for masters taken by an earlier attempt. Every key lives at least
@@ -385,7 +515,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	stale := 0                  // masters refusing the tick
 	var unknown []int           // masters that did not answer: a late request may still take the lease there
 	for i, r := range replies {
-		if r.err != nil {
+		if !r.ended || r.err != nil {
 			unknown = append(unknown, i)
 			continue
 		}
@@ -440,25 +570,31 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		}
 		switch {
 		case held+stale+len(granting) < p.quorum:
-			err = failure(ctx, "acquire", replies, "too few masters answered")
+			// Masters without an answer make the outcome unknown only
+			// when they could have completed a majority.
+			silent := len(p.unanswered(replies, nil))
+			if len(granting)+silent < p.quorum {
+				silent = 0
+			}
+			err = failure(ctx, "acquire", replies, silent, "too few masters answered")
 		case stale > 0:
 			err = batontype.ErrStaleTick
 		case majority:
 			err = batontype.ErrNotAcquired
 		case top:
-			return batontype.Lease{}, splitKeep, batontype.ErrNotAcquired
+			return batontype.Lease{}, splitKeep, after, nil, batontype.ErrNotAcquired
 		default:
 			sp = splitDrop
 			err = batontype.ErrNotAcquired
 		}
-		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-		return batontype.Lease{}, sp, err
+		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), after)
+		return batontype.Lease{}, sp, after, undone, err
 	}
 	if same != nil && agree >= p.quorum {
 		// A repeat by the holder: the same grant. Masters where the lease
 		// had lapsed and was taken again keep an uncommitted copy that
 		// Release and expiry remove.
-		return same.lease(ap.Name, ap.Owner), noSplit, nil
+		return same.lease(ap.Name, ap.Owner), noSplit, after, nil, nil
 	}
 	firstStart := start // when masters kept from earlier attempts were taken
 	if setFrom.After(start) {
@@ -468,15 +604,23 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	}
 	if checkValidity {
 		// The keys live at least AtMostFor from start; the second round
-		// may use all of it, the validity is decided after it.
+		// may use what is left of it, the validity is decided after it.
 		deadline = start.Add(ap.AtMostFor)
 	}
 
 	st.token = counter + 1
 	times := []any{st.granted, st.until, st.atLeastUntil}
 	first := replies
-	replies = p.round(ctx, deadline, granting, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.commit.Run(ctx, c, keys, append([]any{ap.Owner, st.token, st.tick, p.recordTTL, commitPX}, times...)...).Result()
+	replies, _ = p.round(ctx, deadline, granting, func(ctx context.Context, c *goredis.Client) (any, error) {
+		return p.commit.Run(ctx, c, keys, append([]any{ap.Owner, st.token, st.tick, p.recordTTL, commitPX}, append(times, ids[len(ids)-1])...)...).Result()
+	}, func(replies []reply, pending int) bool {
+		n := 0
+		for _, r := range replies {
+			if committed(r) {
+				n++
+			}
+		}
+		return n >= p.quorum || n+pending < p.quorum
 	})
 	// Each committed master's key lives at least until the later of two
 	// bounds: AtMostFor after the request that set it was sent, and its
@@ -485,10 +629,10 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	// of those bounds, less the drift allowance.
 	var ends []time.Time
 	for i, r := range replies {
-		v, ok := r.v.([]any)
-		if !ok || len(v) != 2 {
+		if !committed(r) {
 			continue
 		}
+		v := r.v.([]any)
 		setAt := firstStart
 		if kind, _ := keyspace.Int(first[i].v.([]any)[0]); kind == 2 {
 			setAt = first[i].sent
@@ -502,17 +646,66 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		ends = append(ends, end)
 	}
 	if len(ends) < p.quorum {
-		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-		return batontype.Lease{}, noSplit, failure(ctx, "acquire: commit token", replies, "the lease lapsed on a majority before the token was recorded")
+		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), after)
+		return batontype.Lease{}, noSplit, after, undone, failure(ctx, "acquire: commit token", replies, len(p.unanswered(replies, granting)),
+			"the lease lapsed on a majority before the token was recorded")
 	}
 	if checkValidity {
 		slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
 		if validEnd := ends[p.quorum-1].Add(-p.drift(ap.AtMostFor)); !time.Now().Before(validEnd) {
-			p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-			return batontype.Lease{}, noSplit, p.late("acquire", start, validEnd.Sub(start))
+			undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), after)
+			return batontype.Lease{}, noSplit, after, undone, p.late("acquire", start, validEnd.Sub(start))
 		}
 	}
-	return st.lease(ap.Name, ap.Owner), noSplit, nil
+	return st.lease(ap.Name, ap.Owner), noSplit, after, nil, nil
+}
+
+// firstSettled decides the first round of an acquire: a majority took the
+// lease, or it cannot and a majority answered (the refusal's kind is
+// known) or cannot answer (unavailable). When the caller already holds a
+// committed grant on a master (a repeat), a majority must agree on it, or
+// every master answer, so that the repeat returns that grant rather than
+// a new token: masters that granted after an earlier round completed hold
+// uncommitted copies.
+func (p *Provider) firstSettled(owner string) func(replies []reply, pending int) bool {
+	return func(replies []reply, pending int) bool {
+		granting, answered, agree := 0, 0, 0
+		var token int64
+		for _, r := range replies {
+			if !r.ended || r.err != nil {
+				continue
+			}
+			answered++
+			v, ok := r.v.([]any)
+			if !ok || len(v) < 2 {
+				continue
+			}
+			switch kind, _ := keyspace.Int(v[0]); kind {
+			case 1:
+				granting++
+				if s, ok := parseValue(owner, fmt.Sprint(v[1])); ok && s.token != 0 {
+					if token == 0 {
+						token = s.token
+					}
+					if s.token == token {
+						agree++
+					}
+				}
+			case 2:
+				granting++
+			}
+		}
+		if granting >= p.quorum {
+			return token == 0 || agree >= p.quorum
+		}
+		return granting+pending < p.quorum && (answered >= p.quorum || answered+pending < p.quorum)
+	}
+}
+
+// committed reports whether r is a commit that recorded the token.
+func committed(r reply) bool {
+	v, ok := r.v.([]any)
+	return r.ended && ok && len(v) == 2
 }
 
 func (p *Provider) late(what string, start time.Time, validity time.Duration) error {
@@ -529,19 +722,54 @@ func (p *Provider) all() []int {
 	return idx
 }
 
-// undo deletes what an abandoned acquire took, best effort, on the
-// masters listed. It ignores the at-least bound: the lease never counted,
-// and a later attempt with the same owner token must not find it lingering
-// as its own.
-func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
-	if len(idx) == 0 {
-		return
-	}
+// undo deletes what the attempts ids of an Acquire call took when they
+// are abandoned, best effort and in the background, on the masters listed:
+// only values those attempts wrote or committed, so nothing a later
+// attempt committed (a value it found and committed carries its own id).
+// On each master the release is sent once that master's first-round call
+// has ended (after[i] closed; nil: at once), since a request still in
+// flight could take the lease after it, and it is bounded by
+// Config.Timeout from then. The returned channel is closed when the
+// releases on masters whose call had already ended are done. It ignores
+// the at-least bound: the lease never counted.
+func (p *Provider) undo(ctx context.Context, name, owner string, ids []string, idx []int, after []chan struct{}) <-chan struct{} {
 	ctx = context.WithoutCancel(ctx)
 	keys := p.keys(name)[:1]
-	p.round(ctx, time.Now().Add(p.timeout), idx, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.release.Run(ctx, c, keys, owner, 1).Result()
-	})
+	args := []any{owner, 1}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	var answered sync.WaitGroup
+	for _, i := range idx {
+		var wait chan struct{}
+		if after != nil {
+			wait = after[i]
+		}
+		select {
+		case <-wait:
+			wait = nil
+		default:
+		}
+		if wait == nil {
+			answered.Add(1)
+		}
+		go func() {
+			if wait == nil {
+				defer answered.Done()
+			} else {
+				<-wait
+			}
+			ctx, cancel := context.WithTimeout(ctx, p.timeout)
+			defer cancel()
+			_, _ = p.release.Run(ctx, p.masters[i], keys, args...).Result()
+		}()
+	}
+	undone := make(chan struct{})
+	go func() {
+		answered.Wait()
+		close(undone)
+	}()
+	return undone
 }
 
 // Extend implements lockprovider.Provider: one parallel round to every
@@ -564,8 +792,19 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (ba
 		deadline = start.Add(p.timeout)
 	}
 	keys := p.keys(ep.Name)[:1]
-	replies := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
+	replies, _ := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
 		return p.extend.Run(ctx, c, keys, ep.Owner, ep.AtMostFor.Milliseconds(), ep.AtLeastFor.Milliseconds(), until, atLeast).Result()
+	}, func(replies []reply, pending int) bool {
+		ok, refusedBy := 0, 0
+		for _, r := range replies {
+			switch r.v.(type) {
+			case int64:
+				refusedBy++
+			case string:
+				ok++
+			}
+		}
+		return p.settled(ok, refusedBy, pending)
 	})
 	var best *state
 	ok, refusedBy := 0, 0
@@ -593,7 +832,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (ba
 	case refusedBy > len(p.masters)-p.quorum || (ok >= p.quorum && (best == nil || best.token == 0)):
 		return batontype.Lease{}, batontype.ErrNotHeld
 	default:
-		return batontype.Lease{}, failure(ctx, "extend", replies, "too few masters answered")
+		return batontype.Lease{}, failure(ctx, "extend", replies, len(p.unanswered(replies, nil)), "too few masters answered")
 	}
 }
 
@@ -607,25 +846,31 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 		return fmt.Errorf("redlock: release: %w", err)
 	}
 	keys := p.keys(rp.Name)[:1]
-	replies := p.round(ctx, time.Now().Add(p.timeout), nil, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.release.Run(ctx, c, keys, rp.Owner, 0).Result()
-	})
-	ok, refusedBy := 0, 0
-	for _, r := range replies {
-		if n, isInt := r.v.(int64); isInt {
-			if n == 1 {
-				ok++
-			} else {
-				refusedBy++
+	count := func(replies []reply) (ok, refusedBy int) {
+		for _, r := range replies {
+			if n, isInt := r.v.(int64); isInt {
+				if n == 1 {
+					ok++
+				} else {
+					refusedBy++
+				}
 			}
 		}
+		return ok, refusedBy
 	}
+	replies, _ := p.round(ctx, time.Now().Add(p.timeout), nil, func(ctx context.Context, c *goredis.Client) (any, error) {
+		return p.release.Run(ctx, c, keys, rp.Owner, 0).Result()
+	}, func(replies []reply, pending int) bool {
+		ok, refusedBy := count(replies)
+		return p.settled(ok, refusedBy, pending)
+	})
+	ok, refusedBy := count(replies)
 	switch {
 	case ok >= p.quorum:
 		return nil
 	case refusedBy > len(p.masters)-p.quorum:
 		return batontype.ErrNotHeld
 	default:
-		return failure(ctx, "release", replies, "too few masters answered")
+		return failure(ctx, "release", replies, len(p.unanswered(replies, nil)), "too few masters answered")
 	}
 }
