@@ -57,10 +57,15 @@
 // and never hold the caller, so a silent minority of masters costs
 // neither latency nor validity. Only a repeat Acquire by the holder waits
 // for a majority agreeing on its token (masters that granted after an
-// earlier round completed hold uncommitted copies). A release inside AtLeastFor keeps each master's key
-// until the at-least bound on that master's clock, owned by nobody: the
-// name stays taken, and the former owner can no longer extend or release
-// it.
+// earlier round completed hold uncommitted copies). Through one Provider,
+// an owner's calls on a name still reach each master in the order of the
+// operations: a call waits, in the background, for the same owner's
+// earlier calls on that name and master still running, so that a release
+// still on its way cannot delete the lease a later Acquire with the same
+// owner token takes there. A release inside AtLeastFor keeps each
+// master's key until the at-least bound on that master's clock, owned by
+// nobody: the name stays taken, and the former owner can no longer extend
+// or release it.
 //
 // # Contention
 //

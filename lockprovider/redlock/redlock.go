@@ -74,19 +74,28 @@ type Config struct {
 // also implements lockprovider.ReleaseNotifier. It is safe for concurrent
 // use. It does not own the clients and never closes them.
 type Provider struct {
-	masters     []*goredis.Client
-	quorum      int
-	prefix      string
-	driftFactor float64
-	driftMin    time.Duration
-	timeout     time.Duration
-	recordTTL   int64 // ms
-	log         *slog.Logger
+	masters      []*goredis.Client
+	quorum       int
+	prefix       string
+	driftFactor  float64
+	driftMin     time.Duration
+	timeout      time.Duration
+	recordTTL    int64 // ms
+	recordTTLArg any   // recordTTL as a script argument, boxed once
+	log          *slog.Logger
 
 	acquire *goredis.Script
 	commit  *goredis.Script
 	extend  *goredis.Script
 	release *goredis.Script
+
+	allIdx []int     // every master's index; read-only
+	rounds sync.Pool // of *round
+
+	// Rounds whose calls still run after they completed, see track.
+	orderMu   sync.Mutex
+	inflight  map[nameOwner][]*round
+	nInflight atomic.Int32 // the rounds in inflight
 
 	notify notifier
 }
@@ -159,6 +168,13 @@ func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 		extend:      goredis.NewScript(extendSrc),
 		release:     goredis.NewScript(releaseSrc),
 	}
+	p.recordTTLArg = p.recordTTL
+	p.allIdx = make([]int, len(masters))
+	for i := range p.allIdx {
+		p.allIdx[i] = i
+	}
+	p.allIdx = p.allIdx[:len(masters):len(masters)]
+	p.rounds.New = func() any { return newRound(p) }
 	p.notify.init(p)
 	return p, nil
 }
@@ -177,97 +193,6 @@ func (p *Provider) keys(name string) []string {
 // than the client's during a lease of d.
 func (p *Provider) drift(d time.Duration) time.Duration {
 	return time.Duration(float64(d)*p.driftFactor) + p.driftMin
-}
-
-// reply is one master's answer in a round.
-type reply struct {
-	v     any
-	err   error
-	sent  time.Time // just before the request was handed to the client
-	ended bool      // the call ended before the round completed
-}
-
-// indexed is master i's reply, as a call hands it to its round.
-type indexed struct {
-	i int
-	r reply
-}
-
-// round runs f on the masters listed in idx (all when nil) in parallel and
-// returns their replies indexed like p.masters once decided (nil: never)
-// reports that the replies so far settle the outcome, pending being the
-// number of calls still running, and the others had as long again as that
-// took to answer; or when every call ended, the round's bound passed or
-// ctx is done. The bound is deadline, Config.Timeout from
-// now or ctx's deadline, whichever comes first. Each call is bounded by it
-// too, but not by ctx's cancellation: the calls of masters that had not
-// answered (their replies are not ended) continue in the background until
-// they end or the bound passes, and done[i] is closed when master i's call
-// has ended (nil for masters not asked). The caller never waits for them.
-func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f func(ctx context.Context, c *goredis.Client) (any, error),
-	decided func(replies []reply, pending int) bool) (out []reply, done []chan struct{}) {
-	if d := time.Now().Add(p.timeout); d.Before(deadline) {
-		deadline = d
-	}
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	if idx == nil {
-		idx = p.all()
-	}
-	out = make([]reply, len(p.masters))
-	done = make([]chan struct{}, len(p.masters))
-	if len(idx) == 0 || ctx.Err() != nil {
-		return out, done
-	}
-	begin := time.Now()
-	results := make(chan indexed, len(idx)) // never blocks a call
-	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
-	var running atomic.Int32
-	running.Store(int32(len(idx)))
-	ended := func() { // the last call to end releases cctx
-		if running.Add(-1) == 0 {
-			cancel()
-		}
-	}
-	for _, i := range idx {
-		done[i] = make(chan struct{})
-		go func() {
-			defer ended()
-			sent := time.Now()
-			v, err := f(cctx, p.masters[i])
-			results <- indexed{i, reply{v: v, err: err, sent: sent, ended: true}}
-			close(done[i])
-		}()
-	}
-	// The round's own timer: a client that ignores context deadlines must
-	// not hold the caller past the bound.
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	var grace <-chan time.Time
-	for pending := len(idx); pending > 0; {
-		if grace == nil && decided != nil && decided(out, pending) {
-			// Settled: the others get as long again as the majority took,
-			// so that a healthy minority is not left behind (a release
-			// still arriving there would look like a split to the next
-			// acquire), but a silent one costs at most that.
-			g := time.NewTimer(time.Since(begin))
-			defer g.Stop()
-			grace = g.C
-		}
-		select {
-		case r := <-results:
-			out[r.i] = r.r
-			pending--
-		case <-grace:
-			return out, done
-		case <-ctx.Done():
-			return out, done
-		case <-timer.C:
-			return out, done
-		}
-	}
-	return out, done
 }
 
 // failure summarises the errors of a round that fell short of a majority:
@@ -301,7 +226,7 @@ func failure(ctx context.Context, what string, replies []reply, silent int, why 
 // unanswered lists the masters of idx (all when nil) without an answer.
 func (p *Provider) unanswered(replies []reply, idx []int) []int {
 	if idx == nil {
-		idx = p.all()
+		idx = p.allIdx
 	}
 	var out []int
 	for _, i := range idx {
@@ -382,17 +307,19 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 	}
 	start := time.Now()
 	giveUp := start.Add(p.timeout)
-	var ids []string // of the attempts, see undo
+	var idBuf [4]uint64
+	ids := idBuf[:0] // of the attempts, see undo
 	for attempt := 1; ; attempt++ {
 		t0 := time.Now()
-		ids = append(ids, strconv.FormatUint(rand.Uint64()>>1, 10))
-		l, sp, after, undone, err := p.tryAcquire(ctx, ap, start, ids)
+		ids = append(ids, rand.Uint64()>>1)
+		l, sp, first, undone, err := p.tryAcquire(ctx, ap, start, ids)
 		if sp == noSplit {
 			return l, err
 		}
 		// The next attempt must not find this one's leases on masters that
 		// answered: a release racing it there would fail its commit.
 		if !wait(ctx, giveUp, undone) {
+			first.done()
 			if err := ctx.Err(); err != nil {
 				return batontype.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
 			}
@@ -411,13 +338,15 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		}
 		if time.Now().Add(pause).After(giveUp) || !sleep(ctx, pause) {
 			if sp == splitKeep {
-				p.undo(ctx, ap.Name, ap.Owner, ids, p.all(), after)
+				p.undo(ctx, ap.Name, ap.Owner, ids, p.allIdx, first)
 			}
+			first.done()
 			if err := ctx.Err(); err != nil {
 				return batontype.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
 			}
 			return batontype.Lease{}, batontype.ErrNotAcquired
 		}
+		first.done()
 		if start.IsZero() {
 			start = time.Now()
 		}
@@ -468,12 +397,13 @@ const (
 
 // tryAcquire makes one attempt, whose leases count from start (an earlier
 // attempt's, when it kept what it took). sp says whether contenders divided
-// the masters so that nobody holds a majority; after[i] is closed when
-// master i's first-round call has ended, undone when the clean-up of a
-// failed attempt has on the masters that answered (see undo). ids are the
-// ids of the Acquire call's attempts, this one's last.
-func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time, ids []string) (
-	_ batontype.Lease, sp split, after []chan struct{}, undone <-chan struct{}, err error) {
+// the masters so that nobody holds a majority; first is the attempt's
+// first round when sp is not noSplit (for undo; the caller calls its done),
+// and undone is closed when the clean-up of a failed attempt is done on
+// the masters that had answered (see undo). ids are the ids of the
+// Acquire call's attempts, this one's last.
+func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time, ids []uint64) (
+	_ batontype.Lease, sp split, first *round, undone <-chan struct{}, err error) {
 	granted := start.UnixMilli()
 	st := state{granted: granted, until: granted + ap.AtMostFor.Milliseconds(), atLeastUntil: granted + ap.AtLeastFor.Milliseconds()}
 	if !ap.Tick.IsZero() {
@@ -493,13 +423,22 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		px, commitPX = px+p.timeout.Milliseconds(), px
 	}
 	keys := p.keys(ap.Name)
-	rest := strconv.FormatInt(st.granted, 10) + " " + strconv.FormatInt(st.until, 10) + " " +
-		strconv.FormatInt(st.atLeastUntil, 10) + " " + strconv.FormatInt(st.tick, 10) + " " + ids[len(ids)-1] + "\n" + ap.LockedBy
-	args := []any{ap.Owner, rest, px, ap.AtLeastFor.Milliseconds(), st.tick, p.recordTTL}
+	id := ids[len(ids)-1]
+	// The value's rest in one buffer, one allocation on the hot path.
+	rest := make([]byte, 0, 128)
+	for _, n := range [...]int64{st.granted, st.until, st.atLeastUntil, st.tick} {
+		rest = append(strconv.AppendInt(rest, n, 10), ' ')
+	}
+	rest = append(strconv.AppendUint(rest, id, 10), '\n')
+	rest = append(rest, ap.LockedBy...)
+	args := []any{ap.Owner, string(rest), px, ap.AtLeastFor.Milliseconds(), st.tick, p.recordTTLArg}
 
-	replies, after := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.acquire.Run(ctx, c, keys, args...).Result()
-	}, p.firstSettled(ap.Owner))
+	replies, r1 := p.round(ctx, deadline, nil, p.acquire, keys, args, settleAcquire, nameOwner{ap.Name, ap.Owner})
+	defer func() {
+		if sp == noSplit {
+			r1.done()
+		}
+	}()
 	// setFrom is the earliest instant the caller's lease keys can have been
 	// set: the first request of this attempt that took a master, or start
 	// for masters taken by an earlier attempt. Every key lives at least
@@ -582,19 +521,19 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		case majority:
 			err = batontype.ErrNotAcquired
 		case top:
-			return batontype.Lease{}, splitKeep, after, nil, batontype.ErrNotAcquired
+			return batontype.Lease{}, splitKeep, r1, nil, batontype.ErrNotAcquired
 		default:
 			sp = splitDrop
 			err = batontype.ErrNotAcquired
 		}
-		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), after)
-		return batontype.Lease{}, sp, after, undone, err
+		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), r1)
+		return batontype.Lease{}, sp, r1, undone, err
 	}
 	if same != nil && agree >= p.quorum {
 		// A repeat by the holder: the same grant. Masters where the lease
 		// had lapsed and was taken again keep an uncommitted copy that
 		// Release and expiry remove.
-		return same.lease(ap.Name, ap.Owner), noSplit, after, nil, nil
+		return same.lease(ap.Name, ap.Owner), noSplit, nil, nil, nil
 	}
 	firstStart := start // when masters kept from earlier attempts were taken
 	if setFrom.After(start) {
@@ -609,19 +548,10 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	}
 
 	st.token = counter + 1
-	times := []any{st.granted, st.until, st.atLeastUntil}
-	first := replies
-	replies, _ = p.round(ctx, deadline, granting, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.commit.Run(ctx, c, keys, append([]any{ap.Owner, st.token, st.tick, p.recordTTL, commitPX}, append(times, ids[len(ids)-1])...)...).Result()
-	}, func(replies []reply, pending int) bool {
-		n := 0
-		for _, r := range replies {
-			if committed(r) {
-				n++
-			}
-		}
-		return n >= p.quorum || n+pending < p.quorum
-	})
+	firstReplies := replies
+	replies, second := p.round(ctx, deadline, granting, p.commit, keys,
+		[]any{ap.Owner, st.token, st.tick, p.recordTTLArg, commitPX, st.granted, st.until, st.atLeastUntil, id}, settleCommit, nameOwner{ap.Name, ap.Owner})
+	second.done() // nothing to wait for: a failed commit is undone from the first round
 	// Each committed master's key lives at least until the later of two
 	// bounds: AtMostFor after the request that set it was sent, and its
 	// remaining TTL, as the commit read it, after the commit was sent. The
@@ -634,8 +564,8 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		}
 		v := r.v.([]any)
 		setAt := firstStart
-		if kind, _ := keyspace.Int(first[i].v.([]any)[0]); kind == 2 {
-			setAt = first[i].sent
+		if kind, _ := keyspace.Int(firstReplies[i].v.([]any)[0]); kind == 2 {
+			setAt = firstReplies[i].sent
 		}
 		end := setAt.Add(ap.AtMostFor)
 		if ms, ok := keyspace.Int(v[1]); ok {
@@ -646,18 +576,18 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		ends = append(ends, end)
 	}
 	if len(ends) < p.quorum {
-		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), after)
-		return batontype.Lease{}, noSplit, after, undone, failure(ctx, "acquire: commit token", replies, len(p.unanswered(replies, granting)),
+		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), r1)
+		return batontype.Lease{}, noSplit, nil, undone, failure(ctx, "acquire: commit token", replies, len(p.unanswered(replies, granting)),
 			"the lease lapsed on a majority before the token was recorded")
 	}
 	if checkValidity {
 		slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
 		if validEnd := ends[p.quorum-1].Add(-p.drift(ap.AtMostFor)); !time.Now().Before(validEnd) {
-			undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), after)
-			return batontype.Lease{}, noSplit, after, undone, p.late("acquire", start, validEnd.Sub(start))
+			undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), r1)
+			return batontype.Lease{}, noSplit, nil, undone, p.late("acquire", start, validEnd.Sub(start))
 		}
 	}
-	return st.lease(ap.Name, ap.Owner), noSplit, after, nil, nil
+	return st.lease(ap.Name, ap.Owner), noSplit, nil, nil, nil
 }
 
 // firstSettled decides the first round of an acquire: a majority took the
@@ -667,39 +597,37 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 // every master answer, so that the repeat returns that grant rather than
 // a new token: masters that granted after an earlier round completed hold
 // uncommitted copies.
-func (p *Provider) firstSettled(owner string) func(replies []reply, pending int) bool {
-	return func(replies []reply, pending int) bool {
-		granting, answered, agree := 0, 0, 0
-		var token int64
-		for _, r := range replies {
-			if !r.ended || r.err != nil {
-				continue
-			}
-			answered++
-			v, ok := r.v.([]any)
-			if !ok || len(v) < 2 {
-				continue
-			}
-			switch kind, _ := keyspace.Int(v[0]); kind {
-			case 1:
-				granting++
-				if s, ok := parseValue(owner, fmt.Sprint(v[1])); ok && s.token != 0 {
-					if token == 0 {
-						token = s.token
-					}
-					if s.token == token {
-						agree++
-					}
+func (p *Provider) firstSettled(owner string, replies []reply, pending int) bool {
+	granting, answered, agree := 0, 0, 0
+	var token int64
+	for _, r := range replies {
+		if !r.ended || r.err != nil {
+			continue
+		}
+		answered++
+		v, ok := r.v.([]any)
+		if !ok || len(v) < 2 {
+			continue
+		}
+		switch kind, _ := keyspace.Int(v[0]); kind {
+		case 1:
+			granting++
+			if s, ok := parseValue(owner, fmt.Sprint(v[1])); ok && s.token != 0 {
+				if token == 0 {
+					token = s.token
 				}
-			case 2:
-				granting++
+				if s.token == token {
+					agree++
+				}
 			}
+		case 2:
+			granting++
 		}
-		if granting >= p.quorum {
-			return token == 0 || agree >= p.quorum
-		}
-		return granting+pending < p.quorum && (answered >= p.quorum || answered+pending < p.quorum)
 	}
+	if granting >= p.quorum {
+		return token == 0 || agree >= p.quorum
+	}
+	return granting+pending < p.quorum && (answered >= p.quorum || answered+pending < p.quorum)
 }
 
 // committed reports whether r is a commit that recorded the token.
@@ -713,60 +641,44 @@ func (p *Provider) late(what string, start time.Time, validity time.Duration) er
 		Err: fmt.Errorf("a majority did not answer within the lease's validity %v (took %v)", validity, time.Since(start))})
 }
 
-// all lists every master.
-func (p *Provider) all() []int {
-	idx := make([]int, len(p.masters))
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
-}
-
 // undo deletes what the attempts ids of an Acquire call took when they
 // are abandoned, best effort and in the background, on the masters listed:
 // only values those attempts wrote or committed, so nothing a later
 // attempt committed (a value it found and committed carries its own id).
-// On each master the release is sent once that master's first-round call
-// has ended (after[i] closed; nil: at once), since a request still in
-// flight could take the lease after it, and it is bounded by
-// Config.Timeout from then. The returned channel is closed when the
-// releases on masters whose call had already ended are done. It ignores
-// the at-least bound: the lease never counted.
-func (p *Provider) undo(ctx context.Context, name, owner string, ids []string, idx []int, after []chan struct{}) <-chan struct{} {
-	ctx = context.WithoutCancel(ctx)
-	keys := p.keys(name)[:1]
-	args := []any{owner, 1}
+// On each master the release is sent once that master's call in first,
+// the attempt's first round (nil: none ran), has ended, since a request
+// still in flight could take the lease after it: at once where it has,
+// else by that call when it ends. Each release is bounded by
+// Config.Timeout from when it is sent. The returned channel is closed
+// when the releases sent at once are done. It ignores the at-least bound:
+// the lease never counted.
+func (p *Provider) undo(ctx context.Context, name, owner string, ids []uint64, idx []int, first *round) <-chan struct{} {
+	c := &cleanup{p: p, ctx: context.WithoutCancel(ctx), keys: p.keys(name)[:1], args: []any{owner, 1}, idx: idx}
 	for _, id := range ids {
-		args = append(args, id)
+		c.args = append(c.args, id)
 	}
-	var answered sync.WaitGroup
-	for _, i := range idx {
-		var wait chan struct{}
-		if after != nil {
-			wait = after[i]
-		}
-		select {
-		case <-wait:
-			wait = nil
-		default:
-		}
-		if wait == nil {
-			answered.Add(1)
-		}
-		go func() {
-			if wait == nil {
-				defer answered.Done()
-			} else {
-				<-wait
+	now := idx
+	if first != nil {
+		now = nil
+		first.mu.Lock()
+		for _, i := range idx {
+			if first.out[i].ended || !slices.Contains(first.idx, i) {
+				now = append(now, i)
 			}
-			ctx, cancel := context.WithTimeout(ctx, p.timeout)
-			defer cancel()
-			_, _ = p.release.Run(ctx, p.masters[i], keys, args...).Result()
+		}
+		first.cleanup = c
+		first.mu.Unlock()
+	}
+	c.answered.Add(len(now))
+	for _, i := range now {
+		go func() {
+			defer c.answered.Done()
+			c.release(i)
 		}()
 	}
 	undone := make(chan struct{})
 	go func() {
-		answered.Wait()
+		c.answered.Wait()
 		close(undone)
 	}()
 	return undone
@@ -792,20 +704,9 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (ba
 		deadline = start.Add(p.timeout)
 	}
 	keys := p.keys(ep.Name)[:1]
-	replies, _ := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.extend.Run(ctx, c, keys, ep.Owner, ep.AtMostFor.Milliseconds(), ep.AtLeastFor.Milliseconds(), until, atLeast).Result()
-	}, func(replies []reply, pending int) bool {
-		ok, refusedBy := 0, 0
-		for _, r := range replies {
-			switch r.v.(type) {
-			case int64:
-				refusedBy++
-			case string:
-				ok++
-			}
-		}
-		return p.settled(ok, refusedBy, pending)
-	})
+	replies, r := p.round(ctx, deadline, nil, p.extend, keys,
+		[]any{ep.Owner, ep.AtMostFor.Milliseconds(), ep.AtLeastFor.Milliseconds(), until, atLeast}, settleExtend, nameOwner{ep.Name, ep.Owner})
+	r.done()
 	var best *state
 	ok, refusedBy := 0, 0
 	for _, r := range replies {
@@ -846,25 +747,9 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 		return fmt.Errorf("redlock: release: %w", err)
 	}
 	keys := p.keys(rp.Name)[:1]
-	count := func(replies []reply) (ok, refusedBy int) {
-		for _, r := range replies {
-			if n, isInt := r.v.(int64); isInt {
-				if n == 1 {
-					ok++
-				} else {
-					refusedBy++
-				}
-			}
-		}
-		return ok, refusedBy
-	}
-	replies, _ := p.round(ctx, time.Now().Add(p.timeout), nil, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.release.Run(ctx, c, keys, rp.Owner, 0).Result()
-	}, func(replies []reply, pending int) bool {
-		ok, refusedBy := count(replies)
-		return p.settled(ok, refusedBy, pending)
-	})
-	ok, refusedBy := count(replies)
+	replies, r := p.round(ctx, time.Now().Add(p.timeout), nil, p.release, keys, []any{rp.Owner, 0}, settleRelease, nameOwner{rp.Name, rp.Owner})
+	r.done()
+	ok, refusedBy := released(replies)
 	switch {
 	case ok >= p.quorum:
 		return nil
@@ -873,4 +758,33 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 	default:
 		return failure(ctx, "release", replies, len(p.unanswered(replies, nil)), "too few masters answered")
 	}
+}
+
+// extended counts the masters of an extend round that extended the
+// lease and those that refused.
+func extended(replies []reply) (ok, refusedBy int) {
+	for _, r := range replies {
+		switch r.v.(type) {
+		case int64:
+			refusedBy++
+		case string:
+			ok++
+		}
+	}
+	return ok, refusedBy
+}
+
+// released counts the masters of a release round that released the lease
+// and those that refused.
+func released(replies []reply) (ok, refusedBy int) {
+	for _, r := range replies {
+		if n, isInt := r.v.(int64); isInt {
+			if n == 1 {
+				ok++
+			} else {
+				refusedBy++
+			}
+		}
+	}
+	return ok, refusedBy
 }
