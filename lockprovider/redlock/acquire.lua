@@ -3,12 +3,14 @@
 --
 -- KEYS[1] lease, KEYS[2] fencing counter, KEYS[3] newest tick (ms)
 -- ARGV[1] owner, ARGV[2] the rest of the value: "granted until atLeastUntil
--- tick\nlockedBy" (client ms), ARGV[3] lease length ms, ARGV[4] AtLeastFor
--- ms, ARGV[5] tick ms or 0, ARGV[6] counter TTL ms
+-- tick attempt\nlockedBy" (client ms), ARGV[3] lease length ms, ARGV[4]
+-- AtLeastFor ms, ARGV[5] tick ms or 0, ARGV[6] counter TTL ms
 --
 -- The lease value is "owner\ntoken atLeastAt granted until atLeastUntil
--- tick\nlockedBy": token is 0 until the second round commits one, atLeastAt
--- is this master's own clock (ms) for the at-least bound, or 0.
+-- tick attempt\nlockedBy": token is 0 until the second round commits one,
+-- atLeastAt is this master's own clock (ms) for the at-least bound, or 0,
+-- and attempt identifies the attempt that wrote or committed the value, so
+-- that a failed attempt's clean-up removes nothing a later one committed.
 --
 -- Returns {0, holder} when another owner holds the lease here, -1 when the tick is not
 -- newer than the newest committed here, {1, value, counter} when the caller already

@@ -48,10 +48,24 @@
 // Extend and Release are one parallel round to every master. Extend
 // succeeds when a majority still held the lease and answered within the
 // new lease's validity; Release when a majority held it (ErrNotHeld when a
-// majority did not). A release inside AtLeastFor keeps each master's key
-// until the at-least bound on that master's clock, owned by nobody: the
-// name stays taken, and the former owner can no longer extend or release
-// it.
+// majority did not).
+//
+// Every round completes once its outcome is settled: a majority answered
+// yes (took the lease, recorded the token, extended, released), or enough
+// answered no, or too few can still answer; the other masters then get as
+// long again as that took. Calls still running continue in the background
+// and never hold the caller, so a silent minority of masters costs
+// neither latency nor validity. Only a repeat Acquire by the holder waits
+// for a majority agreeing on its token (masters that granted after an
+// earlier round completed hold uncommitted copies). Through one Provider,
+// an owner's calls on a name still reach each master in the order of the
+// operations: a call waits, in the background, for the same owner's
+// earlier calls on that name and master still running, so that a release
+// still on its way cannot delete the lease a later Acquire with the same
+// owner token takes there. A release inside AtLeastFor keeps each
+// master's key until the at-least bound on that master's clock, owned by
+// nobody: the name stays taken, and the former owner can no longer extend
+// or release it.
 //
 // # Contention
 //
@@ -64,18 +78,32 @@
 //
 // # Failures
 //
-// Each round waits for every master, bounded by Config.Timeout (and for
-// Acquire by the lease's validity). Configure the masters' clients so that
-// they honour those deadlines (go-redis ignores context deadlines on the
+// Each master's call is bounded by Config.Timeout, by the caller's
+// context's deadline (not its cancellation: a call cut off continues in
+// the background up to its bound), and by a share of the lease: half the
+// lease's validity for Acquire's first round, what is left of the lease
+// for its second, the new lease's validity for Extend. Each round also
+// has its own timer, so every operation returns by its context's deadline
+// plus the scheduling of a few goroutines, however the clients behave.
+// Configure the masters' clients so that they honour those deadlines (go-redis ignores context deadlines on the
 // socket unless told otherwise, and waits its ReadTimeout, 3 s) and so that
 // a dead master fails fast rather than being retried:
 //
 //	redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true,
 //		DialerRetries: 1, MaxRetries: -1, DialTimeout: 250 * time.Millisecond})
 //
-// An acquire that fails releases on the masters that took the lease and on
-// those that did not answer, since a delayed request may still take it
-// there; what such a request takes after the release lapses at AtMostFor.
+// An acquire that fails releases, in the background, on the masters that
+// took the lease and on those that did not answer: on each once its
+// first-round call has ended (a request in flight could take the lease
+// after the release), bounded by Config.Timeout from then; a later
+// attempt waits only for the releases on masters that had answered. These
+// releases delete only values written or committed by the failed Acquire
+// call's own attempts (each attempt's id is in the value, and the
+// attempt that commits a value puts its id there), so a late release can
+// never remove a later grant: at worst it makes a later attempt's commit
+// fail on that master, and a grant counts only with a majority of commits.
+// Background calls end within twice Config.Timeout, or at once when the
+// clients are closed.
 //
 // When fewer than a majority answer, operations return an
 // *batontype.UnavailableError (NotSent when every failure was a refused
@@ -85,7 +113,7 @@
 //
 // On every master, for a name N under Config.Prefix P (with '%' and '}' in N
 // escaped as %25 and %7D): P{N} the lease ("owner\ntoken atLeastAt granted
-// until atLeastUntil tick\nLockedBy"), P{N}:f the fencing counter and P{N}:t
+// until atLeastUntil tick attempt\nLockedBy"), P{N}:f the fencing counter and P{N}:t
 // the newest tick (both with TTL Config.RecordTTL, set when created). The
 // lease key is also N's release channel.
 //
@@ -95,7 +123,9 @@
 // it freed the name. NotifyRelease subscribes on every master (one
 // connection each, shared by all waiters) and returns once a majority
 // confirmed, so a release that counted is announced on at least one of
-// them. After a connection comes back its waiters are woken once.
+// them. Subscribing and unsubscribing run in the background, in order per
+// connection, so a silent master holds neither NotifyRelease nor its stop
+// function. After a connection comes back its waiters are woken once.
 //
 // # Not provided
 //

@@ -22,6 +22,11 @@ import (
 // that counted (it freed a majority) is announced on at least one
 // connection that carries it. After a connection is re-established its
 // channels' waiters are woken, since a release may have gone unheard.
+//
+// Subscribing, unsubscribing and closing run in the background, one
+// writer per connection keeping them in order: go-redis holds a pub/sub
+// connection's lock while it (re)connects, so a silent master would
+// otherwise hold NotifyRelease and its stop function for its timeouts.
 
 type notifier struct {
 	p   *Provider
@@ -42,7 +47,29 @@ type channel struct {
 type subscription struct {
 	ps      *goredis.PubSub
 	closing chan struct{}
-	done    chan struct{}
+	done    chan struct{} // closed when the listener returned
+	wrote   chan struct{} // closed when the writer returned
+
+	mu    sync.Mutex
+	queue []op          // for the writer, in order
+	wake  chan struct{} // capacity 1: the queue grew
+}
+
+// op is a subscription change for a connection's writer.
+type op struct {
+	key       string
+	subscribe bool
+}
+
+// enqueue hands o to the connection's writer.
+func (s *subscription) enqueue(o op) {
+	s.mu.Lock()
+	s.queue = append(s.queue, o)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (n *notifier) init(p *Provider) {
@@ -73,9 +100,11 @@ func (n *notifier) add(ctx context.Context, key string, ch chan<- struct{}) (fun
 		if first {
 			n.subs = make([]*subscription, len(n.p.masters))
 			for i, c := range n.p.masters {
-				s := &subscription{ps: c.Subscribe(context.WithoutCancel(ctx)), closing: make(chan struct{}), done: make(chan struct{})}
+				s := &subscription{ps: c.Subscribe(context.WithoutCancel(ctx)), closing: make(chan struct{}), done: make(chan struct{}),
+					wrote: make(chan struct{}), wake: make(chan struct{}, 1)}
 				n.subs[i] = s
 				go n.listen(i, s)
+				go n.write(s)
 			}
 		}
 		if firstOfKey {
@@ -85,13 +114,9 @@ func (n *notifier) add(ctx context.Context, key string, ch chan<- struct{}) (fun
 	})
 	stop := n.hub.Stopper(reg, func(lastOfKey, last bool) func() { return n.removed(key, lastOfKey, last) })
 	if fresh {
-		sctx, cancel := context.WithTimeout(ctx, n.p.timeout)
 		for _, s := range subs {
-			// An error here is retried by the listener's reconnect, which
-			// resubscribes every channel of the connection.
-			_ = s.ps.Subscribe(sctx, key)
+			s.enqueue(op{key: key, subscribe: true})
 		}
-		cancel()
 	}
 	timer := time.NewTimer(n.p.timeout)
 	defer timer.Stop()
@@ -131,14 +156,46 @@ func (n *notifier) removed(key string, lastOfKey, last bool) func() {
 	n.mu.Unlock()
 	return func() {
 		for _, s := range subs {
-			if last {
-				close(s.closing)
-				_ = s.ps.Close()
-				<-s.done
+			if !last {
+				s.enqueue(op{key: key})
 				continue
 			}
+			close(s.closing)
+			go func() { // bounded by the client's timeouts
+				_ = s.ps.Close()
+				<-s.done
+				<-s.wrote
+			}()
+		}
+	}
+}
+
+// write applies a connection's subscription changes in order until the
+// connection closes. An error is retried by the listener's reconnect,
+// which resubscribes every channel of the connection.
+func (n *notifier) write(s *subscription) {
+	defer close(s.wrote)
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-s.wake:
+		}
+		for {
+			s.mu.Lock()
+			if len(s.queue) == 0 {
+				s.mu.Unlock()
+				break
+			}
+			o := s.queue[0]
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), n.p.timeout)
-			_ = s.ps.Unsubscribe(ctx, key)
+			if o.subscribe {
+				_ = s.ps.Subscribe(ctx, o.key)
+			} else {
+				_ = s.ps.Unsubscribe(ctx, o.key)
+			}
 			cancel()
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -51,10 +52,12 @@ type Config struct {
 	DriftFactor float64
 	DriftMin    time.Duration
 
-	// Timeout bounds each round of requests to the masters when the
-	// caller's context (and, for Acquire, the lease's validity) allows
-	// longer, so a master that does not answer delays an operation by at
-	// most this much. Default DefaultTimeout (1 s).
+	// Timeout bounds each master's call when the caller's context (and a
+	// share of the lease) allows longer, and each background release of a
+	// failed acquire. A round does not wait for a minority that does not
+	// answer; a round that cannot settle without it (too few answered,
+	// or contenders split the masters) waits at most this much. Default
+	// DefaultTimeout (1 s).
 	Timeout time.Duration
 
 	// RecordTTL is the lifetime of each master's fencing counter and
@@ -71,19 +74,28 @@ type Config struct {
 // also implements lockprovider.ReleaseNotifier. It is safe for concurrent
 // use. It does not own the clients and never closes them.
 type Provider struct {
-	masters     []*goredis.Client
-	quorum      int
-	prefix      string
-	driftFactor float64
-	driftMin    time.Duration
-	timeout     time.Duration
-	recordTTL   int64 // ms
-	log         *slog.Logger
+	masters      []*goredis.Client
+	quorum       int
+	prefix       string
+	driftFactor  float64
+	driftMin     time.Duration
+	timeout      time.Duration
+	recordTTL    int64 // ms
+	recordTTLArg any   // recordTTL as a script argument, boxed once
+	log          *slog.Logger
 
 	acquire *goredis.Script
 	commit  *goredis.Script
 	extend  *goredis.Script
 	release *goredis.Script
+
+	allIdx []int     // every master's index; read-only
+	rounds sync.Pool // of *round
+
+	// Rounds whose calls still run after they completed, see track.
+	orderMu   sync.Mutex
+	inflight  map[nameOwner][]*round
+	nInflight atomic.Int32 // the rounds in inflight
 
 	notify notifier
 }
@@ -156,6 +168,13 @@ func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 		extend:      goredis.NewScript(extendSrc),
 		release:     goredis.NewScript(releaseSrc),
 	}
+	p.recordTTLArg = p.recordTTL
+	p.allIdx = make([]int, len(masters))
+	for i := range p.allIdx {
+		p.allIdx[i] = i
+	}
+	p.allIdx = p.allIdx[:len(masters):len(masters)]
+	p.rounds.New = func() any { return newRound(p) }
 	p.notify.init(p)
 	return p, nil
 }
@@ -176,55 +195,17 @@ func (p *Provider) drift(d time.Duration) time.Duration {
 	return time.Duration(float64(d)*p.driftFactor) + p.driftMin
 }
 
-// reply is one master's answer in a round.
-type reply struct {
-	v    any
-	err  error
-	sent time.Time // just before the request was handed to the client
-}
-
-// round runs f on the masters listed in idx (all when nil) in parallel,
-// each bounded by deadline, and returns their replies indexed like
-// p.masters.
-func (p *Provider) round(ctx context.Context, deadline time.Time, idx []int, f func(ctx context.Context, c *goredis.Client) (any, error)) []reply {
-	if d := time.Now().Add(p.timeout); d.Before(deadline) {
-		deadline = d
-	}
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	out := make([]reply, len(p.masters))
-	if idx == nil {
-		idx = p.all()
-	}
-	call := func(i int) {
-		sent := time.Now()
-		v, err := f(ctx, p.masters[i])
-		out[i] = reply{v, err, sent}
-	}
-	// The last master is asked from this goroutine: one goroutine fewer
-	// per round.
-	if len(idx) == 0 {
-		return out
-	}
-	var wg sync.WaitGroup
-	for _, i := range idx[:len(idx)-1] {
-		wg.Go(func() { call(i) })
-	}
-	call(idx[len(idx)-1])
-	wg.Wait()
-	return out
-}
-
 // failure summarises the errors of a round that fell short of a majority:
 // the caller's context error when it ended, else an
 // *batontype.UnavailableError (NotSent when no request can have reached
-// a master that could have changed the outcome).
-func failure(ctx context.Context, what string, replies []reply, why string) error {
+// a master that could have changed the outcome). silent is the number of
+// masters asked that had not answered when the round completed.
+func failure(ctx context.Context, what string, replies []reply, silent int, why string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redlock: %s: %w", what, err)
 	}
 	var errs []error
-	notSent := true
+	notSent := silent == 0
 	for _, r := range replies {
 		if r.err != nil {
 			errs = append(errs, r.err)
@@ -233,14 +214,41 @@ func failure(ctx context.Context, what string, replies []reply, why string) erro
 			}
 		}
 	}
+	if silent > 0 {
+		errs = append(errs, fmt.Errorf("%d of %d masters did not answer in time", silent, len(replies)))
+	}
 	if len(errs) == 0 {
 		return fmt.Errorf("redlock: %s: %w", what, &batontype.UnavailableError{Err: errors.New(why)})
 	}
 	return fmt.Errorf("redlock: %s: %w", what, &batontype.UnavailableError{NotSent: notSent, Err: fmt.Errorf("%s: %w", why, errors.Join(errs...))})
 }
 
+// unanswered lists the masters of idx (all when nil) without an answer.
+func (p *Provider) unanswered(replies []reply, idx []int) []int {
+	if idx == nil {
+		idx = p.allIdx
+	}
+	var out []int
+	for _, i := range idx {
+		if !replies[i].ended {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// settled decides a round whose success needs q masters to report yes,
+// and whose definite refusal needs more than N-q to report no: it is
+// settled when one of them is reached, or when the masters still pending
+// can reach neither (too few answered: unavailable).
+func (p *Provider) settled(yes, no, pending int) bool {
+	n := len(p.masters)
+	return yes >= p.quorum || no > n-p.quorum || (yes+pending < p.quorum && no+pending <= n-p.quorum)
+}
+
 // value fields after the owner: token atLeastAt granted until atLeastUntil
-// tick, then LockedBy.
+// tick call, then LockedBy; call identifies the Acquire call that wrote or
+// committed the value (see undo).
 type state struct {
 	token, granted, until, atLeastUntil, tick int64
 }
@@ -252,11 +260,11 @@ func parseValue(owner, v string) (state, bool) {
 	}
 	nums, _, _ := strings.Cut(rest, "\n")
 	f := strings.Fields(nums)
-	if len(f) != 6 {
+	if len(f) < 6 { // the seventh is the writing call's id
 		return state{}, false
 	}
 	var n [6]int64
-	for i, s := range f {
+	for i, s := range f[:6] {
 		x, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return state{}, false
@@ -299,11 +307,23 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 	}
 	start := time.Now()
 	giveUp := start.Add(p.timeout)
+	var idBuf [4]uint64
+	ids := idBuf[:0] // of the attempts, see undo
 	for attempt := 1; ; attempt++ {
 		t0 := time.Now()
-		l, sp, err := p.tryAcquire(ctx, ap, start)
+		ids = append(ids, rand.Uint64()>>1)
+		l, sp, first, undone, err := p.tryAcquire(ctx, ap, start, ids)
 		if sp == noSplit {
 			return l, err
+		}
+		// The next attempt must not find this one's leases on masters that
+		// answered: a release racing it there would fail its commit.
+		if !wait(ctx, giveUp, undone) {
+			first.done()
+			if err := ctx.Err(); err != nil {
+				return batontype.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
+			}
+			return batontype.Lease{}, batontype.ErrNotAcquired
 		}
 		// The contender that holds the most masters (ties: the smaller
 		// owner token) keeps them and asks again soon; the others let go
@@ -316,19 +336,53 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		} else {
 			start = time.Time{}
 		}
-		if time.Now().Add(pause).After(giveUp) || ctx.Err() != nil {
+		if time.Now().Add(pause).After(giveUp) || !sleep(ctx, pause) {
 			if sp == splitKeep {
-				p.undo(ctx, ap.Name, ap.Owner, p.all())
+				p.undo(ctx, ap.Name, ap.Owner, ids, p.allIdx, first)
 			}
+			first.done()
 			if err := ctx.Err(); err != nil {
 				return batontype.Lease{}, fmt.Errorf("redlock: acquire: %w", err)
 			}
 			return batontype.Lease{}, batontype.ErrNotAcquired
 		}
-		time.Sleep(pause)
+		first.done()
 		if start.IsZero() {
 			start = time.Now()
 		}
+	}
+}
+
+// wait waits until done is closed (nil: at once), ctx is done or giveUp
+// passed; it reports whether done was closed in time.
+func wait(ctx context.Context, giveUp time.Time, done <-chan struct{}) bool {
+	if done == nil {
+		return true
+	}
+	t := time.NewTimer(time.Until(giveUp))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return false
+	}
+}
+
+// sleep waits d or until ctx is done; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -343,8 +397,13 @@ const (
 
 // tryAcquire makes one attempt, whose leases count from start (an earlier
 // attempt's, when it kept what it took). sp says whether contenders divided
-// the masters so that nobody holds a majority.
-func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time) (_ batontype.Lease, sp split, err error) {
+// the masters so that nobody holds a majority; first is the attempt's
+// first round when sp is not noSplit (for undo; the caller calls its done),
+// and undone is closed when the clean-up of a failed attempt is done on
+// the masters that had answered (see undo). ids are the ids of the
+// Acquire call's attempts, this one's last.
+func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams, start time.Time, ids []uint64) (
+	_ batontype.Lease, sp split, first *round, undone <-chan struct{}, err error) {
 	granted := start.UnixMilli()
 	st := state{granted: granted, until: granted + ap.AtMostFor.Milliseconds(), atLeastUntil: granted + ap.AtLeastFor.Milliseconds()}
 	if !ap.Tick.IsZero() {
@@ -355,21 +414,31 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	// set to AtMostFor by the second (tests use such leases; baton's
 	// Locker refuses them, its safety margin being the same allowance).
 	checkValidity := ap.AtMostFor > p.drift(ap.AtMostFor)
-	// The validity is decided after the second round; either round may
-	// take until the keys can end.
-	deadline, px, commitPX := start.Add(ap.AtMostFor), ap.AtMostFor.Milliseconds(), int64(0)
+	// The first round's calls may take half the lease's validity, so
+	// that the second round has time too; the validity is decided after
+	// the second round.
+	deadline, px, commitPX := start.Add((ap.AtMostFor-p.drift(ap.AtMostFor))/2), ap.AtMostFor.Milliseconds(), int64(0)
 	if !checkValidity {
 		deadline = start.Add(p.timeout)
 		px, commitPX = px+p.timeout.Milliseconds(), px
 	}
 	keys := p.keys(ap.Name)
-	rest := strconv.FormatInt(st.granted, 10) + " " + strconv.FormatInt(st.until, 10) + " " +
-		strconv.FormatInt(st.atLeastUntil, 10) + " " + strconv.FormatInt(st.tick, 10) + "\n" + ap.LockedBy
-	args := []any{ap.Owner, rest, px, ap.AtLeastFor.Milliseconds(), st.tick, p.recordTTL}
+	id := ids[len(ids)-1]
+	// The value's rest in one buffer, one allocation on the hot path.
+	rest := make([]byte, 0, 128)
+	for _, n := range [...]int64{st.granted, st.until, st.atLeastUntil, st.tick} {
+		rest = append(strconv.AppendInt(rest, n, 10), ' ')
+	}
+	rest = append(strconv.AppendUint(rest, id, 10), '\n')
+	rest = append(rest, ap.LockedBy...)
+	args := []any{ap.Owner, string(rest), px, ap.AtLeastFor.Milliseconds(), st.tick, p.recordTTLArg}
 
-	replies := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.acquire.Run(ctx, c, keys, args...).Result()
-	})
+	replies, r1 := p.round(ctx, deadline, nil, p.acquire, keys, args, settleAcquire, nameOwner{ap.Name, ap.Owner})
+	defer func() {
+		if sp == noSplit {
+			r1.done()
+		}
+	}()
 	// setFrom is the earliest instant the caller's lease keys can have been
 	// set: the first request of this attempt that took a master, or start
 	// for masters taken by an earlier attempt. Every key lives at least
@@ -385,7 +454,7 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	stale := 0                  // masters refusing the tick
 	var unknown []int           // masters that did not answer: a late request may still take the lease there
 	for i, r := range replies {
-		if r.err != nil {
+		if !r.ended || r.err != nil {
 			unknown = append(unknown, i)
 			continue
 		}
@@ -440,25 +509,31 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		}
 		switch {
 		case held+stale+len(granting) < p.quorum:
-			err = failure(ctx, "acquire", replies, "too few masters answered")
+			// Masters without an answer make the outcome unknown only
+			// when they could have completed a majority.
+			silent := len(p.unanswered(replies, nil))
+			if len(granting)+silent < p.quorum {
+				silent = 0
+			}
+			err = failure(ctx, "acquire", replies, silent, "too few masters answered")
 		case stale > 0:
 			err = batontype.ErrStaleTick
 		case majority:
 			err = batontype.ErrNotAcquired
 		case top:
-			return batontype.Lease{}, splitKeep, batontype.ErrNotAcquired
+			return batontype.Lease{}, splitKeep, r1, nil, batontype.ErrNotAcquired
 		default:
 			sp = splitDrop
 			err = batontype.ErrNotAcquired
 		}
-		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-		return batontype.Lease{}, sp, err
+		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), r1)
+		return batontype.Lease{}, sp, r1, undone, err
 	}
 	if same != nil && agree >= p.quorum {
 		// A repeat by the holder: the same grant. Masters where the lease
 		// had lapsed and was taken again keep an uncommitted copy that
 		// Release and expiry remove.
-		return same.lease(ap.Name, ap.Owner), noSplit, nil
+		return same.lease(ap.Name, ap.Owner), noSplit, nil, nil, nil
 	}
 	firstStart := start // when masters kept from earlier attempts were taken
 	if setFrom.After(start) {
@@ -468,16 +543,15 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	}
 	if checkValidity {
 		// The keys live at least AtMostFor from start; the second round
-		// may use all of it, the validity is decided after it.
+		// may use what is left of it, the validity is decided after it.
 		deadline = start.Add(ap.AtMostFor)
 	}
 
 	st.token = counter + 1
-	times := []any{st.granted, st.until, st.atLeastUntil}
-	first := replies
-	replies = p.round(ctx, deadline, granting, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.commit.Run(ctx, c, keys, append([]any{ap.Owner, st.token, st.tick, p.recordTTL, commitPX}, times...)...).Result()
-	})
+	firstReplies := replies
+	replies, second := p.round(ctx, deadline, granting, p.commit, keys,
+		[]any{ap.Owner, st.token, st.tick, p.recordTTLArg, commitPX, st.granted, st.until, st.atLeastUntil, id}, settleCommit, nameOwner{ap.Name, ap.Owner})
+	second.done() // nothing to wait for: a failed commit is undone from the first round
 	// Each committed master's key lives at least until the later of two
 	// bounds: AtMostFor after the request that set it was sent, and its
 	// remaining TTL, as the commit read it, after the commit was sent. The
@@ -485,13 +559,13 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 	// of those bounds, less the drift allowance.
 	var ends []time.Time
 	for i, r := range replies {
-		v, ok := r.v.([]any)
-		if !ok || len(v) != 2 {
+		if !committed(r) {
 			continue
 		}
+		v := r.v.([]any)
 		setAt := firstStart
-		if kind, _ := keyspace.Int(first[i].v.([]any)[0]); kind == 2 {
-			setAt = first[i].sent
+		if kind, _ := keyspace.Int(firstReplies[i].v.([]any)[0]); kind == 2 {
+			setAt = firstReplies[i].sent
 		}
 		end := setAt.Add(ap.AtMostFor)
 		if ms, ok := keyspace.Int(v[1]); ok {
@@ -502,17 +576,64 @@ func (p *Provider) tryAcquire(ctx context.Context, ap lockprovider.AcquireParams
 		ends = append(ends, end)
 	}
 	if len(ends) < p.quorum {
-		p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-		return batontype.Lease{}, noSplit, failure(ctx, "acquire: commit token", replies, "the lease lapsed on a majority before the token was recorded")
+		undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), r1)
+		return batontype.Lease{}, noSplit, nil, undone, failure(ctx, "acquire: commit token", replies, len(p.unanswered(replies, granting)),
+			"the lease lapsed on a majority before the token was recorded")
 	}
 	if checkValidity {
 		slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
 		if validEnd := ends[p.quorum-1].Add(-p.drift(ap.AtMostFor)); !time.Now().Before(validEnd) {
-			p.undo(ctx, ap.Name, ap.Owner, append(granting, unknown...))
-			return batontype.Lease{}, noSplit, p.late("acquire", start, validEnd.Sub(start))
+			undone = p.undo(ctx, ap.Name, ap.Owner, ids, append(granting, unknown...), r1)
+			return batontype.Lease{}, noSplit, nil, undone, p.late("acquire", start, validEnd.Sub(start))
 		}
 	}
-	return st.lease(ap.Name, ap.Owner), noSplit, nil
+	return st.lease(ap.Name, ap.Owner), noSplit, nil, nil, nil
+}
+
+// firstSettled decides the first round of an acquire: a majority took the
+// lease, or it cannot and a majority answered (the refusal's kind is
+// known) or cannot answer (unavailable). When the caller already holds a
+// committed grant on a master (a repeat), a majority must agree on it, or
+// every master answer, so that the repeat returns that grant rather than
+// a new token: masters that granted after an earlier round completed hold
+// uncommitted copies.
+func (p *Provider) firstSettled(owner string, replies []reply, pending int) bool {
+	granting, answered, agree := 0, 0, 0
+	var token int64
+	for _, r := range replies {
+		if !r.ended || r.err != nil {
+			continue
+		}
+		answered++
+		v, ok := r.v.([]any)
+		if !ok || len(v) < 2 {
+			continue
+		}
+		switch kind, _ := keyspace.Int(v[0]); kind {
+		case 1:
+			granting++
+			if s, ok := parseValue(owner, fmt.Sprint(v[1])); ok && s.token != 0 {
+				if token == 0 {
+					token = s.token
+				}
+				if s.token == token {
+					agree++
+				}
+			}
+		case 2:
+			granting++
+		}
+	}
+	if granting >= p.quorum {
+		return token == 0 || agree >= p.quorum
+	}
+	return granting+pending < p.quorum && (answered >= p.quorum || answered+pending < p.quorum)
+}
+
+// committed reports whether r is a commit that recorded the token.
+func committed(r reply) bool {
+	v, ok := r.v.([]any)
+	return r.ended && ok && len(v) == 2
 }
 
 func (p *Provider) late(what string, start time.Time, validity time.Duration) error {
@@ -520,28 +641,47 @@ func (p *Provider) late(what string, start time.Time, validity time.Duration) er
 		Err: fmt.Errorf("a majority did not answer within the lease's validity %v (took %v)", validity, time.Since(start))})
 }
 
-// all lists every master.
-func (p *Provider) all() []int {
-	idx := make([]int, len(p.masters))
-	for i := range idx {
-		idx[i] = i
+// undo deletes what the attempts ids of an Acquire call took when they
+// are abandoned, best effort and in the background, on the masters listed:
+// only values those attempts wrote or committed, so nothing a later
+// attempt committed (a value it found and committed carries its own id).
+// On each master the release is sent once that master's call in first,
+// the attempt's first round (nil: none ran), has ended, since a request
+// still in flight could take the lease after it: at once where it has,
+// else by that call when it ends. Each release is bounded by
+// Config.Timeout from when it is sent. The returned channel is closed
+// when the releases sent at once are done. It ignores the at-least bound:
+// the lease never counted.
+func (p *Provider) undo(ctx context.Context, name, owner string, ids []uint64, idx []int, first *round) <-chan struct{} {
+	c := &cleanup{p: p, ctx: context.WithoutCancel(ctx), keys: p.keys(name)[:1], args: []any{owner, 1}, idx: idx}
+	for _, id := range ids {
+		c.args = append(c.args, id)
 	}
-	return idx
-}
-
-// undo deletes what an abandoned acquire took, best effort, on the
-// masters listed. It ignores the at-least bound: the lease never counted,
-// and a later attempt with the same owner token must not find it lingering
-// as its own.
-func (p *Provider) undo(ctx context.Context, name, owner string, idx []int) {
-	if len(idx) == 0 {
-		return
+	now := idx
+	if first != nil {
+		now = nil
+		first.mu.Lock()
+		for _, i := range idx {
+			if first.out[i].ended || !slices.Contains(first.idx, i) {
+				now = append(now, i)
+			}
+		}
+		first.cleanup = c
+		first.mu.Unlock()
 	}
-	ctx = context.WithoutCancel(ctx)
-	keys := p.keys(name)[:1]
-	p.round(ctx, time.Now().Add(p.timeout), idx, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.release.Run(ctx, c, keys, owner, 1).Result()
-	})
+	c.answered.Add(len(now))
+	for _, i := range now {
+		go func() {
+			defer c.answered.Done()
+			c.release(i)
+		}()
+	}
+	undone := make(chan struct{})
+	go func() {
+		c.answered.Wait()
+		close(undone)
+	}()
+	return undone
 }
 
 // Extend implements lockprovider.Provider: one parallel round to every
@@ -564,9 +704,9 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (ba
 		deadline = start.Add(p.timeout)
 	}
 	keys := p.keys(ep.Name)[:1]
-	replies := p.round(ctx, deadline, nil, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.extend.Run(ctx, c, keys, ep.Owner, ep.AtMostFor.Milliseconds(), ep.AtLeastFor.Milliseconds(), until, atLeast).Result()
-	})
+	replies, r := p.round(ctx, deadline, nil, p.extend, keys,
+		[]any{ep.Owner, ep.AtMostFor.Milliseconds(), ep.AtLeastFor.Milliseconds(), until, atLeast}, settleExtend, nameOwner{ep.Name, ep.Owner})
+	r.done()
 	var best *state
 	ok, refusedBy := 0, 0
 	for _, r := range replies {
@@ -593,7 +733,7 @@ func (p *Provider) Extend(ctx context.Context, ep lockprovider.ExtendParams) (ba
 	case refusedBy > len(p.masters)-p.quorum || (ok >= p.quorum && (best == nil || best.token == 0)):
 		return batontype.Lease{}, batontype.ErrNotHeld
 	default:
-		return batontype.Lease{}, failure(ctx, "extend", replies, "too few masters answered")
+		return batontype.Lease{}, failure(ctx, "extend", replies, len(p.unanswered(replies, nil)), "too few masters answered")
 	}
 }
 
@@ -607,10 +747,36 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 		return fmt.Errorf("redlock: release: %w", err)
 	}
 	keys := p.keys(rp.Name)[:1]
-	replies := p.round(ctx, time.Now().Add(p.timeout), nil, func(ctx context.Context, c *goredis.Client) (any, error) {
-		return p.release.Run(ctx, c, keys, rp.Owner, 0).Result()
-	})
-	ok, refusedBy := 0, 0
+	replies, r := p.round(ctx, time.Now().Add(p.timeout), nil, p.release, keys, []any{rp.Owner, 0}, settleRelease, nameOwner{rp.Name, rp.Owner})
+	r.done()
+	ok, refusedBy := released(replies)
+	switch {
+	case ok >= p.quorum:
+		return nil
+	case refusedBy > len(p.masters)-p.quorum:
+		return batontype.ErrNotHeld
+	default:
+		return failure(ctx, "release", replies, len(p.unanswered(replies, nil)), "too few masters answered")
+	}
+}
+
+// extended counts the masters of an extend round that extended the
+// lease and those that refused.
+func extended(replies []reply) (ok, refusedBy int) {
+	for _, r := range replies {
+		switch r.v.(type) {
+		case int64:
+			refusedBy++
+		case string:
+			ok++
+		}
+	}
+	return ok, refusedBy
+}
+
+// released counts the masters of a release round that released the lease
+// and those that refused.
+func released(replies []reply) (ok, refusedBy int) {
 	for _, r := range replies {
 		if n, isInt := r.v.(int64); isInt {
 			if n == 1 {
@@ -620,12 +786,5 @@ func (p *Provider) Release(ctx context.Context, rp lockprovider.ReleaseParams) e
 			}
 		}
 	}
-	switch {
-	case ok >= p.quorum:
-		return nil
-	case refusedBy > len(p.masters)-p.quorum:
-		return batontype.ErrNotHeld
-	default:
-		return failure(ctx, "release", replies, "too few masters answered")
-	}
+	return ok, refusedBy
 }
