@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
@@ -154,10 +155,7 @@ func NewLocker(p lockprovider.Provider, cfg *Config) (*Locker, error) {
 	if isnil.IsNil(p) {
 		return nil, ErrNilProvider
 	}
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Of(cfg)
 	l := &Locker{
 		p:              p,
 		log:            c.Logger,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -76,10 +77,7 @@ func New(p lockprovider.Provider, name string, cfg *Config) (*Election, error) {
 	if isnil.IsNil(p) {
 		return nil, baton.ErrNilProvider
 	}
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Of(cfg)
 	if err := batontype.ValidateName(name); err != nil {
 		return nil, batontype.InPkg("leader", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/observe"
@@ -154,10 +155,7 @@ const defaultCallTimeout = 5 * time.Second
 
 // withDefaults returns a validated copy of cfg with defaults filled in.
 func (cfg *Config) withDefaults() (Config, error) {
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Of(cfg)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -40,3 +40,13 @@ func Logger(l *slog.Logger) *slog.Logger {
 	}
 	return l
 }
+
+// Of returns *cfg, or for a nil cfg the zero value, whose every field means
+// its documented default: the one reading of a config pointer argument.
+func Of[T any](cfg *T) T {
+	if cfg == nil {
+		var zero T
+		return zero
+	}
+	return *cfg
+}

@@ -148,10 +148,7 @@ func New(db DB, cfg *Config) (*Provider, error) {
 		// first use, far from the cause.
 		return nil, &batontype.ValidationError{Pkg: "postgres", Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Of(cfg)
 	n, err := resolveNames(&c)
 	if err != nil {
 		return nil, err

@@ -95,10 +95,7 @@ func New(client Client, cfg *Config) (*Provider, error) {
 	if err := checkClient(client); err != nil {
 		return nil, err
 	}
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Of(cfg)
 	var err error
 	if c.Prefix, err = keyspace.Prefix(c.Prefix, DefaultPrefix, true); err != nil {
 		return nil, err

@@ -129,10 +129,7 @@ func New(masters []*goredis.Client, cfg *Config) (*Provider, error) {
 			return nil, &batontype.ValidationError{Pkg: "redlock", Field: "masters", Value: "[" + strconv.Itoa(i) + "]", Reason: "is nil", Err: batontype.ErrInvalid}
 		}
 	}
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Of(cfg)
 	var err error
 	if c.Prefix, err = keyspace.Prefix(c.Prefix, DefaultPrefix, true); err != nil {
 		return nil, err
