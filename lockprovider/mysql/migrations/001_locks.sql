@@ -1,0 +1,110 @@
+-- The lease table: one row per lock name, never deleted by baton, so the
+-- fence column keeps increasing across release, expiry and takeover.
+-- Names are VARBINARY: compared byte by byte, with no collation and no
+-- trailing-space padding ('a' and 'a ' are two names). Times are
+-- DATETIME(6) in UTC, written from UTC_TIMESTAMP(6): no conversion through
+-- the session's time zone, no 2038 limit and none of the implicit defaults
+-- a TIMESTAMP column gets on servers with explicit_defaults_for_timestamp
+-- off (MariaDB's default).
+CREATE TABLE IF NOT EXISTS {{.Locks}} (
+    name           VARBINARY(200) NOT NULL,
+    owner          VARBINARY(64)  NOT NULL,
+    locked_by      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+    locked_at      DATETIME(6)    NOT NULL,
+    lock_until     DATETIME(6)    NOT NULL,
+    at_least_until DATETIME(6)    NOT NULL,
+    fence          BIGINT         NOT NULL,
+    last_tick      DATETIME(6)    NULL,
+    PRIMARY KEY (name)
+) ENGINE=InnoDB
+//
+-- Acquire: one CALL. Every statement of a procedure is its own transaction
+-- in autocommit (the procedure never starts one: START TRANSACTION would
+-- commit a caller's), so each step is one atomic statement:
+--   the lock wait  is cut to nothing (MariaDB; MySQL's minimum is 1s) for
+--               the call and restored after, so a contender fails fast
+--               (error 1205) instead of queueing behind another session's
+--               open transaction (NOWAIT is not allowed in a MariaDB
+--               procedure);
+--   v_now       reads the server clock. UTC_TIMESTAMP(6) is the time of
+--               the statement that reads it, never the start of a
+--               transaction, and needs no time zone;
+--   the UPDATE  takes over an ended lease (and a newer tick), bumping the
+--               fence under the row lock to at least the server time in
+--               microseconds, so tokens increase even if an operator
+--               deleted the row;
+--   the INSERT  creates the row of a name never seen (IGNORE: a concurrent
+--               insert of the same name wins, and this claim is refused);
+--   the SELECT  reports the row, from which the caller tells a grant (its
+--               owner, live), a lease held by another and a stale tick
+--               apart. A repeated Acquire by the holder changes nothing
+--               and reads the same grant.
+-- p_most, p_least are microseconds; p_tick microseconds since the Unix
+-- epoch, NULL for none.
+CREATE PROCEDURE {{proc "acquire"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64),
+    IN p_by VARCHAR(255) CHARACTER SET utf8mb4, IN p_most BIGINT, IN p_least BIGINT, IN p_tick BIGINT)
+    SQL SECURITY INVOKER
+BEGIN
+    DECLARE v_now DATETIME(6);
+    DECLARE v_tick DATETIME(6) DEFAULT {{dt "p_tick"}};
+    DECLARE v_wait BIGINT DEFAULT @@SESSION.innodb_lock_wait_timeout;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        SET SESSION innodb_lock_wait_timeout = v_wait;
+        RESIGNAL;
+    END;
+    SET SESSION innodb_lock_wait_timeout = 0;
+    SET v_now = UTC_TIMESTAMP(6);
+    UPDATE {{.Locks}} SET
+        owner          = p_owner,
+        locked_by      = p_by,
+        locked_at      = v_now,
+        lock_until     = v_now + INTERVAL p_most MICROSECOND,
+        at_least_until = v_now + INTERVAL p_least MICROSECOND,
+        fence          = GREATEST(fence + 1, {{us "v_now"}}),
+        last_tick      = COALESCE(v_tick, last_tick)
+    WHERE name = p_name AND lock_until <= v_now
+      AND (v_tick IS NULL OR last_tick IS NULL OR last_tick < v_tick);
+    IF ROW_COUNT() = 0 THEN
+        INSERT IGNORE INTO {{.Locks}} (name, owner, locked_by, locked_at, lock_until, at_least_until, fence, last_tick)
+        VALUES (p_name, p_owner, p_by, v_now, v_now + INTERVAL p_most MICROSECOND,
+            v_now + INTERVAL p_least MICROSECOND, {{us "v_now"}}, v_tick);
+    END IF;
+    SET SESSION innodb_lock_wait_timeout = v_wait;
+    SELECT {{us "v_now"}}, t.owner, {{us "t.locked_at"}}, {{us "t.lock_until"}}, {{us "t.at_least_until"}},
+        t.fence, {{us "t.last_tick"}}
+    FROM (SELECT 1) d LEFT JOIN {{.Locks}} t ON t.name = p_name;
+END
+//
+-- Extend: one UPDATE of a live lease held by the owner, then the row if it
+-- is (still) that lease. The new end is after v_now, so the SELECT finds
+-- the row exactly when the UPDATE changed it.
+CREATE PROCEDURE {{proc "extend"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64),
+    IN p_most BIGINT, IN p_least BIGINT)
+    SQL SECURITY INVOKER
+BEGIN
+    DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    UPDATE {{.Locks}} SET
+        lock_until     = v_now + INTERVAL p_most MICROSECOND,
+        at_least_until = v_now + INTERVAL p_least MICROSECOND
+    WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
+    SELECT {{us "locked_at"}}, {{us "lock_until"}}, {{us "at_least_until"}}, fence, {{us "last_tick"}}
+    FROM {{.Locks}}
+    WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
+END
+//
+-- Release: the lease ends now, or at its at_least_until bound if that
+-- lies ahead. Answers 1 when the owner held the lease. A second release
+-- inside the bound matches without changing the row, which ROW_COUNT()
+-- reports as 0 unless the client set CLIENT_FOUND_ROWS; the EXISTS
+-- recognises that case whatever the flag.
+CREATE PROCEDURE {{proc "release"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64))
+    SQL SECURITY INVOKER
+BEGIN
+    DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_rc INT DEFAULT 0;
+    UPDATE {{.Locks}} SET lock_until = GREATEST(v_now, at_least_until)
+    WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
+    SET v_rc = ROW_COUNT();
+    SELECT v_rc > 0 OR EXISTS (SELECT 1 FROM {{.Locks}} WHERE name = p_name AND owner = p_owner
+        AND lock_until > v_now AND lock_until = at_least_until);
+END
