@@ -107,7 +107,7 @@ type names struct {
 	Registry string // Locks with the suffix _reg: the job registry
 	Paused   string // Locks with the suffix _paused: paused jobs
 	RunQueue string // Locks with the suffix _runq: run requests
-	Events   string // Locks with the suffix _events: release and control announcements
+	Waiters  string // Locks with the suffix _waiters: waited-for names and their release counters
 }
 
 // proc returns the quoted, qualified name of the procedure suffix (e.g.
@@ -120,6 +120,7 @@ func (n names) rateProc(suffix string) string { return qualify(n.Database, n.rat
 // queries are the statements the provider sends, each one round trip.
 type queries struct {
 	acquire, extend, release, inspect, list string
+	acquireBatch, releaseBatch              string
 	ops                                     opsQueries
 	control                                 controlQueries
 }
@@ -175,13 +176,15 @@ func newQueries(n names) queries {
 	cols := "t.name, t.lock_until > UTC_TIMESTAMP(6), t.locked_by, " + us("t.locked_at") + ", " + us("t.lock_until") +
 		", t.fence, " + us("t.last_tick") + ", " + us("t.at_least_until") + " FROM " + n.Locks + " t"
 	return queries{
-		acquire: "CALL " + n.proc("acquire") + "(?, ?, ?, ?, ?, ?)",
-		extend:  "CALL " + n.proc("extend") + "(?, ?, ?, ?)",
-		release: "CALL " + n.proc("release") + "(?, ?)",
-		inspect: "SELECT " + cols + " WHERE t.name = ?",
-		list:    "SELECT " + cols + " ORDER BY t.name",
-		ops:     newOpsQueries(n),
-		control: newControlQueries(n),
+		acquire:      "CALL " + n.proc("acquire") + "(?, ?, ?, ?, ?, ?)",
+		extend:       "CALL " + n.proc("extend") + "(?, ?, ?, ?)",
+		release:      "CALL " + n.proc("release") + "(?, ?)",
+		acquireBatch: "CALL " + n.proc("acquire_batch") + "(?, ?, ?, ?, ?, ?)",
+		releaseBatch: "CALL " + n.proc("release_batch") + "(?, ?)",
+		inspect:      "SELECT " + cols + " WHERE t.name = ?",
+		list:         "SELECT " + cols + " ORDER BY t.name",
+		ops:          newOpsQueries(n),
+		control:      newControlQueries(n),
 	}
 }
 
@@ -214,7 +217,7 @@ func resolveNames(c *Config) (names, error) {
 		Registry: qualify(d, table+"_reg"),
 		Paused:   qualify(d, table+"_paused"),
 		RunQueue: qualify(d, table+"_runq"),
-		Events:   qualify(d, table+"_events"),
+		Waiters:  qualify(d, table+"_waiters"),
 	}, nil
 }
 
@@ -330,22 +333,28 @@ func tickArg(t time.Time) any {
 
 // acquireRow is the answer of the acquire procedure for one name.
 type acquireRow struct {
-	now                     int64
-	owner                   sql.NullString
-	at, until, atLeast      sql.NullInt64
-	fence                   sql.NullInt64
-	lastTick                sql.NullInt64
+	now                int64
+	mine               bool // the row is a live lease of the caller's owner token
+	at, until, atLeast sql.NullInt64
+	fence              sql.NullInt64
+	lastTick           sql.NullInt64
 }
 
 func (r *acquireRow) dest() []any {
-	return []any{&r.now, &r.owner, &r.at, &r.until, &r.atLeast, &r.fence, &r.lastTick}
+	return []any{&r.now, &r.mine, &r.at, &r.until, &r.atLeast, &r.fence, &r.lastTick}
+}
+
+// nullables are r's fields after now, in the order of the procedures'
+// answers.
+func (r *acquireRow) nullables() []*sql.NullInt64 {
+	return []*sql.NullInt64{&r.at, &r.until, &r.atLeast, &r.fence, &r.lastTick}
 }
 
 // result decodes r as the answer to a.
 func (r *acquireRow) result(a lockprovider.AcquireParams) (batontype.Lease, error) {
 	live := r.until.Valid && r.until.Int64 > r.now
 	switch {
-	case live && r.owner.String == a.Owner:
+	case r.mine:
 		// Granted by this call, or already ours: the same grant.
 		l := batontype.Lease{
 			Name: a.Name, Owner: a.Owner, Token: r.fence.Int64,

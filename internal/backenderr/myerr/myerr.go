@@ -70,4 +70,3 @@ func Contended(err error) error {
 	}
 	return nil
 }
-

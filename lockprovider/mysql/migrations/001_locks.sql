@@ -18,14 +18,25 @@ CREATE TABLE IF NOT EXISTS {{.Locks}} (
     PRIMARY KEY (name)
 ) ENGINE=InnoDB
 //
--- Acquire: one CALL. Every statement of a procedure is its own transaction
--- in autocommit (the procedure never starts one: START TRANSACTION would
--- commit a caller's), so each step is one atomic statement:
---   the lock wait  is cut to nothing (MariaDB; MySQL's minimum is 1s) for
---               the call and restored after, so a contender fails fast
---               (error 1205) instead of queueing behind another session's
---               open transaction (NOWAIT is not allowed in a MariaDB
---               procedure);
+-- Names some process waits on (NotifyRelease), until "until", with a
+-- counter of the releases announced: MySQL has no LISTEN/NOTIFY, so a
+-- release that ends a lease at once bumps the counter of a waited-for
+-- name, and the waiting provider polls the counters of its names. Kept
+-- apart from the lease rows so that registering and polling never lock a
+-- lease row. One row with a name no lock can have (it starts with a
+-- control character) counts the control changes (see WatchControl).
+CREATE TABLE IF NOT EXISTS {{.Waiters}} (
+    name     VARBINARY(200) NOT NULL,
+    until    DATETIME(6)    NOT NULL,
+    released BIGINT         NOT NULL DEFAULT 0,
+    PRIMARY KEY (name)
+) ENGINE=InnoDB
+//
+-- The grant, shared by every acquiring procedure (acquire, acquire_run,
+-- acquire_batch), so the lease logic exists once. Every statement of a
+-- procedure is its own transaction in autocommit (no procedure here
+-- starts one: START TRANSACTION would commit a caller's), so each step is
+-- one atomic statement:
 --   v_now       reads the server clock. UTC_TIMESTAMP(6) is the time of
 --               the statement that reads it, never the start of a
 --               transaction, and needs no time zone;
@@ -39,21 +50,21 @@ CREATE TABLE IF NOT EXISTS {{.Locks}} (
 --               owner, live), a lease held by another and a stale tick
 --               apart. A repeated Acquire by the holder changes nothing
 --               and reads the same grant.
+-- The callers cut the session's lock wait (see acquire), so a contender
+-- fails fast with error 1205 instead of queueing behind another session's
+-- open transaction. o_granted says whether this call granted (for the
+-- ledger's run row); o_mine whether the row is a live lease of p_owner.
 -- p_most, p_least are microseconds; p_tick microseconds since the Unix
--- epoch, NULL for none.
-CREATE PROCEDURE {{proc "acquire"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64),
-    IN p_by VARCHAR(255) CHARACTER SET utf8mb4, IN p_most BIGINT, IN p_least BIGINT, IN p_tick BIGINT)
+-- epoch, NULL for none. The o_ times are microseconds since the epoch.
+CREATE PROCEDURE {{proc "acq"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64),
+    IN p_by VARCHAR(255) CHARACTER SET utf8mb4, IN p_most BIGINT, IN p_least BIGINT, IN p_tick BIGINT,
+    OUT o_granted BOOLEAN, OUT o_now BIGINT, OUT o_mine BOOLEAN, OUT o_at BIGINT, OUT o_until BIGINT,
+    OUT o_least BIGINT, OUT o_fence BIGINT, OUT o_tick BIGINT)
     SQL SECURITY INVOKER
 BEGIN
-    DECLARE v_now DATETIME(6);
+    DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_tick DATETIME(6) DEFAULT {{dt "p_tick"}};
-    DECLARE v_wait BIGINT DEFAULT @@SESSION.innodb_lock_wait_timeout;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
-        SET SESSION innodb_lock_wait_timeout = v_wait;
-        RESIGNAL;
-    END;
-    SET SESSION innodb_lock_wait_timeout = 0;
-    SET v_now = UTC_TIMESTAMP(6);
+    DECLARE CONTINUE HANDLER FOR NOT FOUND BEGIN END;
     UPDATE {{.Locks}} SET
         owner          = p_owner,
         locked_by      = p_by,
@@ -64,15 +75,39 @@ BEGIN
         last_tick      = COALESCE(v_tick, last_tick)
     WHERE name = p_name AND lock_until <= v_now
       AND (v_tick IS NULL OR last_tick IS NULL OR last_tick < v_tick);
-    IF ROW_COUNT() = 0 THEN
+    SET o_granted = ROW_COUNT() > 0;
+    IF NOT o_granted THEN
         INSERT IGNORE INTO {{.Locks}} (name, owner, locked_by, locked_at, lock_until, at_least_until, fence, last_tick)
         VALUES (p_name, p_owner, p_by, v_now, v_now + INTERVAL p_most MICROSECOND,
             v_now + INTERVAL p_least MICROSECOND, {{us "v_now"}}, v_tick);
+        SET o_granted = ROW_COUNT() > 0;
     END IF;
+    SET o_now = {{us "v_now"}}, o_mine = FALSE, o_at = NULL, o_until = NULL, o_least = NULL, o_fence = NULL, o_tick = NULL;
+    SELECT owner = p_owner AND lock_until > v_now, {{us "locked_at"}}, {{us "lock_until"}}, {{us "at_least_until"}},
+        fence, {{us "last_tick"}}
+    INTO o_mine, o_at, o_until, o_least, o_fence, o_tick
+    FROM {{.Locks}} WHERE name = p_name;
+END
+//
+-- Acquire: one CALL of acq. The lock wait is cut to nothing (MariaDB;
+-- MySQL's minimum is 1s) for the call and restored after, also on an
+-- error: NOWAIT is not allowed in a MariaDB procedure.
+CREATE PROCEDURE {{proc "acquire"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64),
+    IN p_by VARCHAR(255) CHARACTER SET utf8mb4, IN p_most BIGINT, IN p_least BIGINT, IN p_tick BIGINT)
+    SQL SECURITY INVOKER
+BEGIN
+    DECLARE v_wait BIGINT DEFAULT @@SESSION.innodb_lock_wait_timeout;
+    DECLARE v_granted, v_mine BOOLEAN;
+    DECLARE v_now, v_at, v_until, v_least, v_fence, v_tick BIGINT;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        SET SESSION innodb_lock_wait_timeout = v_wait;
+        RESIGNAL;
+    END;
+    SET SESSION innodb_lock_wait_timeout = 0;
+    CALL {{proc "acq"}}(p_name, p_owner, p_by, p_most, p_least, p_tick,
+        v_granted, v_now, v_mine, v_at, v_until, v_least, v_fence, v_tick);
     SET SESSION innodb_lock_wait_timeout = v_wait;
-    SELECT {{us "v_now"}}, t.owner, {{us "t.locked_at"}}, {{us "t.lock_until"}}, {{us "t.at_least_until"}},
-        t.fence, {{us "t.last_tick"}}
-    FROM (SELECT 1) d LEFT JOIN {{.Locks}} t ON t.name = p_name;
+    SELECT v_now, v_mine, v_at, v_until, v_least, v_fence, v_tick;
 END
 //
 -- Extend: one UPDATE of a live lease held by the owner, then the row if it
@@ -92,19 +127,37 @@ BEGIN
     WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
 END
 //
--- Release: the lease ends now, or at its at_least_until bound if that
--- lies ahead. Answers 1 when the owner held the lease. A second release
--- inside the bound matches without changing the row, which ROW_COUNT()
--- reports as 0 unless the client set CLIENT_FOUND_ROWS; the EXISTS
--- recognises that case whatever the flag.
-CREATE PROCEDURE {{proc "release"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64))
+-- The release, shared by release, release_run and release_batch: the
+-- lease ends now, or at its at_least_until bound if that lies ahead.
+-- o_held says whether the owner held the lease. A second release inside
+-- the bound matches without changing the row, which ROW_COUNT() reports
+-- as 0 unless the client set CLIENT_FOUND_ROWS; the EXISTS recognises
+-- that case whatever the flag. A lease that ends now is announced to the
+-- processes waiting for the name (a live row in the waiters table, see
+-- NotifyRelease): a lookup by primary key that finds nothing when nobody
+-- waits.
+CREATE PROCEDURE {{proc "rel"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64), OUT o_held BOOLEAN)
     SQL SECURITY INVOKER
 BEGIN
     DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DECLARE v_rc INT DEFAULT 0;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND BEGIN END;
     UPDATE {{.Locks}} SET lock_until = GREATEST(v_now, at_least_until)
     WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
-    SET v_rc = ROW_COUNT();
-    SELECT v_rc > 0 OR EXISTS (SELECT 1 FROM {{.Locks}} WHERE name = p_name AND owner = p_owner
-        AND lock_until > v_now AND lock_until = at_least_until);
+    SET o_held = ROW_COUNT() > 0;
+    IF o_held THEN
+        UPDATE {{.Waiters}} SET released = released + 1
+        WHERE name = p_name AND until > v_now
+          AND EXISTS (SELECT 1 FROM {{.Locks}} t WHERE t.name = p_name AND t.lock_until <= v_now);
+    ELSE
+        SET o_held = EXISTS (SELECT 1 FROM {{.Locks}} WHERE name = p_name AND owner = p_owner
+            AND lock_until > v_now AND lock_until = at_least_until);
+    END IF;
+END
+//
+CREATE PROCEDURE {{proc "release"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64))
+    SQL SECURITY INVOKER
+BEGIN
+    DECLARE v_held BOOLEAN;
+    CALL {{proc "rel"}}(p_name, p_owner, v_held);
+    SELECT v_held;
 END
