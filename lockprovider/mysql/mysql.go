@@ -121,6 +121,7 @@ func (n names) rateProc(suffix string) string { return qualify(n.Database, n.rat
 type queries struct {
 	acquire, extend, release, inspect, list string
 	acquireBatch, releaseBatch              string
+	rateTake, rateSweep                     string
 	ops                                     opsQueries
 	control                                 controlQueries
 }
@@ -181,6 +182,8 @@ func newQueries(n names) queries {
 		release:      "CALL " + n.proc("release") + "(?, ?)",
 		acquireBatch: "CALL " + n.proc("acquire_batch") + "(?, ?, ?, ?, ?, ?)",
 		releaseBatch: "CALL " + n.proc("release_batch") + "(?, ?)",
+		rateTake:     "CALL " + n.rateProc("take") + "(?, ?, ?, ?, ?, ?)",
+		rateSweep:    "CALL " + n.rateProc("sweep_now") + "(?)",
 		inspect:      "SELECT " + cols + " WHERE t.name = ?",
 		list:         "SELECT " + cols + " ORDER BY t.name",
 		ops:          newOpsQueries(n),

@@ -52,7 +52,7 @@ func newOpsQueries(n names) opsQueries {
 			" WHERE g.until > UTC_TIMESTAMP(6) ORDER BY g.locked_by",
 		listRates: "SELECT r.rkey, r.lim, r.expires_at FROM " + n.Rates + " r WHERE r.expires_at > " + us("UTC_TIMESTAMP(6)") +
 			" ORDER BY r.rkey, r.lim",
-		resetRate: "DELETE FROM " + n.Rates + " WHERE rkey = ?",
+		resetRate: "CALL " + n.rateProc("reset") + "(?)",
 	}
 }
 
