@@ -58,7 +58,8 @@ type Config struct {
 	// PollInterval is how often the provider looks for released names
 	// while some waiter is registered with NotifyRelease, and for control
 	// changes while some watcher is registered with WatchControl (MySQL
-	// has no LISTEN/NOTIFY). Defaults to 50ms; at least 5ms.
+	// has no LISTEN/NOTIFY). Defaults to DefaultPollInterval; between 5ms
+	// and 1m.
 	PollInterval time.Duration
 
 	// Logger receives the poller's problems. Defaults to discarding.
@@ -66,14 +67,15 @@ type Config struct {
 }
 
 // DefaultPollInterval is Config.PollInterval's default.
-const DefaultPollInterval = 50 * time.Millisecond
+const DefaultPollInterval = 25 * time.Millisecond
 
 // maxTableLen leaves room for the longest suffix of a derived name within
 // the server's 64-byte limit.
 const maxTableLen = 40
 
 // Provider is a lockprovider.Provider on MySQL 8 or MariaDB 10.6+ tables
-// and stored procedures. It is safe for concurrent use.
+// and stored procedures. It implements every optional capability of
+// package lockprovider. It is safe for concurrent use.
 type Provider struct {
 	db    DB
 	log   *slog.Logger
