@@ -156,9 +156,10 @@ func (s *MySQLServer) start() error {
 		"--socket=" + filepath.Join(s.dir, "sock"), "--pid-file=" + filepath.Join(s.dir, "pid"),
 		"--log-error=" + filepath.Join(s.dir, "error.log"),
 		"--skip-name-resolve", "--max-connections=300",
-		// Tests need no durability beyond a process crash, which the OS
-		// page cache survives.
-		"--innodb-flush-log-at-trx-commit=0", "--sync-binlog=0", "--innodb-doublewrite=0",
+		// Tests need no durability beyond a process crash: each commit is
+		// written to the OS (flushed to disk once a second), and the OS
+		// page cache survives the process.
+		"--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", "--innodb-doublewrite=0",
 		"--innodb-buffer-pool-size=64M",
 	}
 	if os.Geteuid() == 0 {
