@@ -40,6 +40,10 @@ CREATE TABLE IF NOT EXISTS {{.Waiters}} (
 --   v_now       reads the server clock. UTC_TIMESTAMP(6) is the time of
 --               the statement that reads it, never the start of a
 --               transaction, and needs no time zone;
+--   the probe   reads the row without a lock (a consistent read): a claim
+--               that cannot win (a lease still held, a stale tick) takes
+--               no row lock, so it never makes a claim that would win fail
+--               on the cut lock wait;
 --   the UPDATE  takes over an ended lease (and a newer tick), bumping the
 --               fence under the row lock to at least the server time in
 --               microseconds, so tokens increase even if an operator
@@ -64,19 +68,25 @@ CREATE PROCEDURE {{proc "acq"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(6
 BEGIN
     DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_tick DATETIME(6) DEFAULT {{dt "p_tick"}};
+    DECLARE v_exists, v_open BOOLEAN DEFAULT FALSE;
     DECLARE CONTINUE HANDLER FOR NOT FOUND BEGIN END;
-    UPDATE {{.Locks}} SET
-        owner          = p_owner,
-        locked_by      = p_by,
-        locked_at      = v_now,
-        lock_until     = v_now + INTERVAL p_most MICROSECOND,
-        at_least_until = v_now + INTERVAL p_least MICROSECOND,
-        fence          = GREATEST(fence + 1, {{us "v_now"}}),
-        last_tick      = COALESCE(v_tick, last_tick)
-    WHERE name = p_name AND lock_until <= v_now
-      AND (v_tick IS NULL OR last_tick IS NULL OR last_tick < v_tick);
-    SET o_granted = ROW_COUNT() > 0;
-    IF NOT o_granted THEN
+    SET o_granted = FALSE;
+    SELECT TRUE, lock_until <= v_now AND (v_tick IS NULL OR last_tick IS NULL OR last_tick < v_tick)
+    INTO v_exists, v_open
+    FROM {{.Locks}} WHERE name = p_name;
+    IF v_open THEN
+        UPDATE {{.Locks}} SET
+            owner          = p_owner,
+            locked_by      = p_by,
+            locked_at      = v_now,
+            lock_until     = v_now + INTERVAL p_most MICROSECOND,
+            at_least_until = v_now + INTERVAL p_least MICROSECOND,
+            fence          = GREATEST(fence + 1, {{us "v_now"}}),
+            last_tick      = COALESCE(v_tick, last_tick)
+        WHERE name = p_name AND lock_until <= v_now
+          AND (v_tick IS NULL OR last_tick IS NULL OR last_tick < v_tick);
+        SET o_granted = ROW_COUNT() > 0;
+    ELSEIF NOT v_exists THEN
         INSERT IGNORE INTO {{.Locks}} (name, owner, locked_by, locked_at, lock_until, at_least_until, fence, last_tick)
         VALUES (p_name, p_owner, p_by, v_now, v_now + INTERVAL p_most MICROSECOND,
             v_now + INTERVAL p_least MICROSECOND, {{us "v_now"}}, v_tick);
