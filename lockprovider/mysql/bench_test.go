@@ -2,6 +2,10 @@ package mysql_test
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,4 +48,67 @@ func BenchmarkHandoff(b *testing.B) {
 			lockprovidertest.BenchHandoff(b, benchProvider(b, &mysql.Config{PollInterval: poll}))
 		})
 	}
+}
+
+// rawShedLock is a ShedLock-style lock on ShedLock's MySQL table, in DB
+// time, with the same driver: one INSERT … ON DUPLICATE KEY UPDATE to
+// acquire (lock_until assigned last, so the condition reads its old value),
+// one UPDATE to release; no owner token, no fence, no tick, no
+// notification. The comparison for the provider's budget (≥ 0.95×).
+const (
+	rawShedLockTable = `CREATE TABLE IF NOT EXISTS shedlock (
+	name VARCHAR(64) NOT NULL PRIMARY KEY,
+	lock_until TIMESTAMP(3) NOT NULL,
+	locked_at TIMESTAMP(3) NOT NULL,
+	locked_by VARCHAR(255) NOT NULL)`
+	rawShedLockAcquire = `INSERT INTO shedlock (name, lock_until, locked_at, locked_by)
+	VALUES (?, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, UTC_TIMESTAMP(3), ?)
+	ON DUPLICATE KEY UPDATE
+	locked_by = IF(lock_until <= UTC_TIMESTAMP(3), VALUES(locked_by), locked_by),
+	locked_at = IF(lock_until <= UTC_TIMESTAMP(3), VALUES(locked_at), locked_at),
+	lock_until = IF(lock_until <= UTC_TIMESTAMP(3), VALUES(lock_until), lock_until)`
+	rawShedLockRelease = `UPDATE shedlock SET lock_until = UTC_TIMESTAMP(3) WHERE name = ? AND locked_by = ?`
+)
+
+// BenchmarkRawShedLock is rawShedLock's cycle, serial and at 16
+// goroutines as lockprovidertest.Bench, for the ratio against
+// BenchmarkProvider.
+func BenchmarkRawShedLock(b *testing.B) {
+	my := mysqlenv.Database(b)
+	db := mysqlenv.Open(b, my.DSN)
+	db.SetMaxIdleConns(16)
+	if _, err := db.ExecContext(b.Context(), rawShedLockTable); err != nil {
+		b.Fatal(err)
+	}
+	cycle := func(ctx context.Context, name string) error {
+		res, err := db.ExecContext(ctx, rawShedLockAcquire, name, time.Minute.Microseconds(), "bench")
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errors.New("not acquired")
+		}
+		_, err = db.ExecContext(ctx, rawShedLockRelease, name, "bench")
+		return err
+	}
+	b.Run("serial", func(b *testing.B) {
+		for b.Loop() {
+			if err := cycle(b.Context(), "serial"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		var seq atomic.Int64
+		b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+		b.RunParallel(func(pb *testing.PB) {
+			name := "parallel-" + strconv.FormatInt(seq.Add(1), 10)
+			for pb.Next() {
+				if err := cycle(b.Context(), name); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
 }

@@ -14,7 +14,7 @@
 //
 //	name VARBINARY(200) PRIMARY KEY, owner VARBINARY(64), locked_by VARCHAR(255),
 //	locked_at DATETIME(6), lock_until DATETIME(6), at_least_until DATETIME(6),
-//	fence BIGINT, last_tick DATETIME(6)
+//	fence BIGINT, last_tick DATETIME(6), released_at DATETIME(6)
 //
 // Beside it: Table+"_waiters" (see Release notifications), Table+"_runs"
 // (the run ledger), Table+"_reg" (the job registry), Table+"_paused" and
@@ -62,7 +62,13 @@
 // # Round trips and transactions
 //
 // Every operation is one CALL of a stored procedure (or one plain SELECT,
-// UPDATE or DELETE), sent as one statement. Pass a DSN with
+// UPDATE or DELETE), sent as one statement. The procedures cost the
+// server more than ShedLock's bare upsert: measured on MariaDB 10.11 (a
+// loaded 2-core machine, BenchmarkProvider against BenchmarkRawShedLock,
+// the same driver), an acquire and release pair takes about twice as long
+// as ShedLock-style INSERT … ON DUPLICATE KEY UPDATE and UPDATE
+// statements, which issue no owner token, no fencing token and no
+// lease times. Pass a DSN with
 // interpolateParams=true: otherwise the driver prepares every statement
 // that has arguments, a second round trip (the provider's arguments are
 // integers, booleans and strings, which the driver escapes for the
@@ -73,9 +79,13 @@
 // DB) each statement of a procedure is therefore its own transaction, and
 // the procedures are written so that every step that decides is one
 // atomic statement: Acquire's grant is one UPDATE of an ended lease (or
-// one INSERT IGNORE of a new name), whose row the procedure then reads
-// back to answer; Release and Extend are one UPDATE of a live lease held
-// by the owner. A rate-limit decision needs several statements (read
+// one INSERT IGNORE of a new name; without a tick, one INSERT … ON
+// DUPLICATE KEY UPDATE), whose row the procedure then reads back to
+// answer; Extend is one UPDATE of a live lease held by the owner.
+// Release needs no answer but the count of changed rows, so it is no
+// procedure: one UPDATE of the lease row joined to its waiters row. Every
+// release writes released_at, so a lease the owner held always counts as
+// changed, whether or not the client set CLIENT_FOUND_ROWS. A rate-limit decision needs several statements (read
 // every limit of the key, decide, write), so it holds a named lock of the
 // key (GET_LOCK) for the length of the procedure: decisions on one key
 // are serialised, decisions on different keys do not wait for each other.
@@ -112,7 +122,7 @@
 // MySQL has no LISTEN/NOTIFY, so NotifyRelease polls, and costs nothing
 // while no one waits. The first waiter of a name records it in the
 // waiters table (name, until, released counter); Release, in the same
-// CALL, bumps the counter of a name recorded there when the lease ends at
+// statement, bumps the counter of a name recorded there when the lease ends at
 // once (a lookup by primary key that finds nothing when no one waits),
 // and a goroutine per Provider, running only while waiters exist, reads
 // the counters of all its names every Config.PollInterval (default 25ms)

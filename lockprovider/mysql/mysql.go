@@ -121,11 +121,12 @@ func (n names) rateProc(suffix string) string { return qualify(n.Database, n.rat
 
 // queries are the statements the provider sends, each one round trip.
 type queries struct {
-	acquire, extend, release, inspect, list string
-	acquireBatch, releaseBatch              string
-	rateTake, rateSweep                     string
-	ops                                     opsQueries
-	control                                 controlQueries
+	acquire, acquireFast, extend, release string
+	inspect, list                         string
+	acquireBatch, releaseBatch            string
+	rateTake, rateSweep                   string
+	ops                                   opsQueries
+	control                               controlQueries
 }
 
 type migration struct {
@@ -179,9 +180,17 @@ func newQueries(n names) queries {
 	cols := "t.name, t.lock_until > UTC_TIMESTAMP(6), t.locked_by, " + us("t.locked_at") + ", " + us("t.lock_until") +
 		", t.fence, " + us("t.last_tick") + ", " + us("t.at_least_until") + " FROM " + n.Locks + " t"
 	return queries{
-		acquire:      "CALL " + n.proc("acquire") + "(?, ?, ?, ?, ?, ?)",
-		extend:       "CALL " + n.proc("extend") + "(?, ?, ?, ?)",
-		release:      "CALL " + n.proc("release") + "(?, ?)",
+		acquire:     "CALL " + n.proc("acquire") + "(?, ?, ?, ?, ?, ?)",
+		acquireFast: "CALL " + n.proc("acquire_fast") + "(?, ?, ?, ?, ?)",
+		extend:      "CALL " + n.proc("extend") + "(?, ?, ?, ?)",
+		// One clock reading: UTC_TIMESTAMP(6) is the statement's start
+		// wherever it appears. The waiters row is updated only when the
+		// lease ends now (at_least_until passed).
+		release: "UPDATE " + n.Locks + " t LEFT JOIN " + n.Waiters + " w ON w.name = t.name AND w.until > UTC_TIMESTAMP(6)" +
+			" AND t.at_least_until <= UTC_TIMESTAMP(6)" +
+			" SET t.lock_until = GREATEST(UTC_TIMESTAMP(6), t.at_least_until), t.released_at = UTC_TIMESTAMP(6)," +
+			" w.released = w.released + 1" +
+			" WHERE t.name = ? AND t.owner = ? AND t.lock_until > UTC_TIMESTAMP(6)",
 		acquireBatch: "CALL " + n.proc("acquire_batch") + "(?, ?, ?, ?, ?, ?)",
 		releaseBatch: "CALL " + n.proc("release_batch") + "(?, ?)",
 		rateTake:     "CALL " + n.rateProc("take") + "(?, ?, ?, ?, ?, ?)",
@@ -317,7 +326,19 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (b
 		return batontype.Lease{}, err
 	}
 	var r acquireRow
-	if err := p.db.QueryRowContext(ctx, p.q.acquire, acquireArgs(a)...).Scan(r.dest()...); err != nil {
+	var err error
+	if a.Tick.IsZero() {
+		// No tick: a refusal can only mean "held by another owner".
+		err = p.db.QueryRowContext(ctx, p.q.acquireFast, a.Name, a.Owner, a.LockedBy,
+			a.AtMostFor.Microseconds(), a.AtLeastFor.Microseconds()).Scan(r.dest()...)
+		if errors.Is(err, sql.ErrNoRows) {
+			// The row was deleted between the upsert and the read.
+			return batontype.Lease{}, batontype.ErrNotAcquired
+		}
+	} else {
+		err = p.db.QueryRowContext(ctx, p.q.acquire, acquireArgs(a)...).Scan(r.dest()...)
+	}
+	if err != nil {
 		return batontype.Lease{}, acquireError(a.Name, err)
 	}
 	return r.result(a)
@@ -432,16 +453,26 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (bat
 	return l, nil
 }
 
-// Release implements lockprovider.Provider in one CALL.
+// Release implements lockprovider.Provider in one statement, an UPDATE
+// of the lease row joined to its waiters row: the lease ends now, or at
+// its AtLeastFor bound if that lies ahead, and when it ends now the
+// release counter of a name some process waits on moves (see
+// NotifyRelease). Every release writes released_at, so a lease the owner
+// held always counts as a changed row, whatever the client's
+// CLIENT_FOUND_ROWS flag: no changed row means ErrNotHeld.
 func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
 	if err := check.Args(ctx, r.Validate()); err != nil {
 		return err
 	}
-	var held bool
-	if err := p.db.QueryRowContext(ctx, p.q.release, r.Name, r.Owner).Scan(&held); err != nil {
+	res, err := p.db.ExecContext(ctx, p.q.release, r.Name, r.Owner)
+	if err != nil {
 		return opError("release", r.Name, err)
 	}
-	if !held {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return opError("release", r.Name, err)
+	}
+	if n == 0 {
 		return batontype.ErrNotHeld
 	}
 	return nil

@@ -1,5 +1,9 @@
 -- The lease table: one row per lock name, never deleted by baton, so the
 -- fence column keeps increasing across release, expiry and takeover.
+-- released_at is the time of the last release: every release writes it,
+-- so a release that matches a lease always changes its row, and the
+-- count of changed rows says whether the owner held it whether or not the
+-- client set CLIENT_FOUND_ROWS (see Provider.Release).
 -- Names are VARBINARY: compared byte by byte, with no collation and no
 -- trailing-space padding ('a' and 'a ' are two names). Times are
 -- DATETIME(6) in UTC, written from UTC_TIMESTAMP(6): no conversion through
@@ -15,6 +19,7 @@ CREATE TABLE IF NOT EXISTS {{.Locks}} (
     at_least_until DATETIME(6)    NOT NULL,
     fence          BIGINT         NOT NULL,
     last_tick      DATETIME(6)    NULL,
+    released_at    DATETIME(6)    NULL,
     PRIMARY KEY (name)
 ) ENGINE=InnoDB
 //
@@ -120,6 +125,41 @@ BEGIN
     SELECT v_now, v_mine, v_at, v_until, v_least, v_fence, v_tick;
 END
 //
+-- Acquire without a tick: the lean form of acquire for the plain lock
+-- path, one INSERT … ON DUPLICATE KEY UPDATE and one read. The upsert
+-- inserts a fresh row or takes over an ended lease, bumping the fence
+-- under the row lock as acq does; a live lease (the caller's own
+-- included: a repeated Acquire reads the same grant) keeps every value.
+-- lock_until is assigned last because each assignment of the UPDATE part
+-- sees the new values of those before it: every condition must read the
+-- old lock_until. The lock wait is cut as in acquire.
+CREATE PROCEDURE {{proc "acquire_fast"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64),
+    IN p_by VARCHAR(255) CHARACTER SET utf8mb4, IN p_most BIGINT, IN p_least BIGINT)
+    SQL SECURITY INVOKER
+BEGIN
+    DECLARE v_wait BIGINT DEFAULT @@SESSION.innodb_lock_wait_timeout;
+    DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        SET SESSION innodb_lock_wait_timeout = v_wait;
+        RESIGNAL;
+    END;
+    SET SESSION innodb_lock_wait_timeout = 0;
+    INSERT INTO {{.Locks}} (name, owner, locked_by, locked_at, lock_until, at_least_until, fence)
+    VALUES (p_name, p_owner, p_by, v_now, v_now + INTERVAL p_most MICROSECOND,
+        v_now + INTERVAL p_least MICROSECOND, {{us "v_now"}})
+    ON DUPLICATE KEY UPDATE
+        owner          = IF(lock_until <= v_now, p_owner, owner),
+        locked_by      = IF(lock_until <= v_now, p_by, locked_by),
+        locked_at      = IF(lock_until <= v_now, v_now, locked_at),
+        at_least_until = IF(lock_until <= v_now, v_now + INTERVAL p_least MICROSECOND, at_least_until),
+        fence          = IF(lock_until <= v_now, GREATEST(fence + 1, {{us "v_now"}}), fence),
+        lock_until     = IF(lock_until <= v_now, v_now + INTERVAL p_most MICROSECOND, lock_until);
+    SET SESSION innodb_lock_wait_timeout = v_wait;
+    SELECT {{us "v_now"}}, owner = p_owner AND lock_until > v_now, {{us "locked_at"}}, {{us "lock_until"}},
+        {{us "at_least_until"}}, fence, NULL
+    FROM {{.Locks}} WHERE name = p_name;
+END
+//
 -- Extend: one UPDATE of a live lease held by the owner, then the row if it
 -- is (still) that lease. The new end is after v_now, so the SELECT finds
 -- the row exactly when the UPDATE changed it.
@@ -139,35 +179,23 @@ END
 //
 -- The release, shared by release, release_run and release_batch: the
 -- lease ends now, or at its at_least_until bound if that lies ahead.
--- o_held says whether the owner held the lease. A second release inside
--- the bound matches without changing the row, which ROW_COUNT() reports
--- as 0 unless the client set CLIENT_FOUND_ROWS; the EXISTS recognises
--- that case whatever the flag. A lease that ends now is announced to the
--- processes waiting for the name (a live row in the waiters table, see
--- NotifyRelease): a lookup by primary key that finds nothing when nobody
--- waits.
+-- o_held says whether the owner held the lease (released_at changes on
+-- every match, so ROW_COUNT() counts it whatever CLIENT_FOUND_ROWS says).
+-- A lease that ends now is announced to the processes waiting for the
+-- name (a live row in the waiters table, see NotifyRelease): a lookup by
+-- primary key that finds nothing when nobody waits. Release itself is the
+-- same UPDATE as one plain statement (see Provider.Release).
 CREATE PROCEDURE {{proc "rel"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64), OUT o_held BOOLEAN)
     SQL SECURITY INVOKER
 BEGIN
     DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE CONTINUE HANDLER FOR NOT FOUND BEGIN END;
-    UPDATE {{.Locks}} SET lock_until = GREATEST(v_now, at_least_until)
+    UPDATE {{.Locks}} SET lock_until = GREATEST(v_now, at_least_until), released_at = v_now
     WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
     SET o_held = ROW_COUNT() > 0;
     IF o_held THEN
         UPDATE {{.Waiters}} SET released = released + 1
         WHERE name = p_name AND until > v_now
           AND EXISTS (SELECT 1 FROM {{.Locks}} t WHERE t.name = p_name AND t.lock_until <= v_now);
-    ELSE
-        SET o_held = EXISTS (SELECT 1 FROM {{.Locks}} WHERE name = p_name AND owner = p_owner
-            AND lock_until > v_now AND lock_until = at_least_until);
     END IF;
-END
-//
-CREATE PROCEDURE {{proc "release"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64))
-    SQL SECURITY INVOKER
-BEGIN
-    DECLARE v_held BOOLEAN;
-    CALL {{proc "rel"}}(p_name, p_owner, v_held);
-    SELECT v_held;
 END
