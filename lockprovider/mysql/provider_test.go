@@ -372,3 +372,51 @@ func TestSweepRates(t *testing.T) {
 		t.Errorf("SweepRates deleted %d rows, %d left; want all 20 (and any the decisions swept) gone", n, left)
 	}
 }
+
+// Without interpolateParams the driver prepares each statement (two round
+// trips); every operation still works, the CALLs with result sets
+// included.
+func TestPreparedStatements(t *testing.T) {
+	my := mysqlenv.Database(t)
+	cfg, err := gomysql.ParseDSN(my.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.InterpolateParams = false
+	c, err := gomysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	t.Cleanup(func() { _ = db.Close() })
+	p, err := mysql.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := p.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := params("prepared", time.Minute)
+	a.Tick = time.Now()
+	l, err := p.Acquire(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: a.Name, Owner: a.Owner, AtMostFor: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err != nil {
+		t.Fatal(err)
+	}
+	b := params("prepared", time.Minute)
+	res, err := p.AcquireBatch(ctx, []lockprovider.AcquireParams{b})
+	if err != nil || res[0].Err != nil || res[0].Lease.Token <= l.Token {
+		t.Fatalf("AcquireBatch: %v %+v", err, res)
+	}
+	r, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: "k", N: 1,
+		Limits: []batontype.RateLimit{{Algorithm: batontype.TokenBucket, Rate: 5, Period: time.Second, Burst: 5}}})
+	if err != nil || !r.Allowed || r.Limits[0].Remaining != 4 {
+		t.Fatalf("RateLimit: %+v, %v", r, err)
+	}
+}
