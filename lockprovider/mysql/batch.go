@@ -103,8 +103,10 @@ func parseBatchLine(line string) (int, acquireRow, error) {
 		return 0, r, err
 	}
 	r.mine = f[1] == "1"
-	if r.now, err = strconv.ParseInt(f[2], 10, 64); err != nil {
-		return 0, r, err
+	if f[2] != "-" { // "-": the item was refused by a lock conflict before the clock was read
+		if r.now, err = strconv.ParseInt(f[2], 10, 64); err != nil {
+			return 0, r, err
+		}
 	}
 	for k, dst := range r.nullables() {
 		s := f[3+k]

@@ -420,3 +420,40 @@ func TestPreparedStatements(t *testing.T) {
 		t.Fatalf("RateLimit: %+v, %v", r, err)
 	}
 }
+
+// A batch item whose row another session's transaction holds is refused
+// alone (error 1205 inside the procedure), the first item included, and
+// the other items are granted.
+func TestBatchRowLocked(t *testing.T) {
+	p, my := newProvider(t, nil)
+	ctx := t.Context()
+	for _, n := range []string{"a-busy", "b-free"} { // rows exist, leases ended
+		a := params(n, time.Minute)
+		if _, err := p.Acquire(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: n, Owner: a.Owner}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := my.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT * FROM baton_locks WHERE name = 'a-busy' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.AcquireBatch(ctx, []lockprovider.AcquireParams{params("a-busy", time.Minute), params("b-free", time.Minute), params("c-new", time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(res[0].Err, batontype.ErrNotAcquired) {
+		t.Errorf("locked row: %v, want ErrNotAcquired", res[0].Err)
+	}
+	for i := 1; i < 3; i++ {
+		if res[i].Err != nil || res[i].Lease.Token <= 0 {
+			t.Errorf("item %d: %+v, want a grant", i, res[i])
+		}
+	}
+}

@@ -5,7 +5,8 @@
 -- ledger's run_open for each grant when p_ledger. The answer is one text
 -- of a line per item: its position in p_items, then acq's answers
 -- (mine, now, granted at, until, at least until, fence, tick; "-" for
--- NULL), separated by spaces.
+-- NULL, as for an item refused by error 1205 or 1213), separated by
+-- spaces.
 CREATE PROCEDURE {{proc "acquire_batch"}}(IN p_items LONGTEXT CHARACTER SET utf8mb4, IN p_ledger BOOLEAN,
     IN p_catch_up BOOLEAN, IN p_manual BOOLEAN, IN p_max BIGINT, IN p_max_age BIGINT)
     SQL SECURITY INVOKER
@@ -46,14 +47,17 @@ BEGIN
             -- A row another session's transaction holds refuses this item
             -- alone, as acquire's 1205 does; the others proceed.
             DECLARE CONTINUE HANDLER FOR 1205, 1213
-                SET v_granted = FALSE, v_mine = FALSE, v_at = NULL, v_until = NULL, v_least = NULL, v_fence = NULL, v_tick = NULL;
+                SET v_granted = FALSE, v_mine = FALSE, v_now = NULL, v_at = NULL, v_until = NULL, v_least = NULL,
+                    v_fence = NULL, v_tick = NULL;
             CALL {{proc "acq"}}(CAST(v_name AS BINARY), CAST(v_owner AS BINARY), v_by, v_most, v_least_for, v_ptick,
                 v_granted, v_now, v_mine, v_at, v_until, v_least, v_fence, v_tick);
         END;
         IF p_ledger AND v_granted AND v_mine THEN
             CALL {{proc "run_open"}}(CAST(v_name AS BINARY), v_fence, v_ptick, v_by, v_at, p_catch_up, p_manual, p_max, p_max_age);
         END IF;
-        SET v_out = CONCAT(v_out, v_ord, ' ', IF(v_mine, 1, 0), ' ', v_now, ' ', IFNULL(v_at, '-'), ' ',
+        -- Every value goes through IFNULL: one NULL would make CONCAT,
+        -- and so the whole answer, NULL.
+        SET v_out = CONCAT(v_out, v_ord, ' ', IF(v_mine, 1, 0), ' ', IFNULL(v_now, '-'), ' ', IFNULL(v_at, '-'), ' ',
             IFNULL(v_until, '-'), ' ', IFNULL(v_least, '-'), ' ', IFNULL(v_fence, '-'), ' ', IFNULL(v_tick, '-'), '\n');
     END LOOP;
     CLOSE items;
