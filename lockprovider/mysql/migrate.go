@@ -11,10 +11,11 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// migrateLockName is the GET_LOCK name that serialises concurrent Migrate
-// calls across processes (the table name is appended), so that two never
-// replace the same procedure at once.
-const migrateLockName = "baton migrate "
+// migrateLockName prefixes the GET_LOCK name that serialises concurrent
+// Migrate calls across processes, so that two never replace the same
+// procedure at once. A hash of the qualified table name follows: lock
+// names are limited to 64 characters.
+const migrateLockName = "baton:migrate:"
 
 // procMarker precedes the characteristics of every procedure; Migrate
 // writes the hash of the procedure's text into its COMMENT before it.
@@ -47,7 +48,8 @@ func (p *Provider) Migrate(ctx context.Context) error {
 		defer conn.Close()
 		db = conn
 	}
-	lockName := migrateLockName + p.names.Locks
+	sum := sha256.Sum256([]byte(p.names.Locks))
+	lockName := migrateLockName + hex.EncodeToString(sum[:16])
 	var got sql.NullInt64
 	if err := db.QueryRowContext(ctx, "SELECT GET_LOCK(?, 60)", lockName).Scan(&got); err != nil {
 		return opError("migrate", "", err)
