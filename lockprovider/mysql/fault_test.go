@@ -1,11 +1,14 @@
 package mysql_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
@@ -124,5 +127,81 @@ func TestFaultServerRestart(t *testing.T) {
 	}
 	if next.Token <= first.Token {
 		t.Errorf("token after restart %d, want above %d", next.Token, first.Token)
+	}
+}
+
+// A reply lost on the way (the grant took effect, its answer never came)
+// is an error of unknown outcome, never ErrNotAcquired; a retry of the
+// same Acquire with the same owner, once the network is back, returns the
+// grant the lost reply carried. Connections reset under a call give
+// ErrUnavailable too, and the handle recovers on fresh connections.
+func TestFaultLostReplyAndReset(t *testing.T) {
+	t.Parallel()
+	my := mysqlenv.Database(t)
+	p0, err := mysql.New(my.DB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p0.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gomysql.ParseDSN(my.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := testenv.NewProxy(t, cfg.Addr)
+	cfg.Addr = proxy.Addr()
+	db := mysqlenv.Open(t, cfg.FormatDSN())
+	p, err := mysql.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := p.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	a := params("lost-reply", time.Minute)
+	proxy.SetMode(testenv.DropReplies)
+	callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	_, err = p.Acquire(callCtx, a)
+	cancel()
+	if err == nil || errors.Is(err, batontype.ErrNotAcquired) {
+		t.Fatalf("Acquire whose reply was dropped: %v; want an error of unknown outcome", err)
+	}
+	if !errors.Is(err, batontype.ErrUnavailable) {
+		t.Errorf("Acquire whose reply was dropped: %v; want it to match ErrUnavailable", err)
+	}
+	proxy.SetMode(testenv.Pass)
+	var l batontype.Lease
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if l, err = p.Acquire(ctx, a); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("retried Acquire by the same owner: %v", err)
+	}
+	info, err := p0.Inspect(ctx, a.Name)
+	if err != nil || info.Token != l.Token || !info.Held {
+		t.Fatalf("Inspect after the retry: %+v (%v); want the retried grant, token %d", info, err, l.Token)
+	}
+
+	proxy.SetMode(testenv.Reset)
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); !errors.Is(err, batontype.ErrUnavailable) {
+		t.Errorf("Release through reset connections: %v; want ErrUnavailable", err)
+	}
+	proxy.SetMode(testenv.Pass)
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		if err = p.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("Release once the connections are back: %v", err)
 	}
 }
