@@ -13,7 +13,7 @@ import (
 // go list on the providers of this module and of the etcd module.
 func TestProvidersImportNoConsumerNorProvider(t *testing.T) {
 	const mod = "github.com/baton-go/baton"
-	providers := []string{"memory", "redis", "postgres", "redlock", "shedlock"}
+	providers := []string{"memory", "redis", "postgres", "mysql", "redlock", "shedlock"}
 	check := func(dir, pkg string) {
 		t.Helper()
 		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, pkg).CombinedOutput()

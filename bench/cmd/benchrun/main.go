@@ -1,11 +1,14 @@
-// Command benchrun measures baton beside its peers against one local Redis
-// and PostgreSQL and writes docs/benchmarks.md with SVG charts:
+// Command benchrun measures baton beside its peers against one local Redis,
+// PostgreSQL and MySQL/MariaDB and writes docs/benchmarks.md with SVG
+// charts:
 //
 //	cd bench && go run ./cmd/benchrun -out ../docs
 //
 // The Redlock comparison starts its own redis-servers as the masters
-// (-redis-server, or redis-server on the PATH); -only runs some of the
-// comparisons (-only redlock, for instance).
+// (-redis-server, or redis-server on the PATH), the MySQL comparison a
+// MariaDB server of its own unless -mysql names one (-mariadbd, or
+// mariadbd on the PATH; without either it is skipped); -only runs some of
+// the comparisons (-only redlock, for instance).
 //
 // Contenders are measured in rounds at each concurrency; within a round
 // they take turns in an order that rotates, so drift in the machine's load
@@ -45,12 +48,14 @@ func main() {
 	var (
 		redisURL = flag.String("redis", envOr("TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis URL")
 		pgURL    = flag.String("pg", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL")
+		myDSN    = flag.String("mysql", os.Getenv("TEST_MYSQL_DSN"), "MySQL/MariaDB DSN (go-sql-driver/mysql form, e.g. root@tcp(127.0.0.1:3306)/); empty: a private server from -mariadbd")
+		mariadbd = flag.String("mariadbd", findMariadbd(), "mariadbd binary for a private MySQL-compatible server when -mysql is empty")
 		out      = flag.String("out", "", "directory of benchmarks.md and its charts (empty: print the report)")
 		rounds   = flag.Int("rounds", 7, "rounds per comparison (the median is reported)")
 		dur      = flag.Duration("d", 200*time.Millisecond, "time per contender per round")
 		hdur     = flag.Duration("handoff", 1500*time.Millisecond, "time per hand-off contender per round")
 		concs    = flag.String("conc", "1,16,64", "concurrencies")
-		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, redlock, handoff, rate-redis, rate-postgres, telemetry (or one of telemetry-lock-memory, telemetry-lock-redis, telemetry-rate-redis), scheduler); empty: all")
+		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, lock-mysql, redlock, handoff, rate-redis, rate-postgres, telemetry (or one of telemetry-lock-memory, telemetry-lock-redis, telemetry-rate-redis), scheduler); empty: all")
 		jobs     = flag.String("jobs", "1000,10000", "scheduler job counts")
 		srvCost  = flag.Bool("server-cost", false, "report the Redis server's CPU and commands per operation (INFO cpu, commandstats); meaningful on a server of its own (always on with -redis-server)")
 		redisBin = flag.String("redis-server", "", "start a private Redis from this redis-server binary instead of using -redis (and the redlock comparison's masters from it; default: redis-server on the PATH)")
@@ -60,7 +65,7 @@ func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	if err := run(ctx, log, config{
-		redisURL: *redisURL, pgURL: *pgURL, out: *out, rounds: *rounds, d: *dur, handoff: *hdur,
+		redisURL: *redisURL, pgURL: *pgURL, myDSN: *myDSN, mariadbd: *mariadbd, out: *out, rounds: *rounds, d: *dur, handoff: *hdur,
 		concs: ints(*concs), jobs: ints(*jobs), only: *only, serverCost: *srvCost, redisBin: *redisBin,
 	}); err != nil {
 		log.Error("benchrun failed", "err", err)
@@ -71,6 +76,7 @@ func main() {
 type config struct {
 	redisURL, pgURL, out, only string
 	redisBin                   string
+	myDSN, mariadbd            string
 	rounds                     int
 	d, handoff                 time.Duration
 	concs, jobs                []int
@@ -200,6 +206,20 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 	if cfg.wants("lock-postgres") {
 		if err := measureCmp(postgresLockComparison(e, pgProvider, e.pool), nil); err != nil {
 			return err
+		}
+	}
+	if cfg.wants("lock-mysql") {
+		if cfg.myDSN == "" && cfg.mariadbd == "" && cfg.only == "" {
+			log.Warn("skipped lock-mysql: no -mysql DSN and no mariadbd binary")
+		} else {
+			p, db, stop, err := setupMySQL(ctx, cfg.myDSN, cfg.mariadbd, min(maxConc, 32))
+			if err != nil {
+				return err
+			}
+			defer stop()
+			if err := measureCmp(mysqlLockComparison(e, p, db), nil); err != nil {
+				return err
+			}
 		}
 	}
 	if cfg.wants("redlock") {

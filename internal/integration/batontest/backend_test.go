@@ -11,9 +11,11 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/mysql"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
 )
@@ -173,4 +175,23 @@ func BenchmarkTryAcquireReleasePostgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchLock(b, p)
+}
+
+// On MySQL the waiters are woken by the provider's poller (no
+// LISTEN/NOTIFY), or poll themselves.
+func TestHandoffMySQL(t *testing.T) {
+	t.Parallel()
+	my := mysqlenv.Database(t)
+	p, err := mysql.New(my.DB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, notify := range []bool{true, false} {
+		t.Run(map[bool]string{true: "notify", false: "poll"}[notify], func(t *testing.T) {
+			testHandoff(t, p, notify)
+		})
+	}
 }

@@ -11,11 +11,13 @@ import (
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/leader"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/memory"
+	"github.com/baton-go/baton/lockprovider/mysql"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
 )
@@ -45,6 +47,19 @@ var providers = map[string]func(t testing.TB) lockprovider.Provider{
 	"memory":   func(t testing.TB) lockprovider.Provider { return newMemory(t, nil) },
 	"redis":    func(t testing.TB) lockprovider.Provider { return redisProvider(t) },
 	"postgres": func(t testing.TB) lockprovider.Provider { return postgresProvider(t) },
+	"mysql":    func(t testing.TB) lockprovider.Provider { return mysqlProvider(t) },
+}
+
+func mysqlProvider(t testing.TB) *mysql.Provider {
+	t.Helper()
+	p, err := mysql.New(mysqlenv.Database(t).DB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func newElection(t testing.TB, p lockprovider.Provider, by string, ttl time.Duration) *leader.Election {

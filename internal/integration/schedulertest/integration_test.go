@@ -43,7 +43,7 @@ var setups = map[string]func(t *testing.T, pg *pgenv.PG, spec *instanceSpec){}
 
 // instanceSpec describes one scheduler instance of the exactly-once test.
 type instanceSpec struct {
-	Backend  string        // "redis" or "postgres"
+	Backend  string        // "redis", "postgres" or "mysql"
 	URL      string        // the backend: a redis:// URL, or a PostgreSQL URL with search_path
 	Prefix   string        // Redis key prefix
 	Witness  string        // PostgreSQL URL whose search_path holds the witness tables
@@ -387,7 +387,7 @@ func TestExactlyOnce(t *testing.T) {
 		interval = 500 * time.Millisecond
 		ticks    = 62
 	)
-	for _, backend := range []string{"postgres", "redis"} {
+	for _, backend := range []string{"postgres", "redis", "mysql"} {
 		if setups[backend] == nil {
 			t.Fatalf("backend %s is not built into this test binary", backend)
 		}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/baton-go/baton/lockprovider/mysql"
+)
+
+// rawShedLockMySQL is a ShedLock-style lock on ShedLock's MySQL table, in
+// DB time, through the same driver as the provider: one INSERT … ON
+// DUPLICATE KEY UPDATE to acquire (lock_until assigned last, so every
+// condition reads its old value), one UPDATE to release; no owner token,
+// no fence, no notification.
+const (
+	rawShedLockMySQLTable = `CREATE TABLE IF NOT EXISTS shedlock (
+	name VARCHAR(64) NOT NULL PRIMARY KEY,
+	lock_until TIMESTAMP(3) NOT NULL,
+	locked_at TIMESTAMP(3) NOT NULL,
+	locked_by VARCHAR(255) NOT NULL)`
+	rawShedLockMySQLAcquire = `INSERT INTO shedlock (name, lock_until, locked_at, locked_by)
+	VALUES (?, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, UTC_TIMESTAMP(3), ?)
+	ON DUPLICATE KEY UPDATE
+	locked_by = IF(lock_until <= UTC_TIMESTAMP(3), VALUES(locked_by), locked_by),
+	locked_at = IF(lock_until <= UTC_TIMESTAMP(3), VALUES(locked_at), locked_at),
+	lock_until = IF(lock_until <= UTC_TIMESTAMP(3), VALUES(lock_until), lock_until)`
+	rawShedLockMySQLRelease = `UPDATE shedlock SET lock_until = UTC_TIMESTAMP(3) WHERE name = ? AND locked_by = ?`
+)
+
+func mysqlLockComparison(e *env, p *mysql.Provider, db *sql.DB) comparison {
+	return comparison{
+		id:    "lock-mysql",
+		title: "Lock acquire + release on MySQL / MariaDB",
+		note: "Each goroutine locks a name of its own. raw = a ShedLock-style INSERT … ON DUPLICATE KEY UPDATE and UPDATE " +
+			"through go-sql-driver/mysql (no owner token, no fencing token, no lease times, no notification).",
+		concs: e.concs,
+		contenders: []contender{
+			{"baton provider", providerCycle(p)},
+			{"raw ShedLock", func(ctx context.Context, w int) error {
+				name := workerNames[w]
+				res, err := db.ExecContext(ctx, rawShedLockMySQLAcquire, name, leaseLen.Microseconds(), "bench")
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); n == 0 {
+					return errLost
+				}
+				_, err = db.ExecContext(ctx, rawShedLockMySQLRelease, name, "bench")
+				return err
+			}},
+		},
+		ratios: []ratio{{"baton provider", "raw ShedLock", 0.95}},
+	}
+}
+
+// setupMySQL opens dsn (or, when it is empty, a private server started
+// from the mariadbd binary bin) with interpolateParams, creates a
+// database of the run's own, and migrates a provider in it.
+func setupMySQL(ctx context.Context, dsn, bin string, conns int) (p *mysql.Provider, db *sql.DB, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	if dsn == "" {
+		if bin == "" {
+			return nil, nil, stop, errors.New("no -mysql DSN and no mariadbd binary")
+		}
+		var s func()
+		if dsn, s, err = privateMySQL(ctx, bin); err != nil {
+			return nil, nil, stop, err
+		}
+		stops = append(stops, s)
+	}
+	cfg, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, nil, stop, err
+	}
+	name := "benchrun_" + strconv.Itoa(os.Getpid())
+	cfg.InterpolateParams = true
+	admin, err := openMySQL(cfg)
+	if err != nil {
+		return nil, nil, stop, err
+	}
+	stops = append(stops, func() { _ = admin.Close() })
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+name); err != nil {
+		return nil, nil, stop, fmt.Errorf("mysql at %s: %w", cfg.Addr, err)
+	}
+	stops = append(stops, func() { _, _ = admin.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE "+name) })
+	cfg.DBName = name
+	if db, err = openMySQL(cfg); err != nil {
+		return nil, nil, stop, err
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	stops = append(stops, func() { _ = db.Close() })
+	if _, err := db.ExecContext(ctx, rawShedLockMySQLTable); err != nil {
+		return nil, nil, stop, err
+	}
+	if p, err = mysql.New(db, nil); err != nil {
+		return nil, nil, stop, err
+	}
+	if err := p.Migrate(ctx); err != nil {
+		return nil, nil, stop, err
+	}
+	return p, db, stop, nil
+}
+
+func openMySQL(cfg *gomysql.Config) (*sql.DB, error) {
+	c, err := gomysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
+
+// findMariadbd returns the mariadbd binary on the PATH or in /usr/sbin,
+// or "".
+func findMariadbd() string {
+	if p, err := exec.LookPath("mariadbd"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/sbin/mariadbd"); err == nil {
+		return "/usr/sbin/mariadbd"
+	}
+	return ""
+}
+
+// privateMySQL initialises and starts a MariaDB server of the run's own on
+// a free loopback port (root without a password). stop ends it and
+// removes its data.
+func privateMySQL(ctx context.Context, bin string) (dsn string, stop func(), err error) {
+	install := filepath.Join(filepath.Dir(bin), "mariadb-install-db")
+	if _, err := os.Stat(install); err != nil {
+		if install, err = exec.LookPath("mariadb-install-db"); err != nil {
+			return "", nil, errors.New("mariadb-install-db not found next to " + bin + " nor on the PATH")
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	dir, err := os.MkdirTemp("", "benchrun-mysql-")
+	if err != nil {
+		return "", nil, err
+	}
+	data := filepath.Join(dir, "data")
+	user := []string{}
+	if os.Geteuid() == 0 {
+		user = []string{"--user=root"} // a private server has no reason to switch users
+	}
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"}, user...)
+	if out, err := exec.CommandContext(ctx, install, args...).CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("%s: %v: %s", install, err, out)
+	}
+	args = append([]string{"--no-defaults", "--datadir=" + data, "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
+		"--socket=" + filepath.Join(dir, "sock"), "--pid-file=" + filepath.Join(dir, "pid"),
+		"--log-error=" + filepath.Join(dir, "error.log"), "--skip-name-resolve", "--max-connections=300"}, user...)
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, err
+	}
+	stop = func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = os.RemoveAll(dir)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			_ = c.Close()
+			return "root@tcp(" + addr + ")/", stop, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			stop()
+			return "", nil, fmt.Errorf("%s on port %d did not accept connections:\n%s", bin, port, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

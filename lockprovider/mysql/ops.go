@@ -1,0 +1,326 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/ratewire"
+	"github.com/baton-go/baton/lockprovider"
+)
+
+// opsQueries are the statements of the operator capabilities.
+type opsQueries struct {
+	acquireRun, releaseRun, forceRelease, runs, lastRuns string
+	register, heartbeat, deregister, instances           string
+	listRates, resetRate                                 string
+}
+
+var (
+	_ lockprovider.Admin      = (*Provider)(nil)
+	_ lockprovider.RateLister = (*Provider)(nil)
+	_ lockprovider.Ledger     = (*Provider)(nil)
+	_ lockprovider.Registry   = (*Provider)(nil)
+)
+
+const runCols = "r.job, " + "TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.tick), r.locked_by, r.token, " +
+	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.started_at), " +
+	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.finished_at), r.outcome, r.error, r.catch_up, r.manual"
+
+func newOpsQueries(n names) opsQueries {
+	return opsQueries{
+		acquireRun:   "CALL " + n.proc("acquire_run") + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		releaseRun:   "CALL " + n.proc("release_run") + "(?, ?, ?, ?, ?, ?)",
+		forceRelease: "CALL " + n.proc("force_release") + "(?, ?)",
+		runs: "SELECT " + runCols + " FROM " + n.Runs + " r WHERE r.job = ?" +
+			" AND (? IS NULL OR r.started_at >= " + dt("?") + ")" +
+			" AND (? IS NULL OR r.started_at < " + dt("?") + ")" +
+			" ORDER BY r.started_at DESC, r.token DESC LIMIT ?",
+		lastRuns: "(SELECT " + runCols + ", FALSE FROM " + n.Runs + " r WHERE r.job = ? ORDER BY r.token DESC LIMIT 1)" +
+			" UNION ALL (SELECT " + runCols + ", TRUE FROM " + n.Runs + " r WHERE r.job = ? AND r.outcome = 'succeeded' ORDER BY r.token DESC LIMIT 1)",
+		register: "CALL " + n.proc("register") + "(?, ?, ?)",
+		// One statement reads the clock once: both times are the same
+		// instant.
+		heartbeat: "UPDATE " + n.Registry + " SET heartbeat_at = UTC_TIMESTAMP(6), until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND" +
+			" WHERE locked_by = ? AND until > UTC_TIMESTAMP(6)",
+		deregister: "DELETE FROM " + n.Registry + " WHERE locked_by = ?",
+		instances: "SELECT g.locked_by, g.info, " + us("g.heartbeat_at") + ", " + us("g.until") + " FROM " + n.Registry + " g" +
+			" WHERE g.until > UTC_TIMESTAMP(6) ORDER BY g.locked_by",
+		listRates: "SELECT r.rkey, r.lim, r.expires_at FROM " + n.Rates + " r WHERE r.expires_at > " + us("UTC_TIMESTAMP(6)") +
+			" ORDER BY r.rkey, r.lim",
+		resetRate: "CALL " + n.rateProc("reset") + "(?)",
+	}
+}
+
+// ForceRelease implements lockprovider.Admin in one CALL.
+func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
+	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
+		return batontype.LeaseInfo{}, err
+	}
+	var (
+		fence, at, until, lastTick, atLeast sql.NullInt64
+		by                                  sql.NullString
+	)
+	err := p.db.QueryRowContext(ctx, p.q.ops.forceRelease, name, token).Scan(&fence, &by, &at, &until, &lastTick, &atLeast)
+	if err != nil {
+		return batontype.LeaseInfo{}, opError("force-release", name, err)
+	}
+	if !fence.Valid {
+		return batontype.LeaseInfo{}, batontype.ErrNotHeld
+	}
+	info := batontype.LeaseInfo{Name: name, Exists: true, Held: true, LockedBy: by.String, Token: fence.Int64,
+		GrantedAt: time.UnixMicro(at.Int64), Until: time.UnixMicro(until.Int64)}
+	if lastTick.Valid {
+		info.LastTick = time.UnixMicro(lastTick.Int64)
+	}
+	info.AtLeastUntil = lockprovider.MinHold(info.GrantedAt, time.UnixMicro(atLeast.Int64))
+	return info, nil
+}
+
+// ResetRate implements lockprovider.Admin in one statement.
+func (p *Provider) ResetRate(ctx context.Context, key string) error {
+	if err := check.Args(ctx, batontype.ValidateName(key)); err != nil {
+		return err
+	}
+	if _, err := p.db.ExecContext(ctx, p.q.ops.resetRate, key); err != nil {
+		return opError("reset rate", key, err)
+	}
+	return nil
+}
+
+// Ping implements lockprovider.Admin.
+func (p *Provider) Ping(ctx context.Context) error {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return err
+	}
+	var one int
+	if err := p.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return opError("ping", "", err)
+	}
+	return nil
+}
+
+// ListRates implements lockprovider.RateLister in one statement.
+func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := p.db.QueryContext(ctx, p.q.ops.listRates)
+	if err != nil {
+		return nil, opError("list rates", "", err)
+	}
+	defer rows.Close()
+	var out []batontype.RateInfo
+	for rows.Next() {
+		var (
+			key, lim string
+			exp      int64
+		)
+		if err := rows.Scan(&key, &lim, &exp); err != nil {
+			return nil, opError("list rates", "", err)
+		}
+		if a, per, ok := ratewire.ParseID(lim); ok {
+			out = append(out, batontype.RateInfo{Key: key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(exp)})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, opError("list rates", "", err)
+	}
+	return out, nil
+}
+
+// AcquireRun implements lockprovider.Ledger: Acquire and, for a new
+// grant, the run row with the retention applied, in one CALL.
+func (p *Provider) AcquireRun(ctx context.Context, a lockprovider.AcquireParams, run lockprovider.RunStart) (batontype.Lease, error) {
+	if err := check.Args(ctx, a.Validate(), run.Validate()); err != nil {
+		return batontype.Lease{}, err
+	}
+	ret := run.Retention.WithDefaults()
+	args := append(acquireArgs(a), run.CatchUp, run.Manual, int64(ret.MaxRuns), ret.MaxAge.Microseconds())
+	var r acquireRow
+	if err := p.db.QueryRowContext(ctx, p.q.ops.acquireRun, args...).Scan(r.dest()...); err != nil {
+		return batontype.Lease{}, acquireError(a.Name, err)
+	}
+	return r.result(a)
+}
+
+// ReleaseRun implements lockprovider.Ledger: Release and the run row
+// completed, in one CALL. The row is found by job and token; the rest of
+// end.Run is what AcquireRun stored.
+func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams, end lockprovider.RunEnd) error {
+	if err := check.Args(ctx, r.Validate(), end.Validate()); err != nil {
+		return err
+	}
+	var held bool
+	err := p.db.QueryRowContext(ctx, p.q.ops.releaseRun, r.Name, r.Owner, end.Run.Token,
+		string(end.Outcome), batontype.CutError(end.Error), end.Elapsed.Microseconds()).Scan(&held)
+	switch {
+	case err != nil:
+		return opError("release", r.Name, err)
+	case !held:
+		return batontype.ErrNotHeld
+	}
+	return nil
+}
+
+// scanRun reads one row of runCols (and extra).
+func scanRun(rows *sql.Rows, extra ...any) (batontype.RunRecord, error) {
+	var (
+		r               batontype.RunRecord
+		tick, fin       sql.NullInt64
+		started         int64
+		outcome         string
+		catchUp, manual bool
+	)
+	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &started, &fin, &outcome, &r.Error, &catchUp, &manual}, extra...)
+	if err := rows.Scan(dst...); err != nil {
+		return r, err
+	}
+	r.Started = time.UnixMicro(started)
+	if tick.Valid {
+		r.Tick = time.UnixMicro(tick.Int64)
+	}
+	if fin.Valid {
+		r.Finished = time.UnixMicro(fin.Int64)
+	}
+	r.Outcome = batontype.Outcome(outcome)
+	r.CatchUp, r.Manual = catchUp, manual
+	return r, nil
+}
+
+// Runs implements lockprovider.Ledger in one statement.
+func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.RunRecord, error) {
+	if err := check.Args(ctx, q.Validate()); err != nil {
+		return nil, err
+	}
+	var since, until any
+	if !q.Since.IsZero() {
+		since = q.Since.UnixMicro()
+	}
+	if !q.Until.IsZero() {
+		until = q.Until.UnixMicro()
+	}
+	rows, err := p.db.QueryContext(ctx, p.q.ops.runs, q.Job, since, since, until, until, q.Lim())
+	if err != nil {
+		return nil, opError("runs of", q.Job, err)
+	}
+	defer rows.Close()
+	var out []batontype.RunRecord
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, opError("runs of", q.Job, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, opError("runs of", q.Job, err)
+	}
+	return out, nil
+}
+
+// LastRuns implements lockprovider.Ledger in one statement.
+func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess batontype.RunRecord, err error) {
+	if err := check.Args(ctx, batontype.ValidateName(job)); err != nil {
+		return last, lastSuccess, err
+	}
+	rows, err := p.db.QueryContext(ctx, p.q.ops.lastRuns, job, job)
+	if err != nil {
+		return last, lastSuccess, opError("last runs of", job, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var success bool
+		r, err := scanRun(rows, &success)
+		if err != nil {
+			return last, lastSuccess, opError("last runs of", job, err)
+		}
+		if success {
+			lastSuccess = r
+		} else {
+			last = r
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return last, lastSuccess, opError("last runs of", job, err)
+	}
+	return last, lastSuccess, nil
+}
+
+// Register implements lockprovider.Registry in one CALL.
+func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
+	b, err := check.Register(ctx, inst, ttl)
+	if err != nil {
+		return err
+	}
+	if _, err := p.db.ExecContext(ctx, p.q.ops.register, inst.LockedBy, string(b), ttl.Microseconds()); err != nil {
+		return opError("register", inst.LockedBy, err)
+	}
+	return nil
+}
+
+// Heartbeat implements lockprovider.Registry in one statement.
+func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
+	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy), batontype.ValidateRegistryTTL(ttl)); err != nil {
+		return err
+	}
+	res, err := p.db.ExecContext(ctx, p.q.ops.heartbeat, ttl.Microseconds(), lockedBy)
+	if err != nil {
+		return opError("heartbeat", lockedBy, err)
+	}
+	// The new heartbeat_at differs from the stored one (a later
+	// microsecond), so a live entry always counts as changed.
+	if n, err := res.RowsAffected(); err != nil {
+		return opError("heartbeat", lockedBy, err)
+	} else if n == 0 {
+		return batontype.ErrNotRegistered
+	}
+	return nil
+}
+
+// Deregister implements lockprovider.Registry in one statement.
+func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
+	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy)); err != nil {
+		return err
+	}
+	if _, err := p.db.ExecContext(ctx, p.q.ops.deregister, lockedBy); err != nil {
+		return opError("deregister", lockedBy, err)
+	}
+	return nil
+}
+
+// Instances implements lockprovider.Registry in one statement.
+func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := p.db.QueryContext(ctx, p.q.ops.instances)
+	if err != nil {
+		return nil, opError("instances", "", err)
+	}
+	defer rows.Close()
+	var out []batontype.Instance
+	for rows.Next() {
+		var (
+			inst       batontype.Instance
+			id, info   string
+			hb, expiry int64
+		)
+		if err := rows.Scan(&id, &info, &hb, &expiry); err != nil {
+			return nil, opError("instances", "", err)
+		}
+		if err := json.Unmarshal([]byte(info), &inst); err != nil {
+			return nil, opError("instances", "", fmt.Errorf("entry %q: %w", id, err))
+		}
+		inst.LockedBy, inst.Heartbeat, inst.Until = id, time.UnixMicro(hb), time.UnixMicro(expiry)
+		out = append(out, inst)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, opError("instances", "", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,459 @@
+package mysql_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/baton-go/baton/batontype"
+
+	"github.com/baton-go/baton/internal/testenv/mysqlenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/mysql"
+)
+
+// newProvider returns a migrated provider on a private database.
+func newProvider(t testing.TB, cfg *mysql.Config) (*mysql.Provider, *mysqlenv.MY) {
+	t.Helper()
+	my := mysqlenv.Database(t)
+	p, err := mysql.New(my.DB, cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := p.Migrate(context.Background()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return p, my
+}
+
+// The conformance suite, every capability the provider implements, each
+// subtest on a migrated provider in a database of its own.
+func TestConformance(t *testing.T) {
+	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
+		p, _ := newProvider(t, nil)
+		return p
+	})
+}
+
+func params(name string, atMostFor time.Duration) lockprovider.AcquireParams {
+	return lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: atMostFor}
+}
+
+func TestMigrateIdempotent(t *testing.T) {
+	p, my := newProvider(t, nil) // first run
+	ctx := t.Context()
+	if err := p.Migrate(ctx); err != nil {
+		t.Fatalf("second Migrate: %v", err)
+	}
+	// Concurrently, from four providers ("processes") on fresh tables.
+	cfg := &mysql.Config{Table: "concurrent_locks", RateTable: "concurrent_rates"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		q, err := mysql.New(my.DB, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { errs <- q.Migrate(ctx) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("concurrent Migrate: %v", err)
+		}
+	}
+	q, _ := mysql.New(my.DB, cfg)
+	if _, err := q.Acquire(ctx, params("after-migrate", time.Minute)); err != nil {
+		t.Fatalf("Acquire after concurrent Migrate: %v", err)
+	}
+	// An unchanged schema replaces no procedure: their creation times stay.
+	created := func() string {
+		var s string
+		if err := my.DB.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(ROUTINE_NAME, CREATED) ORDER BY ROUTINE_NAME) "+
+			"FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE()").Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := created()
+	time.Sleep(1100 * time.Millisecond) // CREATED has whole seconds
+	if err := q.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := created(); after != before {
+		t.Errorf("Migrate of an unchanged schema recreated procedures:\n%s\n%s", before, after)
+	}
+}
+
+func TestDatabaseQualifiedTable(t *testing.T) {
+	my := mysqlenv.Database(t)
+	other := mysqlenv.Database(t)
+	ctx := t.Context()
+	cfg := &mysql.Config{Database: other.Database, Table: "My_Locks"}
+	p, err := mysql.New(my.DB, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	l, err := p.Acquire(ctx, params("q", time.Minute))
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	var n int
+	err = my.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM `"+other.Database+"`.`My_Locks` WHERE name = 'q' AND fence = ?", l.Token).Scan(&n)
+	if err != nil || n != 1 {
+		t.Fatalf("row in the qualified table: n=%d err=%v", n, err)
+	}
+	// Nothing landed in the connection's database.
+	err = my.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()").Scan(&n)
+	if err != nil || n != 0 {
+		t.Errorf("tables in the connection's database: %d (err %v), want none", n, err)
+	}
+}
+
+func TestInvalidIdentifiers(t *testing.T) {
+	my := mysqlenv.Database(t)
+	bad := []mysql.Config{
+		{Table: "1abc"},
+		{Table: "x`; DROP TABLE y; --"},
+		{Table: strings.Repeat("a", 41)},
+		{Database: "has space"},
+		{Database: "a.b"},
+		{RateTable: "rate-table"},
+		{Table: "é"},
+		{PollInterval: time.Millisecond},
+	}
+	for _, cfg := range bad {
+		_, err := mysql.New(my.DB, &cfg)
+		var ve *batontype.ValidationError
+		if !errors.Is(err, batontype.ErrInvalid) || !errors.As(err, &ve) {
+			t.Errorf("New(%+v) = %v, want a *batontype.ValidationError matching ErrInvalid", cfg, err)
+		}
+	}
+	if _, err := mysql.New(nil, nil); !errors.Is(err, batontype.ErrInvalid) {
+		t.Errorf("New(nil) = %v, want ErrInvalid", err)
+	}
+	var nilDB *sql.DB
+	if _, err := mysql.New(nilDB, nil); !errors.Is(err, batontype.ErrInvalid) {
+		t.Errorf("New((*sql.DB)(nil)) = %v, want ErrInvalid", err)
+	}
+	if _, err := mysql.New(my.DB, &mysql.Config{Table: strings.Repeat("b", 40)}); err != nil {
+		t.Errorf("40-byte table name rejected: %v", err)
+	}
+}
+
+// SchemaSQL is what Migrate applies, in the form the mariadb client reads.
+func TestSchemaSQLAppliesCleanly(t *testing.T) {
+	client, err := exec.LookPath("mariadb")
+	if err != nil {
+		if client, err = exec.LookPath("mysql"); err != nil {
+			t.Fatal("neither the mariadb nor the mysql client is installed (Debian: mariadb-client)")
+		}
+	}
+	my := mysqlenv.Database(t)
+	ctx := t.Context()
+	ddl, err := mysql.SchemaSQL(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gomysql.ParseDSN(my.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(cfg.Addr, ":")
+	for range 2 { // idempotent
+		cmd := exec.CommandContext(ctx, client, "--no-defaults", "-h", host, "-P", port, "-u", cfg.User, "--password="+cfg.Passwd, cfg.DBName)
+		cmd.Stdin = strings.NewReader(ddl)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("applying SchemaSQL with %s: %v\n%s", client, err, out)
+		}
+	}
+	p, err := mysql.New(my.DB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SchemaSQL() != ddl {
+		t.Error("Provider.SchemaSQL differs from SchemaSQL(nil)")
+	}
+	if _, err := p.Acquire(ctx, params("ddl", time.Minute)); err != nil {
+		t.Fatalf("Acquire on tables made by SchemaSQL: %v", err)
+	}
+	if err := p.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate over SchemaSQL: %v", err)
+	}
+}
+
+// questions reads the session's count of statements sent by the client
+// (statements run inside procedures are not counted).
+func questions(t *testing.T, c *sql.Conn) int64 {
+	t.Helper()
+	var name string
+	var n int64
+	if err := c.QueryRowContext(context.Background(), "SHOW SESSION STATUS LIKE 'Questions'").Scan(&name, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Every operation is one statement from the client (one round trip with
+// interpolateParams, as mysqlenv sets).
+func TestOneStatementPerOperation(t *testing.T) {
+	_, my := newProvider(t, nil)
+	ctx := t.Context()
+	conn, err := my.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	p, err := mysql.New(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := params("one-trip", time.Minute)
+	a.Tick = time.Now()
+	limits := []batontype.RateLimit{{Algorithm: batontype.GCRA, Rate: 10, Period: time.Second, Burst: 5},
+		{Algorithm: batontype.SlidingLog, Rate: 10, Period: time.Second}}
+	for _, op := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"Acquire", func() error { _, err := p.Acquire(ctx, a); return err }},
+		{"Extend", func() error {
+			_, err := p.Extend(ctx, lockprovider.ExtendParams{Name: a.Name, Owner: a.Owner, AtMostFor: time.Minute})
+			return err
+		}},
+		{"Release", func() error { return p.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}) }},
+		{"AcquireBatch", func() error {
+			_, err := p.AcquireBatch(ctx, []lockprovider.AcquireParams{params("b1", time.Minute), params("b2", time.Minute)})
+			return err
+		}},
+		{"RateLimit", func() error {
+			_, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: "k", N: 1, Limits: limits})
+			return err
+		}},
+		{"ForceRelease", func() error { _, err := p.ForceRelease(ctx, "b1", 0); return err }},
+	} {
+		before := questions(t, conn)
+		if err := op.fn(); err != nil {
+			t.Fatalf("%s: %v", op.name, err)
+		}
+		if n := questions(t, conn) - before - 1; n != 1 { // less the SHOW itself
+			t.Errorf("%s sent %d statements, want 1", op.name, n)
+		}
+	}
+}
+
+// Times come from the server's UTC clock whatever the session's time zone
+// and the process's.
+func TestSessionTimeZone(t *testing.T) {
+	my := mysqlenv.Database(t)
+	db := mysqlenv.Open(t, my.DSN+"?time_zone=%27%2B09%3A00%27&loc=Asia%2FTokyo")
+	var tz string
+	if err := db.QueryRowContext(t.Context(), "SELECT @@session.time_zone").Scan(&tz); err != nil || tz != "+09:00" {
+		t.Fatalf("session time zone %q (%v), want +09:00", tz, err)
+	}
+	p, err := mysql.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	l, err := p.Acquire(t.Context(), params("tz", time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server runs on this machine: its clock is ours.
+	if d := l.GrantedAt.Sub(before); d < -time.Second || d > 5*time.Second {
+		t.Errorf("GrantedAt %v is %v from the local clock at the call", l.GrantedAt, d)
+	}
+	var stored string
+	if err := db.QueryRowContext(t.Context(), "SELECT DATE_FORMAT(locked_at, '%Y-%m-%d %H:%i:%s.%f') FROM baton_locks WHERE name = 'tz'").Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if want := l.GrantedAt.UTC().Format("2006-01-02 15:04:05.000000"); stored != want {
+		t.Errorf("stored locked_at %s, want %s (UTC)", stored, want)
+	}
+}
+
+// A contender does not wait for another session's transaction that holds
+// the row locked, and an acquire inside a caller's transaction is not born
+// expired however old the transaction.
+func TestCallerTransaction(t *testing.T) {
+	p, my := newProvider(t, nil)
+	ctx := t.Context()
+	first := params("busy", 50*time.Millisecond)
+	if _, err := p.Acquire(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond) // the lease is expired: only the row lock is in the way
+	tx, err := my.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 300 * time.Millisecond
+	time.Sleep(ttl + 100*time.Millisecond) // older than the lease length
+	inTx, err := mysql.New(tx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := inTx.Acquire(ctx, params("busy", ttl))
+	if err != nil {
+		t.Fatalf("Acquire in tx: %v", err)
+	}
+	if left := time.Until(l.Until); left < ttl/2 {
+		t.Fatalf("lease granted in an old transaction has %v left, want about %v", left, ttl)
+	}
+	// The transaction holds the row: a contender is refused at once
+	// (MariaDB's lock wait is cut to nothing; MySQL's minimum is 1s).
+	start := time.Now()
+	_, err = p.Acquire(ctx, params("busy", time.Minute))
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Acquire waited %v for another transaction's row lock", took)
+	}
+	if !errors.Is(err, batontype.ErrNotAcquired) {
+		t.Errorf("Acquire of a row locked by another transaction: %v, want ErrNotAcquired", err)
+	}
+	// The session's lock wait is restored after the call.
+	var wait int
+	if err := tx.QueryRowContext(ctx, "SELECT @@SESSION.innodb_lock_wait_timeout").Scan(&wait); err != nil || wait == 0 {
+		t.Errorf("innodb_lock_wait_timeout after Acquire = %d (%v), want the default restored", wait, err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	// The rolled-back grant never happened; its token is not issued again.
+	next, err := p.Acquire(ctx, params("busy", time.Minute))
+	if err != nil {
+		t.Fatalf("after the rollback the name should be free: %v", err)
+	}
+	if next.Token <= l.Token {
+		t.Errorf("token %d after a rolled-back grant with token %d", next.Token, l.Token)
+	}
+}
+
+// Rate-limit rows expire and SweepRates deletes them.
+func TestSweepRates(t *testing.T) {
+	p, my := newProvider(t, nil)
+	ctx := t.Context()
+	lim := []batontype.RateLimit{{Algorithm: batontype.FixedWindow, Rate: 5, Period: 50 * time.Millisecond}}
+	for i := range 20 {
+		if _, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: "sweep-" + strconv.Itoa(i), N: 1, Limits: lim}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(150 * time.Millisecond)
+	n, err := p.SweepRates(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := my.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM baton_rates").Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || left != 0 {
+		t.Errorf("SweepRates deleted %d rows, %d left; want all 20 (and any the decisions swept) gone", n, left)
+	}
+}
+
+// Without interpolateParams the driver prepares each statement (two round
+// trips); every operation still works, the CALLs with result sets
+// included.
+func TestPreparedStatements(t *testing.T) {
+	my := mysqlenv.Database(t)
+	cfg, err := gomysql.ParseDSN(my.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.InterpolateParams = false
+	c, err := gomysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	t.Cleanup(func() { _ = db.Close() })
+	p, err := mysql.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := p.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := params("prepared", time.Minute)
+	a.Tick = time.Now()
+	l, err := p.Acquire(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: a.Name, Owner: a.Owner, AtMostFor: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err != nil {
+		t.Fatal(err)
+	}
+	b := params("prepared", time.Minute)
+	res, err := p.AcquireBatch(ctx, []lockprovider.AcquireParams{b})
+	if err != nil || res[0].Err != nil || res[0].Lease.Token <= l.Token {
+		t.Fatalf("AcquireBatch: %v %+v", err, res)
+	}
+	r, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: "k", N: 1,
+		Limits: []batontype.RateLimit{{Algorithm: batontype.TokenBucket, Rate: 5, Period: time.Second, Burst: 5}}})
+	if err != nil || !r.Allowed || r.Limits[0].Remaining != 4 {
+		t.Fatalf("RateLimit: %+v, %v", r, err)
+	}
+}
+
+// A batch item whose row another session's transaction holds is refused
+// alone (error 1205 inside the procedure), the first item included, and
+// the other items are granted.
+func TestBatchRowLocked(t *testing.T) {
+	p, my := newProvider(t, nil)
+	ctx := t.Context()
+	for _, n := range []string{"a-busy", "b-free"} { // rows exist, leases ended
+		a := params(n, time.Minute)
+		if _, err := p.Acquire(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: n, Owner: a.Owner}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := my.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT * FROM baton_locks WHERE name = 'a-busy' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.AcquireBatch(ctx, []lockprovider.AcquireParams{params("a-busy", time.Minute), params("b-free", time.Minute), params("c-new", time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(res[0].Err, batontype.ErrNotAcquired) {
+		t.Errorf("locked row: %v, want ErrNotAcquired", res[0].Err)
+	}
+	for i := 1; i < 3; i++ {
+		if res[i].Err != nil || res[i].Lease.Token <= 0 {
+			t.Errorf("item %d: %+v, want a grant", i, res[i])
+		}
+	}
+}
