@@ -13,19 +13,12 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// Timing of the waiter marks (rows of the waiters table): a mark lasts
-// markFor and is renewed every markEvery while the name has local
-// waiters, so marks of a crashed process lapse within markFor.
 const (
-	markFor   = 30 * time.Second
-	markEvery = 10 * time.Second
 	// pollIOTimeout bounds each statement of the poller.
 	pollIOTimeout = 5 * time.Second
 	// pollChunk bounds the names of one poll statement.
 	pollChunk = 500
 )
-
-var _ lockprovider.ReleaseNotifier = (*Provider)(nil)
 
 // NotifyRelease implements lockprovider.ReleaseNotifier by polling, since
 // MySQL has no LISTEN/NOTIFY.
@@ -72,8 +65,8 @@ func newPoller(p *Provider) *poller {
 		p:         p,
 		pollSQL:   "SELECT w.name, w.released FROM " + p.names.Waiters + " w WHERE w.name IN (",
 		markSQL:   "CALL " + p.names.proc("mark") + "(?, ?)",
-		markFor:   markFor,
-		markEvery: markEvery,
+		markFor:   notify.MarkFor,
+		markEvery: notify.MarkEvery,
 		seen:      map[string]int64{},
 	}
 }

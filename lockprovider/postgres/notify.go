@@ -15,12 +15,7 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// Timing of the waiter marks (rows of the waiters table): a mark lasts markFor and is
-// renewed every markEvery while the name has local waiters, so marks of a
-// crashed process lapse within markFor.
 const (
-	markFor   = 30 * time.Second
-	markEvery = 10 * time.Second
 	// listenLockTimeout bounds how long marking waits for a row lock held
 	// by another session; the listening connection is ours, so the setting
 	// cannot leak into anyone's transaction.
@@ -59,7 +54,7 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 type listener struct {
 	table              string // quoted, qualified table name
 	markSQL            string
-	markFor, markEvery time.Duration                                // the constants above; tests shorten them
+	markFor, markEvery time.Duration                                // notify.MarkFor and MarkEvery; tests shorten them
 	open               func(ctx context.Context) (*pgx.Conn, error) // nil: no way to listen
 	log                *slog.Logger
 
@@ -104,8 +99,8 @@ func newListener(p *Provider, db DB, open func(ctx context.Context) (*pgx.Conn, 
 	return &listener{
 		table:     p.names.Locks,
 		markSQL:   p.markSQL,
-		markFor:   markFor,
-		markEvery: markEvery,
+		markFor:   notify.MarkFor,
+		markEvery: notify.MarkEvery,
 		open:      open,
 		log:       p.log,
 	}
