@@ -9,6 +9,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/clock"
 	"github.com/baton-go/baton/internal/notify"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -200,7 +201,7 @@ func (w *poller) loop(ctx context.Context, r *pollRun) {
 	nextMark := time.Now().Add(w.markEvery)
 	wait := w.p.poll
 	markFailed := false // a renewal failed: retry at the next poll
-	for sleep(ctx, wait) {
+	for clock.Sleep(ctx, wait) {
 		names := w.hub.Keys()
 		if len(names) == 0 {
 			continue // the last registration is being removed
@@ -251,17 +252,5 @@ func (w *poller) dispatch(names []string, got map[string]int64) {
 	w.mu.Unlock()
 	for _, n := range moved {
 		w.hub.Signal(n)
-	}
-}
-
-// sleep waits for d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/clock"
 	"github.com/baton-go/baton/internal/notify"
 	"github.com/baton-go/baton/lockprovider"
 )
@@ -218,7 +219,7 @@ func (l *listener) loop(ctx context.Context, r *listenRun) {
 	)
 	for {
 		if conn == nil {
-			if !sleep(ctx, wait) {
+			if !clock.Sleep(ctx, wait) {
 				return
 			}
 			var err error
@@ -309,21 +310,6 @@ func (l *listener) connectAndMark(ctx context.Context, r *listenRun) (*pgx.Conn,
 		q.done <- err
 	}
 	return conn, err
-}
-
-// sleep waits for d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // closeConn closes conn within closeWait. A connection whose statement was
