@@ -90,12 +90,16 @@ func (s *Scheduler) runEnd(l *lease.Lease, res *runResult) lockprovider.RunEnd {
 	r := *res
 	r.lost = errors.Is(l.Err(), batontype.ErrLockLost)
 	out, msg := s.outcome(r)
+	var stack string
+	if pe := (*PanicError)(nil); out == batontype.OutcomePanicked && errors.As(r.err, &pe) {
+		stack = string(pe.Stack) // the provider cuts it to batontype.MaxRunStack
+	}
 	return lockprovider.RunEnd{
 		Run: batontype.RunRecord{
 			Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
 			Started: r.lease.GrantedAt, CatchUp: r.catchUp, Manual: r.manual,
 		},
-		Outcome: out, Error: msg, Elapsed: time.Since(r.held), Retention: s.cfg.LedgerRetention,
+		Outcome: out, Error: msg, Stack: stack, Elapsed: time.Since(r.held), Retention: s.cfg.LedgerRetention,
 	}
 }
 

@@ -222,7 +222,11 @@ func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) error {
 	ev.Start, ev.Duration, ev.Err = start, s.now().Sub(start), err
 	if err != nil {
 		j.failures.Add(1)
-		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", "job", j.name, "tick", run.Tick, "token", run.Token, "err", err)
+		attrs := []any{"job", j.name, "tick", run.Tick, "token", run.Token, "err", err}
+		if pe := (*PanicError)(nil); errors.As(err, &pe) {
+			attrs = append(attrs, "stack", batontype.CutStack(string(pe.Stack))) // as the ledger stores it
+		}
+		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", attrs...)
 	}
 	if s.obs != nil {
 		ev.Outcome = s.runOutcome(err, run.lease, true)
