@@ -164,9 +164,6 @@ func (h *handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return nil, &httpError{http.StatusNotFound, "no backend named " + req.Backend}
 		}
-		if b.Control == nil {
-			return nil, &httpError{http.StatusNotImplemented, "backend " + b.Name + " has no job control (status.Backend.Control)"}
-		}
 		if req.Action != "run" && req.Action != "pause" && req.Action != "resume" {
 			return nil, &httpError{http.StatusBadRequest, "action must be run, pause or resume"}
 		}
@@ -175,6 +172,9 @@ func (h *handler) jobAction(w http.ResponseWriter, r *http.Request) {
 		// would wait for a job that may never come.
 		if _, err := h.findJob(ctx, req.Backend, req.Job); err != nil {
 			return nil, err
+		}
+		if b.Control == nil {
+			return nil, &httpError{http.StatusNotImplemented, "backend " + b.Name + " has no job control (status.Backend.Control)"}
 		}
 		resp := jobActionResp{jobActionReq: req, Requested: time.Now()}
 		switch req.Action {

@@ -376,7 +376,7 @@ func layout(s batontype.JobSpec, backend string, replicas []string, runs []baton
 			ticks = append(ticks, ms)
 			switch {
 			case claimed[ms]:
-			case paused && ms > lastClaimed && !t.After(now):
+			case paused && ms > lastClaimed && !t.After(now) && !t.Before(evidence):
 				pausedTicks = append(pausedTicks, ms)
 			case !t.After(due) && !t.Before(evidence):
 				missed = append(missed, ms)

@@ -195,7 +195,10 @@
 
   function runText(f) { return "run " + f.job + " (" + f.backend + "): " + f.text; }
 
-  function runNotice(f) { notice(runText(f), f.phase !== "done"); }
+  function runNotice(f) {
+    notice(runText(f), f.phase !== "done");
+    document.body.dataset.runFollowed = runText(f); // the latest, after the notice is gone
+  }
 
   // followRuns reads the job page of each run-now followed, and moves it
   // on when the ledger has a manual run that started after the request.
@@ -214,11 +217,14 @@
       }
       const run = d.runs.filter((r) => r.manual && ms(r.started) >= f.requested - 5000).pop();
       if (!run) continue;
+      run.outcome = run.outcome || "running"; // the ledger's running outcome is empty
       const started = "requested → started on " + run.locked_by + " (token " + run.token + ")";
       if (run.outcome === "running") {
         f.phase = "started";
         f.text = started;
+        f.short = "started on " + run.locked_by;
       } else {
+        f.short = run.outcome.replace("_", " ") + " on " + run.locked_by;
         f.phase = "done";
         f.done = serverNow();
         f.text = started + " → " + run.outcome.replace("_", " ") + " in " + fmtDur(ms(run.finished) - ms(run.started)) + (run.error ? ": " + run.error : "");
@@ -241,7 +247,7 @@
       box.append(confirmButton("pause|" + id, "pause", () => act("api/actions/job", { backend: j.backend, job: j.name, action: "pause" }, "pause " + j.name), "act"));
     }
     const f = state.runs.get(id);
-    if (f) box.append(el("div", { class: "run-follow dim", text: f.text, "data-phase": f.phase }));
+    if (f) box.append(el("div", { class: "run-follow dim", text: f.short || "requested", title: f.text, "data-phase": f.phase }));
     return box;
   }
 
@@ -311,6 +317,11 @@
 
   // ---- Job page -------------------------------------------------------
 
+  function firstLine(s) {
+    s = s.split("\n")[0];
+    return s.length > 100 ? s.slice(0, 99) + "…" : s;
+  }
+
   function attempts(r) {
     const m = /attempt (\d+) of (\d+)/.exec(r.error || "");
     return m ? m[1] + "/" + m[2] : "1";
@@ -348,7 +359,7 @@
     if (d.requests.length) facts.push(...fact("Run requests", d.requests.map((r) => "requested " + fmtShort(r.requested) + (r.requested_by ? " by " + r.requested_by : "") + ", lapses " + rel(r.until)).join("; ")));
     if (d.problems.length) {
       facts.push(...fact("Last 24 h", el("ul", { class: "problems" }, ...d.problems.slice(0, 20).map((pr) => el("li", { "data-kind": pr.kind },
-        stateTag(pr.kind), " tick " + fmtTime(pr.tick) + (pr.holder ? ": lock held by " + pr.holder.locked_by + " (token " + pr.holder.token + ")" : "") + (pr.run ? ": " + (pr.run.error || pr.run.outcome) : ""))))));
+        stateTag(pr.kind), " tick " + fmtTime(pr.tick) + (pr.holder ? ": lock held by " + pr.holder.locked_by + " (token " + pr.holder.token + ")" : "") + (pr.run ? ": " + firstLine(pr.run.error || pr.run.outcome || "running") : ""))))));
     }
     for (const r of d.releases || []) facts.push(...fact("Force-released", "token " + r.token + " of " + r.locked_by + " by " + r.by + " at " + fmtTime(r.at)));
     document.getElementById("job-facts").replaceChildren(el("dl", {}, ...facts));
@@ -356,6 +367,7 @@
     const body = document.querySelector("#runs-table tbody");
     const rows = [];
     for (const r of d.runs) {
+      r.outcome = r.outcome || "running"; // the ledger's running outcome is empty
       const key = j.name + "/" + r.token;
       const rl = releases.get(r.token);
       const errCell = el("td", { class: "err" });
@@ -545,8 +557,8 @@
       const name = svg("text", { class: "job", x: 4, y: y + 9, "data-kind": "job", "data-job": j.job, "data-backend": j.backend }, j.job.length > 24 ? j.job.slice(0, 23) + "…" : j.job);
       name.append(svg("title", {}, j.job + "\n" + title));
       g.append(name);
-      const summary = (j.paused ? "paused · " : "") + (bad ? bad + " failed " : "") + (c.missed ? c.missed + " missed" : "");
-      if (summary) g.append(svg("text", { class: "counts" + (j.paused ? " paused" : bad || c.missed ? " bad" : ""), x: 4, y: y + TICK_H + 9 }, summary.trim()));
+      const summary = [j.paused ? "paused" + (j.paused === "replicas" ? " on every replica" : "") : "", bad ? bad + " failed" : "", c.missed ? c.missed + " missed" : ""].filter(Boolean).join(" · ");
+      if (summary) g.append(svg("text", { class: "counts" + (j.paused ? " paused" : " bad"), x: 4, y: y + TICK_H + 9 }, summary));
 
       // The tick row: every tick when few, missed and paused ticks.
       const tr = svg("g", { class: "ticks" });
@@ -703,6 +715,7 @@
       document.body.dataset.loaded = view;
     } finally {
       inflight = false;
+      document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
     }
   }
 

@@ -356,7 +356,7 @@ func TestBrowser(t *testing.T) {
 		if r.Job == "ledger-export" && r.Problem == "missed" { // every other tick
 			p = "missed"
 		}
-		if !ok || r.Replicas != "replica-1, replica-2, replica-3" || r.Problem != p || (p != "") != (r.Cls == "problem") {
+		if !ok || r.Replicas != "3/3" || r.Problem != p || (p != "") != (r.Cls == "problem") {
 			t.Errorf("jobs row %+v", r)
 		}
 		delete(want, r.Job)
