@@ -8,13 +8,19 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/postgres"
+	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/status"
 )
 
@@ -24,15 +30,17 @@ func serveCommands() []command {
 		actions bool
 		grace   time.Duration
 		refresh time.Duration
+		limits  limitFlags
 	)
 	return []command{{
 		group: "serve", help: "serve the status page (jobs, timeline, locks, rate limits) on --addr until interrupted",
 		long: true,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address; the page has no authentication of its own: keep it on loopback or behind an authenticating proxy")
-			fs.BoolVar(&actions, "actions", false, "enable force-release and rate-limit reset buttons")
+			fs.BoolVar(&actions, "actions", false, "enable the page's actions: force-release a lock, reset a rate-limit key, run a job now, pause and resume it")
 			fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start before the tick counts as missed (0: no grace)")
 			fs.DurationVar(&refresh, "refresh", status.DefaultRefresh, "how often the page polls")
+			fs.Var(&limits, "limit", "the application's limit, <algorithm>:<limit>/<period>[:<burst>] (repeatable), as for limits get: the Rate limits view shows what remains of each key whose state has its algorithm and period, and marks keys near or over it")
 		},
 		run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
 			if !c.needArgs(fs, 0) {
@@ -41,7 +49,12 @@ func serveCommands() []command {
 			if grace == 0 {
 				grace = time.Nanosecond // status.Config reads a zero Grace as its default, one minute
 			}
-			return c.serve(ctx, addr, status.Config{Actions: actions, Grace: grace, Refresh: refresh})
+			cfg := status.Config{Actions: actions, Grace: grace, Refresh: refresh}
+			if len(limits) > 0 {
+				lims := []batontype.RateLimit(limits)
+				cfg.Limits = func(string) []batontype.RateLimit { return lims }
+			}
+			return c.serve(ctx, addr, cfg)
 		},
 	}}
 }
@@ -50,7 +63,7 @@ func serveCommands() []command {
 // SIGTERM. --timeout bounds each request's backend calls.
 func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 	for _, b := range c.backends {
-		sb := status.Backend{Name: b.name, Provider: b.p}
+		sb := status.Backend{Name: b.name, Provider: b.p, Source: c.source(b.name)}
 		if ctl, ok := b.p.(lockprovider.Control); ok {
 			sb.Control = status.ProviderControl(ctl, "baton serve on "+lease.LockedBy())
 		}
@@ -78,6 +91,7 @@ func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 		mode = "actions enabled"
 	}
 	fmt.Fprintf(c.stdout, "baton: status page on http://%s/ (%s)\n", ln.Addr(), mode)
+	c.reach(ctx, cfg.Backends)
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -90,4 +104,80 @@ func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 		return exitBackend
 	}
 	return exitOK
+}
+
+// source says what a backend reads, for the page's empty states and the
+// start-up report: the Redis prefix or the PostgreSQL schema and table,
+// and the server, never its password.
+func (c *cli) source(name string) string {
+	host := func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return ""
+		}
+		return " on " + u.Host + u.Path
+	}
+	switch name {
+	case "redis":
+		prefix := c.opts.redisPrefix
+		if prefix == "" {
+			prefix = redisprovider.DefaultPrefix
+		}
+		return "prefix " + strconv.Quote(prefix) + host(c.opts.redisURL)
+	case "postgres":
+		schema := c.opts.pgSchema
+		if schema == "" {
+			schema = "search_path"
+		}
+		table := c.opts.pgTable
+		if table == "" {
+			table = postgres.DefaultTable
+		}
+		return "schema " + schema + ", table " + table + host(c.opts.postgresURL)
+	}
+	return ""
+}
+
+// reach checks every backend once at start and prints what it reached:
+// the page starts either way (it shows an unreachable backend as
+// unknown), but the operator learns at once which one to look at.
+func (c *cli) reach(ctx context.Context, backends []status.Backend) {
+	for _, b := range backends {
+		cctx, cancel := context.WithTimeout(ctx, c.opts.timeout)
+		var err error
+		what := []string{}
+		if adm, ok := b.Provider.(lockprovider.Admin); ok {
+			err = adm.Ping(cctx)
+		}
+		if reg, ok := b.Provider.(lockprovider.Registry); ok && err == nil {
+			var insts []batontype.Instance
+			if insts, err = reg.Instances(cctx); err == nil {
+				jobs := map[string]bool{}
+				for _, in := range insts {
+					for _, j := range in.Jobs {
+						jobs[j.Name] = true
+					}
+				}
+				what = append(what, fmt.Sprintf("%d scheduler instances, %d jobs", len(insts), len(jobs)))
+			}
+		}
+		if in, ok := b.Provider.(lockprovider.Inspector); ok && err == nil {
+			var infos []batontype.LeaseInfo
+			if infos, err = in.List(cctx); err == nil {
+				held := 0
+				for _, i := range infos {
+					if i.Held {
+						held++
+					}
+				}
+				what = append(what, fmt.Sprintf("%d locks held", held))
+			}
+		}
+		cancel()
+		if err != nil {
+			fmt.Fprintf(c.stdout, "baton: %s (%s): NOT reached: %v\n", b.Name, b.Source, err)
+			continue
+		}
+		fmt.Fprintf(c.stdout, "baton: %s (%s): reached: %s\n", b.Name, b.Source, strings.Join(what, ", "))
+	}
 }
