@@ -449,13 +449,25 @@ func (c *control) add(s string) error {
 	return nil
 }
 
-// A Backend's Control receives run-now, pause and resume.
+// registerReport registers an instance with the job "report": the page
+// acts only on jobs a live instance has (others are 404).
+func registerReport(t *testing.T, p lockprovider.Registry) {
+	t.Helper()
+	inst := batontype.Instance{LockedBy: "app-1", Started: time.Now(), Jobs: []batontype.JobSpec{{Name: "report", Schedule: "@every 1h0m0s", Locked: true, AtMostFor: time.Minute}}}
+	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Backend's Control receives run-now, pause and resume; a job no live
+// instance has is 404, as the CLI exits 3.
 func TestControl(t *testing.T) {
 	t.Parallel()
 	p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	registerReport(t, p)
 	c := &control{}
 	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: p, Control: c}}, Actions: true})
 	if err != nil {
@@ -470,6 +482,9 @@ func TestControl(t *testing.T) {
 	}
 	if r := post(t, srv.URL+"/api/actions/job", "application/json", nil, map[string]any{"backend": "redis", "job": "report", "action": "delete"}); r.code != http.StatusBadRequest {
 		t.Errorf("unknown action: %d %v, want 400", r.code, r.body)
+	}
+	if r := post(t, srv.URL+"/api/actions/job", "application/json", nil, map[string]any{"backend": "redis", "job": "nope", "action": "run"}); r.code != http.StatusNotFound {
+		t.Errorf("run of an unknown job: %d %v, want 404", r.code, r.body)
 	}
 	if got := strings.Join(c.calls, ", "); got != "run report, pause report, resume report" {
 		t.Errorf("calls: %s", got)
@@ -619,6 +634,7 @@ func TestProviderControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	registerReport(t, p)
 	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: p, Control: status.ProviderControl(p, "test")}}, Actions: true})
 	if err != nil {
 		t.Fatal(err)
