@@ -292,6 +292,9 @@ type Job struct {
 	running atomic.Bool // a run of this job is in progress on this instance
 	ctl     jobControl  // options and state; see options.go
 
+	// lastUnlocked is an unlocked job's latest run, for the registry.
+	lastUnlocked atomic.Pointer[batontype.RunRecord]
+
 	runs, skips, failures, lockLost atomic.Int64
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -119,6 +120,10 @@ func (s *Scheduler) spec(j *Job) batontype.JobSpec {
 		}
 	}
 	js.Options = append(js.Options, j.ctl.options()...)
+	if r := j.lastUnlocked.Load(); r != nil && !j.locked {
+		c := *r
+		js.LastRun = &c
+	}
 	if j.ctl.paused.Load() {
 		// Job.Pause on this instance: jobstate reads it back, so a pause
 		// on every replica is shown as a pause, not as missed ticks.
@@ -133,6 +138,10 @@ type registrar struct {
 	mu      sync.Mutex
 	reg     lockprovider.Registry
 	changed chan struct{} // buffered 1: the job set changed
+	// runs is set when an unlocked job ran: its last run is published
+	// with the next beat, a Register instead of a Heartbeat, so a busy
+	// unlocked job costs one Register per RegistryTTL/3, not one per run.
+	runs    atomic.Bool
 	stop    chan struct{}
 	done    chan struct{}
 	started time.Time
@@ -200,6 +209,9 @@ func (s *Scheduler) publish(reg lockprovider.Registry, started time.Time, change
 		case <-changed:
 			dirty = true
 		case <-t.C:
+			if s.registry.runs.Swap(false) {
+				dirty = true
+			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CallTimeout)
 		var err error

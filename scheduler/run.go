@@ -87,7 +87,14 @@ func (s *Scheduler) skipRunning(j *Job, ev *Event) {
 func (s *Scheduler) runUnlocked(j *Job, ev *Event, res *runResult) {
 	ctx, cancel := context.WithCancelCause(s.runCtx)
 	defer cancel(nil)
+	start := s.now()
 	s.attempts(ctx, j, Run{Job: j.name, Tick: ev.Tick, CatchUp: ev.CatchUp}, *ev, res)
+	// The ledger records locked jobs only: an unlocked job's latest run
+	// goes to the registry, at the publisher's next beat (see publish).
+	out, msg := s.outcome(*res)
+	j.lastUnlocked.Store(&batontype.RunRecord{Job: j.name, Tick: ev.Tick, LockedBy: s.cfg.LockedBy, Started: start,
+		Finished: s.now(), Outcome: out, Error: batontype.CutError(msg), CatchUp: ev.CatchUp})
+	s.registry.runs.Store(true)
 }
 
 // claim acquires j's lock for tick and returns the run's lease, or nil when

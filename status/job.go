@@ -157,6 +157,11 @@ func (h *handler) buildJob(ctx context.Context, b Backend, name string, limit in
 			out.Runs = runs
 		}
 	}
+	if !out.Job.Locked {
+		// What the registry has: each replica's latest run.
+		out.Runs = append(out.Runs, out.Job.ReplicaRuns...)
+		slices.SortFunc(out.Runs, func(a, b batontype.RunRecord) int { return b.Started.Compare(a.Started) })
+	}
 	if in, ok := b.Provider.(lockprovider.Inspector); ok && out.Job.Locked {
 		info, err := in.Inspect(ctx, name)
 		if err != nil {

@@ -60,6 +60,9 @@ type jobJSON struct {
 	LastRun      *batontype.RunRecord `json:"last_run,omitempty"`
 	LastSuccess  *batontype.RunRecord `json:"last_success,omitempty"`
 	Replicas     []string             `json:"replicas"`
+	// ReplicaRuns are an unlocked job's latest run on each replica, from
+	// the registry (jobstate.RegisteredJob.LastRuns).
+	ReplicaRuns []batontype.RunRecord `json:"replica_runs,omitempty"`
 	// Instances is the number of live scheduler instances of the backend,
 	// so the page can show "2/3" replicas.
 	Instances int `json:"instances"`
@@ -116,6 +119,11 @@ func pausedJobs(ctx context.Context, b Backend) (batontype.ControlState, error) 
 func jobState(j *jobJSON) string {
 	switch {
 	case !j.Locked:
+		for _, r := range j.ReplicaRuns {
+			if r.Outcome != batontype.OutcomeSucceeded && r.Outcome != batontype.OutcomeRunning {
+				return stateFailed // on some replica
+			}
+		}
 		return stateUnlocked
 	case j.Paused == "cluster" || j.Paused == "replicas":
 		return statePaused
@@ -189,7 +197,7 @@ func (h *handler) buildJobs(ctx context.Context, now time.Time, only string) job
 			case len(js.PausedOn) > 0:
 				j.Paused = "some"
 			}
-			j.PausedOn = js.PausedOn
+			j.PausedOn, j.ReplicaRuns = js.PausedOn, js.LastRuns
 			if p, ok := problems[s.Name]; ok && !supersedes(j.LastRun, p.Tick) {
 				j.Problem, j.ProblemTick, j.Holder = p.Kind, p.Tick, p.Holder
 			}

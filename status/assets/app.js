@@ -269,10 +269,12 @@
     return "";
   }
 
-  function runCell(r) {
+  function runCell(r, j) {
     if (!r) return el("td", { class: "empty", text: "never" });
     const dur = r.finished ? fmtDur(ms(r.finished) - ms(r.started)) : "running";
-    return el("td", { class: "last", title: "token " + r.token + ", started " + fmtTime(r.started) + (r.error ? "\n" + r.error : "") },
+    // An unlocked job: each replica's latest run, from the registry.
+    const per = (j.replica_runs || []).map((x) => x.locked_by + ": " + (x.outcome || "running") + " " + rel(x.started) + (x.error ? " (" + firstLine(x.error) + ")" : "")).join("\n");
+    return el("td", { class: "last", title: (j.locked ? "token " + r.token + ", started " + fmtTime(r.started) : per) + (r.error && j.locked ? "\n" + r.error : "") },
       outcomeTag(r.outcome || "running"), " ", el("span", { class: "dim", text: rel(r.started) + " · " + dur + " · " + r.locked_by }));
   }
 
@@ -297,8 +299,8 @@
         el("td", { text: j.backend }),
         el("td", { class: "sched", text: j.schedule + (j.time_zone && j.time_zone !== "UTC" ? " " + j.time_zone : ""), title: (j.options || []).join(", ") }),
         el("td", { class: "next", text: j.next_tick ? fmtShort(j.next_tick) : "-", title: j.next_tick ? fmtTime(j.next_tick) + " (" + rel(j.next_tick) + ")" : "" }),
-        j.locked ? runCell(j.last_run) : el("td", { class: "empty", text: "not recorded" }),
-        j.locked ? (j.last_success ? el("td", { text: rel(j.last_success.started), title: fmtTime(j.last_success.started) + " on " + j.last_success.locked_by }) : el("td", { class: "empty", text: "never" })) : el("td"),
+        runCell(j.last_run, j),
+        j.last_success ? el("td", { text: rel(j.last_success.started), title: fmtTime(j.last_success.started) + " on " + j.last_success.locked_by }) : el("td", { class: "empty", text: "never" }),
         el("td", { class: "replicas", text: reps.length + "/" + j.instances + (j.paused === "some" ? " (" + j.paused_on.length + " paused)" : ""), title: reps.join(", ") + (j.paused_on && j.paused_on.length ? "\npaused on " + j.paused_on.join(", ") : "") }),
         el("td", {}, stateTag(j.state, stateTitle(j))),
         el("td", {}, jobActions(j)));
@@ -353,7 +355,7 @@
       ...fact("Backend", j.backend + (d.source ? " (" + d.source + ")" : "")),
       ...fact("State", stateTitle(j) || j.state),
       ...fact("Replicas", (j.replicas || []).length + "/" + j.instances + ": " + (j.replicas || []).join(", ") + (j.paused_on && j.paused_on.length ? "; paused on " + j.paused_on.join(", ") : "")),
-      ...fact("Lease", j.locked ? "at most " + fmtDur(j.at_most_for_ms || 0) + ", at least " + fmtDur(j.at_least_for_ms || 0) + ((j.options || []).length ? "; " + j.options.join(", ") : "") : "unlocked: runs on every replica, not recorded in the ledger"),
+      ...fact("Lease", j.locked ? "at most " + fmtDur(j.at_most_for_ms || 0) + ", at least " + fmtDur(j.at_least_for_ms || 0) + ((j.options || []).length ? "; " + j.options.join(", ") : "") : "unlocked: runs on every replica; below, each replica's latest run as its instance published it"),
       ...fact("Lock now", !lease ? "-" : lease.held ? "held by " + lease.locked_by + " (token " + lease.token + ") until " + fmtTime(lease.until) : "free"),
     ];
     if (d.requests.length) facts.push(...fact("Run requests", d.requests.map((r) => "requested " + fmtShort(r.requested) + (r.requested_by ? " by " + r.requested_by : "") + ", lapses " + rel(r.until)).join("; ")));
@@ -379,14 +381,14 @@
         errCell.append(det);
       }
       const flags = [r.catch_up ? "catch-up" : "", r.manual ? "manual" : ""].filter(Boolean).join(", ");
-      rows.push(el("tr", { id: "run-" + r.token, class: p.run === String(r.token) ? "linked" : "", "data-token": String(r.token), "data-outcome": r.outcome },
-        el("td", {}, el("a", { href: jobHref(j, String(r.token)), text: r.tick ? fmtTime(r.tick) : "(no tick)", title: "link to this run" })),
-        el("td", { text: r.locked_by }), el("td", { text: String(r.token) }), el("td", { text: fmtTime(r.started) }),
+      rows.push(el("tr", { id: r.token ? "run-" + r.token : null, class: p.run === String(r.token) && r.token ? "linked" : "", "data-token": String(r.token), "data-outcome": r.outcome, "data-replica": r.locked_by },
+        el("td", {}, r.token ? el("a", { href: jobHref(j, String(r.token)), text: r.tick ? fmtTime(r.tick) : "(no tick)", title: "link to this run" }) : r.tick ? fmtTime(r.tick) : "(no tick)"),
+        el("td", { text: r.locked_by }), el("td", { text: r.token ? String(r.token) : "unlocked" }), el("td", { text: fmtTime(r.started) }),
         el("td", { text: r.finished ? fmtDur(ms(r.finished) - ms(r.started)) : "running " + fmtDur(serverNow() - ms(r.started)) }),
         el("td", {}, outcomeTag(r.outcome), flags ? el("span", { class: "dim", text: " " + flags }) : null),
         el("td", { text: attempts(r) }), errCell));
     }
-    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: 8, text: j.locked ? "The ledger of " + j.backend + (d.source ? " (" + d.source + ")" : "") + " holds no run of this job (is Config.Ledger on?)." : "An unlocked job's runs are not recorded." }))]));
+    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: 8, text: j.locked ? "The ledger of " + j.backend + (d.source ? " (" + d.source + ")" : "") + " holds no run of this job (is Config.Ledger on?)." : "No replica has published a run of this unlocked job yet." }))]));
     if (p.run && !state.job.scrolled) {
       const row = document.getElementById("run-" + p.run);
       if (row) { row.scrollIntoView({ block: "center" }); state.job.scrolled = true; }

@@ -114,6 +114,10 @@ func TestBrowserOperator(t *testing.T) {
 				sj.Pause()
 			}
 		}
+		// An unlocked job: each replica's latest run is in the registry.
+		if _, err := s.Every(time.Second).Do(func(ctx context.Context, run scheduler.Run) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
 		if err := s.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -147,9 +151,10 @@ func TestBrowserOperator(t *testing.T) {
 
 	// Jobs: problems first, both paused jobs paused, one toggle each.
 	open(t, bctx, srv.URL+"/#jobs", "jobs")
-	type row struct{ Job, State, Replicas, Title, Buttons string }
+	type row struct{ Job, State, Replicas, Title, Buttons, Last, LastTitle string }
 	rows := get(t, bctx, chromedp.Evaluate[[]row](`[...document.querySelectorAll("#jobs-table tbody tr")].map((r) => ({Job: r.dataset.job, State: r.dataset.state,
 		Replicas: r.querySelector("td.replicas").textContent, Title: r.querySelector("td.replicas").title,
+		Last: r.children[4].textContent, LastTitle: r.children[4].title,
 		Buttons: [...r.querySelectorAll("button")].map((b) => b.textContent).join(",")}))`))
 	states := map[string]string{}
 	order := []string{}
@@ -160,6 +165,9 @@ func TestBrowserOperator(t *testing.T) {
 		if r.Job == "ledger-export" {
 			wantButtons = "run now,resume"
 		}
+		if r.State == "unlocked" && (!strings.Contains(r.Last, "succeeded") || !strings.Contains(r.LastTitle, "replica-1: succeeded") || !strings.Contains(r.LastTitle, "replica-3: succeeded")) {
+			t.Errorf("unlocked job's last run %q, per replica %q", r.Last, r.LastTitle)
+		}
 		if r.Replicas != "3/3" || !strings.Contains(r.Title, "replica-1, replica-2, replica-3") || r.Buttons != wantButtons {
 			t.Errorf("jobs row %+v, want replicas 3/3 with names on hover and buttons %s", r, wantButtons)
 		}
@@ -167,7 +175,7 @@ func TestBrowserOperator(t *testing.T) {
 	if states["ledger-export"] != "paused" || states["reindex"] != "paused" || states["customer-sync"] != "failed" || states["thumbnails"] != "failed" || states["nightly-invoices"] != "ok" {
 		t.Errorf("job states %v", states)
 	}
-	if got := strings.Join(order, " "); got != "failed failed paused paused ok ok" {
+	if got := strings.Join(order, " "); got != "failed failed paused paused ok ok unlocked" {
 		t.Errorf("jobs listed in states %q, want problems first", got)
 	}
 	// Filters live in the address.
@@ -297,8 +305,8 @@ func TestBrowserOperator(t *testing.T) {
 	}](`(() => { const bs = [...document.querySelectorAll("#jobs-table button")];
 		return {Buttons: bs.length, Outside: bs.filter((b) => { const r = b.getBoundingClientRect(); return r.right > innerWidth || r.left < 0 || r.bottom > innerHeight || r.width === 0; }).length,
 			ScrollW: document.documentElement.scrollWidth, InnerW: innerWidth}; })()`))
-	if fit.Buttons != 2*len(jobs) || fit.Outside != 0 || fit.ScrollW > fit.InnerW {
-		t.Errorf("at 1280×800: %d buttons (want %d), %d off screen, page %d px wide in a %d px window", fit.Buttons, 2*len(jobs), fit.Outside, fit.ScrollW, fit.InnerW)
+	if fit.Buttons != 2*(len(jobs)+1) || fit.Outside != 0 || fit.ScrollW > fit.InnerW {
+		t.Errorf("at 1280×800: %d buttons (want %d), %d off screen, page %d px wide in a %d px window", fit.Buttons, 2*(len(jobs)+1), fit.Outside, fit.ScrollW, fit.InnerW)
 	}
 	docShot(t, "status-jobs.png", get(t, bctx, chromedp.CaptureScreenshot()))
 

@@ -76,6 +76,11 @@ func testJobPage(t *testing.T, name string, p interface {
 			t.Fatal(err)
 		}
 	}
+	// An unlocked job that fails: its replica's latest run is in the
+	// registry, and the job is failed.
+	if _, err := s.Every(time.Second).Do(func(context.Context, scheduler.Run) error { return errors.New("disk full") }); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -111,14 +116,21 @@ func testJobPage(t *testing.T, name string, p interface {
 		t.Errorf("job page of fails: %+v", page.Runs)
 	}
 	var jobs struct {
-		Jobs []struct{ Name, State, Paused string }
+		Jobs []struct {
+			Name, State, Paused string
+			Locked              bool
+			ReplicaRuns         []batontype.RunRecord `json:"replica_runs"`
+		}
 	}
 	getJSON(t, srv.URL+"/api/jobs", &jobs)
 	states := map[string]string{}
 	for _, j := range jobs.Jobs {
 		states[j.Name] = j.State + "/" + j.Paused
+		if !j.Locked && (j.State != "failed" || len(j.ReplicaRuns) != 1 || j.ReplicaRuns[0].LockedBy != "app-1" || j.ReplicaRuns[0].Error != "disk full") {
+			t.Errorf("unlocked job %s: state %s, replica runs %+v", j.Name, j.State, j.ReplicaRuns)
+		}
 	}
-	if states["held"] != "paused/cluster" || states["boom"] != "failed/" {
+	if states["held"] != "paused/cluster" || states["boom"] != "failed/" || len(states) != 4 {
 		t.Errorf("job states %v", states)
 	}
 	now := time.Now()
