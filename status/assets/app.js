@@ -481,7 +481,7 @@
 
   // About 20 jobs of three replicas fit a 900 px high window: the job's
   // name sits beside its tick row, replica names beside their lanes.
-  const LABEL_W = 200, AXIS_H = 22, TICK_H = 8, LANE_H = 9, GAP = 6;
+  const LABEL_W = 200, AXIS_H = 22, TICK_H = 8, LANE_H = 8, GAP = 5;
 
   function niceStep(span, n) {
     const steps = [1e3, 5e3, 15e3, 3e4, 6e4, 3e5, 6e5, 9e5, 18e5, 36e5, 108e5, 216e5, 432e5, 864e5, 1728e5];
@@ -547,7 +547,7 @@
     for (let g = Math.ceil((d.from + off) / step) * step - off; g <= d.to; g += step) {
       const gx = x(g);
       frag.append(svg("line", { class: "grid", x1: gx, x2: gx, y1: AXIS_H - 6, y2: height }));
-      frag.append(svg("text", { class: "axis", x: gx + 2, y: 12 }, axisLabel(g, step, span)));
+      if (gx < width - 70) frag.append(svg("text", { class: "axis", x: gx + 2, y: 12 }, axisLabel(g, step, span)));
     }
 
     for (const j of d.jobs) {
@@ -585,7 +585,7 @@
       const lanes = j.lanes.map((r, i) => {
         const lg = svg("g", { class: "lane", "data-job": j.job, "data-backend": j.backend, "data-replica": r });
         lg.append(svg("rect", { class: "lane-bg", x: LABEL_W, y: y + i * LANE_H + 1, width: plotW, height: LANE_H - 1 }));
-        lg.append(svg("text", { class: "lane-label", x: LABEL_W - 4, y: y + i * LANE_H + 8, "text-anchor": "end" }, r.length > 16 ? r.slice(0, 15) + "…" : r));
+        lg.append(svg("text", { class: "lane-label", x: LABEL_W - 4, y: y + i * LANE_H + 7, "text-anchor": "end" }, r.length > 16 ? r.slice(0, 15) + "…" : r));
         g.append(lg);
         return lg;
       });
@@ -594,7 +594,7 @@
         const x0 = x(r.start), x1 = x(end);
         const cls = "run o-" + r.outcome + (r.catch_up ? " catch-up" : "") + (r.manual ? " manual" : "");
         lanes[r.lane].append(svg("rect", {
-          class: cls, x: x0, y: y + r.lane * LANE_H + 2, width: Math.max(2, x1 - x0), height: LANE_H - 3, rx: 1,
+          class: cls, x: x0, y: y + r.lane * LANE_H + 1.5, width: Math.max(2, x1 - x0), height: LANE_H - 2, rx: 1,
           "data-kind": "run", "data-job": j.job, "data-backend": j.backend, "data-replica": j.lanes[r.lane], "data-outcome": r.outcome, "data-token": r.token,
           "data-tick": r.tick || "", "data-start": r.start, "data-end": r.end || "", "data-error": r.error || "",
           "data-catch-up": r.catch_up ? "true" : "", "data-manual": r.manual ? "true" : "",
@@ -602,7 +602,7 @@
       }
       for (const s of j.segments || []) {
         lanes[s.lane].append(svg("rect", {
-          class: "seg o-" + s.worst, x: LABEL_W + s.b0 * bw, y: y + s.lane * LANE_H + 2, width: Math.max(1, (s.b1 - s.b0 + 1) * bw), height: LANE_H - 3,
+          class: "seg o-" + s.worst, x: LABEL_W + s.b0 * bw, y: y + s.lane * LANE_H + 1.5, width: Math.max(1, (s.b1 - s.b0 + 1) * bw), height: LANE_H - 2,
           "data-kind": "seg", "data-job": j.job, "data-replica": j.lanes[s.lane], "data-outcome": s.worst, "data-b0": s.b0, "data-b1": s.b1,
           "data-counts": JSON.stringify(s.counts),
         }));

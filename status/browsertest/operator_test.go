@@ -28,6 +28,7 @@ import (
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/scheduler"
 	"github.com/baton-go/baton/status"
+	"github.com/baton-go/baton/status/internal/synth"
 )
 
 var docShots = flag.Bool("docshots", false, "write the README's screenshots of the status page to docs/")
@@ -212,8 +213,6 @@ func TestBrowserOperator(t *testing.T) {
 	do(t, bctx, chromedp.SendKeys(chromedp.CSS("#tl-filter"), "thumb"))
 	get(t, bctx, chromedp.Poll[bool](`location.hash.includes("q=thumb") && document.querySelectorAll("#timeline g.job").length === 1`, chromedp.WithPollingTimeout(10*time.Second)))
 	do(t, bctx, chromedp.EmulateViewport(1400, 900))
-	open(t, bctx, srv.URL+"/#timeline?range=30000", "timeline")
-	docShot(t, "status-timeline.png", get(t, bctx, chromedp.CaptureScreenshot()))
 	do(t, bctx, darkMode(true))
 	open(t, bctx, srv.URL+"/#timeline?range=30000", "timeline")
 	if bg := get(t, bctx, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); bg != "rgb(15, 20, 25)" {
@@ -370,4 +369,39 @@ func TestBrowserDeadBackend(t *testing.T) {
 			t.Errorf("%s view of dead backends: unknown rows %q (want %s), updated %q, body %q", v.view, got.Unknown, want, got.Updated, got.Body)
 		}
 	}
+}
+
+// TestBrowserTwentyJobs draws 20 jobs of three replicas over 25 hours at
+// 1,400 × 900: all 20 fit the window, and beyond 24 hours the axis labels
+// carry their dates. The timeline screenshot of the README is this one.
+func TestBrowserTwentyJobs(t *testing.T) {
+	bctx := browser(t)
+	p, err := synth.Week(20, 5*time.Minute, 25*time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	do(t, bctx, chromedp.EmulateViewport(1400, 900))
+	open(t, bctx, srv.URL+"/#timeline?range=90000000", "timeline")
+	got := get(t, bctx, chromedp.Evaluate[struct {
+		Jobs, Below int
+		Labels      []string
+	}](`(() => { const gs = [...document.querySelectorAll("#timeline g.job")];
+		return {Jobs: gs.length, Below: gs.filter((g) => g.getBoundingClientRect().bottom > innerHeight).length,
+			Labels: [...document.querySelectorAll("#timeline text.axis")].map((x) => x.textContent)}; })()`))
+	dated := 0
+	for _, l := range got.Labels {
+		if len(l) >= 5 && l[2] == '-' { // "MM-DD ..."
+			dated++
+		}
+	}
+	if got.Jobs != 20 || got.Below != 0 || dated != len(got.Labels) || dated == 0 {
+		t.Errorf("20 jobs over 25 h at 1400×900: %d drawn, %d below the window; axis labels %q, want each with its date", got.Jobs, got.Below, got.Labels)
+	}
+	docShot(t, "status-timeline.png", get(t, bctx, chromedp.CaptureScreenshot()))
 }
