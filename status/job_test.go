@@ -22,8 +22,14 @@ import (
 func operatorPage(t *testing.T) (*memory.Provider, http.Handler, time.Time) {
 	t.Helper()
 	ctx := t.Context()
-	now := time.Now().Truncate(time.Minute).Add(30 * time.Second)
-	p := newMemory(t, nil)
+	now := time.Now()
+	var clock time.Time // each run starts a second after its tick
+	p := newMemory(t, &memory.Config{Now: func() time.Time {
+		if clock.IsZero() {
+			return time.Now()
+		}
+		return clock
+	}})
 	specs := []batontype.JobSpec{}
 	for _, name := range []string{"ok", "fails", "boom", "held", "local"} {
 		specs = append(specs, batontype.JobSpec{Name: name, Schedule: "@every 1m0s", Locked: true, AtMostFor: 30 * time.Second})
@@ -40,6 +46,7 @@ func operatorPage(t *testing.T) (*memory.Provider, http.Handler, time.Time) {
 		tick := now.Truncate(time.Minute).Add(-time.Duration(i) * time.Minute)
 		for _, name := range []string{"ok", "fails", "boom"} {
 			owner := lockprovider.NewOwner()
+			clock = tick.Add(time.Second)
 			l, err := p.AcquireRun(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: 30 * time.Second, Tick: tick, LockedBy: "app-1"}, lockprovider.RunStart{})
 			if err != nil {
 				t.Fatal(err)
@@ -57,6 +64,7 @@ func operatorPage(t *testing.T) (*memory.Provider, http.Handler, time.Time) {
 			}
 		}
 	}
+	clock = time.Time{}
 	if err := p.SetPaused(ctx, "held", true); err != nil {
 		t.Fatal(err)
 	}
