@@ -121,6 +121,16 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.callCtx(r)
 	defer cancel()
+	if backend == "" {
+		// A link without its backend (#job/NAME): the first backend
+		// that has the job.
+		for _, c := range h.cfg.Backends {
+			if _, err := h.findJob(ctx, c.Name, name); err == nil {
+				backend = c.Name
+				break
+			}
+		}
+	}
 	b, err := h.findJob(ctx, backend, name)
 	if he, ok := err.(*httpError); ok {
 		h.fail(w, he.code, he.msg)

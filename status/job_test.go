@@ -173,6 +173,9 @@ func TestJobPage(t *testing.T) {
 			t.Errorf("GET %s: %d %s, want 404", url, rec.Code, rec.Body)
 		}
 	}
+	if rec := get("/api/job?name=ok"); rec.Code != http.StatusOK {
+		t.Errorf("job page without its backend: %d %s", rec.Code, rec.Body)
+	}
 	if rec := get("/api/job?backend=memory&name=ok&limit=0"); rec.Code != http.StatusBadRequest {
 		t.Errorf("limit 0: %d", rec.Code)
 	}

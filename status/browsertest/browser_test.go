@@ -31,8 +31,7 @@ import (
 )
 
 var (
-	screenshot = flag.Bool("screenshot", false, "also write the timeline screenshot to docs/status-timeline.png")
-	views      = flag.String("views", "", "also write a screenshot of every view into this directory, for review")
+	views = flag.String("views", "", "also write a screenshot of every view into this directory, for review")
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -466,11 +465,6 @@ func savePNG(t *testing.T, png []byte) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(t.TempDir(), "status-timeline.png"), png, 0o644); err != nil {
 		t.Fatal(err)
-	}
-	if *screenshot {
-		if err := os.WriteFile(filepath.Join("..", "..", "docs", "status-timeline.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
