@@ -357,6 +357,7 @@ func TestBrowserDeadBackend(t *testing.T) {
 	for _, v := range []struct{ view, table string }{{"jobs", "jobs-table"}, {"locks", "locks-table"}, {"limits", "limits-table"}} {
 		open(t, bctx, srv.URL+"/#"+v.view, v.view)
 		refreshes(t, bctx, 2)
+		viewShot(t, bctx, "dead-"+v.view)
 		got := get(t, bctx, chromedp.Evaluate[struct{ Body, Updated, Unknown string }](`({Body: document.querySelector("#`+v.table+` tbody").textContent,
 			Updated: document.getElementById("updated").textContent, Unknown: [...document.querySelectorAll("#`+v.table+` tr.unknown")].map((r) => r.dataset.unknown).join(",")})`))
 		for _, bad := range []string{"No lock is held", "full capacity", "No scheduler instance"} {
