@@ -21,6 +21,17 @@
   };
   const ARM_MS = 20000; // an armed button disarms after this long unclicked
 
+  // A redraw between a button's press and its release would eat the
+  // click: while a pointer is down, redraws wait until just after the
+  // click it makes.
+  let pressed = false, waiting = [];
+  document.addEventListener("pointerdown", () => { pressed = true; }, true);
+  document.addEventListener("pointerup", () => setTimeout(() => {
+    pressed = false;
+    for (const w of waiting.splice(0)) w();
+  }, 0), true);
+  function settled() { return pressed ? new Promise((r) => waiting.push(r)) : Promise.resolve(); }
+
   // ---- helpers --------------------------------------------------------
 
   function el(tag, attrs, ...kids) {
@@ -288,6 +299,7 @@
 
   async function renderJobs() {
     const d = await api("api/jobs");
+    await settled();
     showErrors(d.errors);
     syncSelect("jobs-backend", (d.sources || []).map((s) => s.backend), state.jobs.backend);
     const body = document.querySelector("#jobs-table tbody");
@@ -334,6 +346,7 @@
     let d;
     try {
       d = await api("api/job?" + new URLSearchParams({ backend: p.backend, name: p.name, limit: 100 }));
+      await settled();
     } catch (err) {
       if (err.status === 404) {
         document.getElementById("job-title").replaceChildren(el("span", { text: p.name }), " ", stateTag("unknown"));
@@ -401,6 +414,7 @@
   async function renderLocks() {
     const all = document.getElementById("locks-all").checked;
     const d = await api("api/locks" + (all ? "?all=1" : ""));
+    await settled();
     showErrors(d.errors);
     const body = document.querySelector("#locks-table tbody");
     const rows = d.locks.map((l) => {
@@ -446,6 +460,7 @@
 
   async function renderLimits() {
     const d = await api("api/limits");
+    await settled();
     showErrors(d.errors);
     const body = document.querySelector("#limits-table tbody");
     const rows = d.limits.map((l) => {
@@ -505,6 +520,7 @@
     if (t.filter) q.set("q", t.filter);
     if (t.backend) q.set("backend", t.backend);
     const d = await api("api/timeline?" + q);
+    await settled();
     showErrors(d.errors);
     t.data = d;
     const t0 = performance.now();
