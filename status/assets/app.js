@@ -766,6 +766,8 @@
       if (t.offset) p.set("offset", t.offset);
       if (t.filter) p.set("q", t.filter);
       if (t.backend) p.set("backend", t.backend);
+    } else if (state.view === "locks") {
+      if (document.getElementById("locks-all").checked) p.set("all", "1");
     } else if (state.view === "job") {
       h = "#job/" + encodeURIComponent(state.job.name);
       p.set("backend", state.job.backend);
@@ -796,6 +798,7 @@
       document.getElementById("jobs-q").value = state.jobs.q;
       syncSelect("jobs-backend", [], state.jobs.backend);
     }
+    if (view === "locks") document.getElementById("locks-all").checked = p.get("all") === "1";
     if (view === "timeline") {
       const t = state.tl;
       t.limit = Math.max(1, Math.min(200, Number(p.get("limit")) || 20));
@@ -874,7 +877,7 @@
       writeHash();
       refresh();
     });
-    document.getElementById("locks-all").addEventListener("change", refresh);
+    document.getElementById("locks-all").addEventListener("change", () => { writeHash(); refresh(); });
     const root = document.getElementById("timeline");
     root.addEventListener("mousemove", detail);
     root.addEventListener("mouseleave", () => { document.getElementById("tl-detail").hidden = true; });
