@@ -149,17 +149,25 @@ func controlThreeInstances(t *testing.T, backend string) {
 			t.Errorf("manual run %d: %+v on %s, want on %s with no tick and a token", i, m.run, m.replica, want)
 		}
 	}
-	// Every tick that came while a manual run held the lock ran after it.
+	// The latest tick that came while a manual run held the lock ran
+	// after it; no tick ran during it. (A manual run slowed past two
+	// ticks, on a loaded machine, hands off only the latest, as a
+	// paused scheduler does.)
 	sched := log.scheduled(t)
 	for _, m := range manual {
 		first := time.UnixMilli((m.start.UnixMilli()/iv.Milliseconds() + 1) * iv.Milliseconds())
+		var latest time.Time
 		for tick := first; tick.Before(m.end); tick = tick.Add(iv) {
-			r, ok := sched[tick.UnixMilli()]
-			if !ok {
-				t.Errorf("tick %v during the manual run [%v, %v] on %s never ran", tick, m.start, m.end, m.replica)
-			} else if r.start.Before(m.end) {
+			latest = tick
+			if r, ok := sched[tick.UnixMilli()]; ok && r.start.Before(m.end) {
 				t.Errorf("tick %v ran on %s at %v, during the manual run", tick, r.replica, r.start)
 			}
+		}
+		if latest.IsZero() {
+			continue
+		}
+		if _, ok := sched[latest.UnixMilli()]; !ok {
+			t.Errorf("tick %v, the latest during the manual run [%v, %v] on %s, never ran", latest, m.start, m.end, m.replica)
 		}
 	}
 
