@@ -1,9 +1,16 @@
 package shedlock
 
 import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"net"
+	"strings"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/backenderr/pgerr"
 	"github.com/baton-go/baton/internal/backenderr/rediserr"
 )
@@ -27,4 +34,28 @@ func backendError(op, name string, err error, classify func(error) (unavailable,
 		err = &batontype.UnavailableError{NotSent: notSent, Err: err}
 	}
 	return fmt.Errorf("shedlock: %s %q: %w", op, name, err)
+}
+
+// sqlError is pgError for database/sql errors of the MySQL mode, which
+// names no driver: the classification therefore relies on database/sql's
+// own errors, the network errors the driver wraps, and the message of
+// go-sql-driver/mysql's ErrInvalidConn (a connection that broke under a
+// statement, outcome unknown).
+func sqlError(op, name string, err error) error {
+	return backendError(op, name, err, classifySQL)
+}
+
+func classifySQL(err error) (unavailable, notSent bool) {
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), err.Error() == "sql: database is closed":
+		return true, true
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return true, true
+	case errors.Is(err, context.Canceled):
+		return false, false
+	case strings.HasSuffix(err.Error(), "invalid connection"):
+		return true, false
+	}
+	return backenderr.Transport(err), false
 }
