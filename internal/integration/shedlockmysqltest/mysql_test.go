@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
@@ -55,7 +56,7 @@ func newMy(t testing.TB, cfg shedlock.MySQLConfig, javaDDL bool) (*shedlock.MySQ
 	return p, my, db
 }
 
-func modes() []struct {
+func modes(t testing.TB) []struct {
 	name string
 	cfg  shedlock.MySQLConfig
 } {
@@ -65,11 +66,21 @@ func modes() []struct {
 	}{
 		{"DBTime", shedlock.MySQLConfig{TimeMode: shedlock.DBTime}},
 		{"ClientTimeUTC", shedlock.MySQLConfig{TimeMode: shedlock.ClientTimeUTC}},
+		{"ClientTimeNewYork", shedlock.MySQLConfig{TimeMode: shedlock.ClientTimeZone, JavaZone: newYork(t)}},
 	}
 }
 
+func newYork(t testing.TB) *time.Location {
+	t.Helper()
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ny
+}
+
 func TestMySQLConformance(t *testing.T) {
-	for _, m := range modes() {
+	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 				p, _, _ := newMy(t, m.cfg, false)
@@ -159,7 +170,7 @@ func later(a, b time.Time) time.Time {
 // unlock honours lockAtLeastFor for Go replicas, and a Go release does
 // for Java replicas.
 func TestMySQLJavaAndGoExclude(t *testing.T) {
-	for _, m := range modes() {
+	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			p, _, db := newMy(t, m.cfg, true)
 			ctx := t.Context()
@@ -210,7 +221,7 @@ func TestMySQLJavaAndGoExclude(t *testing.T) {
 // Two Go replicas and a replayed Java replica contend for one name for a
 // while: no two holds ever overlap, and both kinds win.
 func TestMySQLMixedFleet(t *testing.T) {
-	for _, m := range modes() {
+	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			p1, my, db := newMy(t, m.cfg, true)
 			p2, err := shedlock.NewMySQL(db, &m.cfg)
@@ -387,4 +398,64 @@ func TestMySQLRefusals(t *testing.T) {
 			t.Fatalf("Acquire of a 65-character name on VARCHAR(64): %v; want ErrInvalid", err)
 		}
 	})
+}
+
+// With DBTime the Java sessions write UTC_TIMESTAMP(3) into TIMESTAMP
+// columns through the server's default time zone: off UTC, the stored
+// instants are shifted (and jump at DST changes), so Check refuses DBTime
+// there, while JVM time (instants) is accepted on the same server.
+func TestMySQLDBTimeNeedsUTCServer(t *testing.T) {
+	t.Parallel()
+	s := testenv.StartMySQL(t)
+	ctx := t.Context()
+	admin := mysqlenv.Open(t, s.DSN())
+	for _, q := range []string{"SET GLOBAL time_zone = '+01:00'", "CREATE DATABASE d", "CREATE TABLE d." + strings.TrimPrefix(javaTable, "CREATE TABLE ")} {
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db := mysqlenv.Open(t, withZone(mysqlenv.WithDatabase(t, s.DSN(), "d"), "+00:00"))
+	p, err := shedlock.NewMySQL(db, &shedlock.MySQLConfig{TimeMode: shedlock.DBTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Migrate(ctx); !errors.Is(err, shedlock.ErrTimeMode) {
+		t.Fatalf("DBTime on a +01:00 server: %v; want ErrTimeMode", err)
+	}
+	q, err := shedlock.NewMySQL(db, &shedlock.MySQLConfig{TimeMode: shedlock.ClientTimeUTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Check(ctx); err != nil {
+		t.Fatalf("ClientTimeUTC on a +01:00 server: %v", err)
+	}
+}
+
+// A tick is refused when anyone, a Java replica included, was granted the
+// lock at or after the tick's time: that Java run served the tick.
+func TestMySQLJavaGrantServesTick(t *testing.T) {
+	for _, m := range modes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			p, _, db := newMy(t, m.cfg, true)
+			ctx := t.Context()
+			java := &javaMy{db: db, dbTime: m.cfg.TimeMode == shedlock.DBTime, lockedBy: "java-host"}
+			tick := time.Now().Add(-time.Second).Truncate(time.Second)
+			if ok, err := java.lock(ctx, "job", time.Minute); err != nil || !ok {
+				t.Fatalf("Java lock: %v %v", ok, err)
+			}
+			if err := java.unlock(ctx, "job", 0); err != nil {
+				t.Fatal(err)
+			}
+			a := lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, Tick: tick}
+			if _, err := p.Acquire(ctx, a); !errors.Is(err, batontype.ErrStaleTick) {
+				t.Fatalf("Go claim of a tick a Java replica ran: %v; want ErrStaleTick", err)
+			}
+			a.Tick = time.Now().Add(time.Second)
+			time.Sleep(time.Until(a.Tick) + 10*time.Millisecond)
+			l, err := p.Acquire(ctx, a)
+			if err != nil || !l.Tick.Equal(a.Tick.UTC().Truncate(time.Microsecond)) {
+				t.Fatalf("Go claim of the next tick: %+v %v", l, err)
+			}
+		})
+	}
 }
