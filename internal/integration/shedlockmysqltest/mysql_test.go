@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
+
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/shedlockfleet"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 	"github.com/baton-go/baton/lockprovider"
@@ -457,5 +460,92 @@ func TestMySQLJavaGrantServesTick(t *testing.T) {
 				t.Fatalf("Go claim of the next tick: %+v %v", l, err)
 			}
 		})
+	}
+}
+
+// Two baton scheduler replicas and a replayed ShedLock replica share one
+// job on ShedLock's MySQL table, in every time mode: no tick runs twice,
+// no two runs overlap, and both kinds win ticks.
+func TestMySQLInterleavedWithJava(t *testing.T) {
+	for _, m := range modes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			p1, _, db := newMy(t, m.cfg, true)
+			p2, err := shedlock.NewMySQL(db, &m.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p2.Check(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			java := &javaMy{db: db, dbTime: m.cfg.TimeMode == shedlock.DBTime, lockedBy: "java-host"}
+			lock := func(ctx context.Context, name string, atMostFor time.Duration) (time.Time, bool, error) {
+				createdAt := time.Now()
+				ok, err := java.lock(ctx, name, atMostFor)
+				return createdAt, ok, err
+			}
+			// unlock reads locked_at from the row, which is what
+			// ShedLock's createdAt became.
+			unlock := func(ctx context.Context, name string, _ time.Time, atLeastFor time.Duration) error {
+				return java.unlock(ctx, name, atLeastFor)
+			}
+			shedlockfleet.Interleave(t, "report", lock, unlock, [2]lockprovider.Provider{p1, p2})
+		})
+	}
+}
+
+// On ShedLock's MySQL table too, a connection gone silent under an Acquire
+// is an error of unknown outcome (ErrUnavailable, NotSent false), never
+// ErrNotAcquired; after the heal the same owner's retry gets one grant,
+// and a closed handle is ErrUnavailable with NotSent.
+func TestFaultMySQLShedLockBlackhole(t *testing.T) {
+	p0, my, _ := newMy(t, shedlock.MySQLConfig{TimeMode: shedlock.DBTime}, true)
+	cfg, err := gomysql.ParseDSN(withZone(my.DSN, "+00:00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := testenv.NewProxy(t, cfg.Addr)
+	cfg.Addr = proxy.Addr()
+	db := mysqlenv.Open(t, cfg.FormatDSN())
+	p, err := shedlock.NewMySQL(db, &shedlock.MySQLConfig{TimeMode: shedlock.DBTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := p.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}
+	proxy.SetMode(testenv.Blackhole)
+	callCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	_, err = p.Acquire(callCtx, a)
+	cancel()
+	var ue *batontype.UnavailableError
+	if err == nil || errors.Is(err, batontype.ErrNotAcquired) || !errors.As(err, &ue) || ue.NotSent {
+		t.Fatalf("Acquire through a silent connection: %v; want ErrUnavailable of unknown outcome", err)
+	}
+	proxy.SetMode(testenv.Pass)
+	var first batontype.Lease
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if first, err = p.Acquire(ctx, a); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("the same owner's retry: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	again, err := p.Acquire(ctx, a)
+	if err != nil || again.Token != first.Token {
+		t.Fatalf("second retry: token %d (%v); want %d", again.Token, err, first.Token)
+	}
+	if _, err := p0.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}); !errors.Is(err, batontype.ErrNotAcquired) {
+		t.Fatalf("another owner: %v; want ErrNotAcquired", err)
+	}
+	_ = db.Close()
+	_, err = p.Acquire(ctx, a)
+	if !errors.As(err, &ue) || !ue.NotSent {
+		t.Fatalf("Acquire on a closed handle: %v; want ErrUnavailable with NotSent", err)
 	}
 }
