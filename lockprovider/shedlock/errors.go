@@ -36,11 +36,23 @@ func backendError(op, name string, err error, classify func(error) (unavailable,
 	return fmt.Errorf("shedlock: %s %q: %w", op, name, err)
 }
 
+// serverGone reports whether msg is the driver's text of a server error
+// that ends the connection under a statement: ER_SERVER_SHUTDOWN (1053)
+// or MariaDB's ER_CONNECTION_KILLED (1927).
+func serverGone(msg string) bool {
+	for _, n := range []string{"Error 1053", "Error 1927"} {
+		if strings.HasPrefix(msg, n+" ") || strings.HasPrefix(msg, n+":") {
+			return true
+		}
+	}
+	return false
+}
+
 // sqlError is pgError for database/sql errors of the MySQL mode, which
 // names no driver: the classification therefore relies on database/sql's
 // own errors, the network errors the driver wraps, and the message of
 // go-sql-driver/mysql's ErrInvalidConn (a connection that broke under a
-// statement, outcome unknown).
+// statement, outcome unknown) and of the server errors serverGone names.
 func sqlError(op, name string, err error) error {
 	return backendError(op, name, err, classifySQL)
 }
@@ -54,7 +66,7 @@ func classifySQL(err error) (unavailable, notSent bool) {
 		return true, true
 	case errors.Is(err, context.Canceled):
 		return false, false
-	case strings.HasSuffix(err.Error(), "invalid connection"):
+	case strings.HasSuffix(err.Error(), "invalid connection"), serverGone(err.Error()):
 		return true, false
 	}
 	return backenderr.Transport(err), false
