@@ -205,3 +205,112 @@ func TestFaultLostReplyAndReset(t *testing.T) {
 		t.Fatalf("Release once the connections are back: %v", err)
 	}
 }
+
+// A connection that goes silent under an Acquire (a network partition: the
+// request is held, no answer comes) ends with the caller's deadline as an
+// error of unknown outcome: ErrUnavailable, not NotSent, never
+// ErrNotAcquired. Once the network heals the held request may still reach
+// the server; retries by the same owner are consistent with it, whatever
+// the order: each returns the same grant, and another owner is refused.
+// An Extend cut the same way is of unknown outcome too, and the lease it
+// may have extended is still the same owner's.
+func TestFaultBlackholeMidStatement(t *testing.T) {
+	t.Parallel()
+	my := mysqlenv.Database(t)
+	p0, err := mysql.New(my.DB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p0.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gomysql.ParseDSN(my.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := testenv.NewProxy(t, cfg.Addr)
+	cfg.Addr = proxy.Addr()
+	p, err := mysql.New(mysqlenv.Open(t, cfg.FormatDSN()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := p.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const callTimeout = 500 * time.Millisecond
+	unknown := func(op string, err error) {
+		t.Helper()
+		var ue *batontype.UnavailableError
+		switch {
+		case err == nil, errors.Is(err, batontype.ErrNotAcquired), errors.Is(err, batontype.ErrNotHeld):
+			t.Fatalf("%s through a silent connection: %v; want an error of unknown outcome", op, err)
+		case !errors.As(err, &ue) || ue.NotSent:
+			t.Errorf("%s through a silent connection: %v; want an UnavailableError with NotSent false", op, err)
+		}
+	}
+
+	a := params("blackholed", time.Minute)
+	proxy.SetMode(testenv.Blackhole)
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	start := time.Now()
+	_, err = p.Acquire(callCtx, a)
+	took := time.Since(start)
+	cancel()
+	unknown("Acquire", err)
+	t.Logf("Acquire through a blackhole: %v after %v", err, took.Round(time.Millisecond))
+	proxy.SetMode(testenv.Pass)
+
+	var first batontype.Lease
+	healed := time.Now()
+	deadline := healed.Add(10 * time.Second)
+	tries := 0
+	for {
+		tries++
+		if first, err = p.Acquire(ctx, a); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("retried Acquire by the same owner: %v", err)
+	}
+	t.Logf("the same owner's retry succeeded after %d tries, %v after the network healed", tries, time.Since(healed).Round(time.Millisecond))
+	time.Sleep(300 * time.Millisecond) // room for a held request to land late
+	again, err := p.Acquire(ctx, a)
+	if err != nil || again.Token != first.Token {
+		t.Fatalf("second retry: token %d (%v); want the same grant, token %d", again.Token, err, first.Token)
+	}
+	if _, err := p0.Acquire(ctx, params("blackholed", time.Minute)); !errors.Is(err, batontype.ErrNotAcquired) {
+		t.Fatalf("another owner: %v; want ErrNotAcquired", err)
+	}
+	info, err := p0.Inspect(ctx, a.Name)
+	if err != nil || !info.Held || info.Token != first.Token {
+		t.Fatalf("Inspect: %+v (%v); want held with token %d", info, err, first.Token)
+	}
+
+	proxy.SetMode(testenv.Blackhole)
+	callCtx, cancel = context.WithTimeout(ctx, callTimeout)
+	_, err = p.Extend(callCtx, lockprovider.ExtendParams{Name: a.Name, Owner: a.Owner, AtMostFor: 2 * time.Minute})
+	cancel()
+	unknown("Extend", err)
+	proxy.SetMode(testenv.Pass)
+	healed = time.Now()
+	deadline = healed.Add(10 * time.Second)
+	tries = 0
+	var ext batontype.Lease
+	for {
+		tries++
+		if ext, err = p.Extend(ctx, lockprovider.ExtendParams{Name: a.Name, Owner: a.Owner, AtMostFor: 2 * time.Minute}); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the retried Extend succeeded after %d tries, %v after the network healed", tries, time.Since(healed).Round(time.Millisecond))
+	if err != nil || ext.Token != first.Token {
+		t.Fatalf("retried Extend: token %d (%v); want the same lease, token %d", ext.Token, err, first.Token)
+	}
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+}

@@ -1,14 +1,16 @@
 // Package shedlock lets Go replicas take part in the locking of a running
-// ShedLock fleet, on ShedLock's own PostgreSQL table and Redis keys, so that
-// scheduled jobs can move from Java to Go one replica at a time without a
-// tick that runs twice or nowhere.
+// ShedLock fleet, on ShedLock's own PostgreSQL or MySQL table and Redis
+// keys, so that scheduled jobs can move from Java to Go one replica at a
+// time without a tick that runs twice or nowhere.
 //
 // NewPostgres returns a lockprovider.Provider on the table of ShedLock's
 // JDBC providers (name, lock_until, locked_at, locked_by) and NewRedis one
 // on the keys of its Redis providers ("job-lock:<env>:<name>", value
-// "ADDED:<time>@<host>:<id>"). Both acquire, release and expire exactly as
-// ShedLock does, so a Java replica and a Go replica exclude each other on
-// the same lock name:
+// "ADDED:<time>@<host>:<id>"). NewMySQL is the JDBC table on MySQL 8 or
+// MariaDB, through a database/sql handle: the package names no MySQL
+// driver (see MySQL for its time rules). All three acquire, release and
+// expire exactly as ShedLock does, so a Java replica and a Go replica
+// exclude each other on the same lock name:
 //
 //   - acquire: insert the row (set the key) if absent, else take it over
 //     only when its lock_until has passed (the key expired);

@@ -14,7 +14,9 @@ import (
 
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/mysql"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
 )
@@ -27,12 +29,13 @@ const helperEnv = "BATON_FENCE_HELPER"
 
 type helperSpec struct {
 	Role    string // "pause" or "witness"
-	Backend string // token source: "redis" or "postgres"
+	Backend string // token source: "redis", "postgres" or "mysql"
 	Prefix  string // Redis key prefix
 	// RedisURL is the parent's Redis: a child must not resolve its own,
 	// or it would start a private server and lock on a different store.
 	RedisURL  string
 	PGURL     string // PostgreSQL URL with search_path set to the test schema
+	MyDSN     string // MySQL DSN of the test database (backend "mysql")
 	Lock      string
 	AtMostFor time.Duration
 	Bypass    bool // pause: write with a plain UPDATE instead of the guard
@@ -73,6 +76,12 @@ func openBackend(t *testing.T, spec helperSpec) backend {
 			t.Fatal(err)
 		}
 		b.provider = p
+	case "mysql":
+		p, err := mysql.New(mysqlenv.Open(t, spec.MyDSN), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.provider = p
 	default:
 		t.Fatalf("backend %q", spec.Backend)
 	}
@@ -82,7 +91,12 @@ func openBackend(t *testing.T, spec helperSpec) backend {
 // migrate prepares the token source for spec in the parent.
 func migrate(t *testing.T, b backend) {
 	t.Helper()
-	if p, ok := b.provider.(*postgres.Provider); ok {
+	switch p := b.provider.(type) {
+	case *postgres.Provider:
+		if err := p.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	case *mysql.Provider:
 		if err := p.Migrate(context.Background()); err != nil {
 			t.Fatal(err)
 		}

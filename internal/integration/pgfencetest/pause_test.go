@@ -14,6 +14,7 @@ import (
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/fence/pgfence"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 )
 
@@ -44,6 +45,18 @@ func TestPause(t *testing.T) {
 	}
 }
 
+// TestFaultMySQLPause is the pause test with the lease on MySQL (the
+// provider's fencing tokens) and the fenced row in PostgreSQL.
+func TestFaultMySQLPause(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"checked", "guarded", "bypassed"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testPause(t, "mysql", mode)
+		})
+	}
+}
+
 func testPause(t *testing.T, backendName, mode string) {
 	bypass := mode == "bypassed"
 	const ttl = time.Second
@@ -51,6 +64,9 @@ func testPause(t *testing.T, backendName, mode string) {
 	pg := pgenv.Schema(t)
 	spec := helperSpec{Role: "pause", Backend: backendName, Prefix: testenv.Prefix(t), RedisURL: testenv.RedisURL(t), PGURL: pg.URL,
 		Lock: "doc:1", AtMostFor: ttl, Bypass: bypass, LockCtx: mode == "checked"}
+	if backendName == "mysql" {
+		spec.MyDSN = mysqlenv.Database(t).DSN
+	}
 	b := openBackend(t, spec)
 	migrate(t, b)
 	if _, err := b.pool.Exec(ctx, `CREATE TABLE doc (id int PRIMARY KEY, body text NOT NULL)`); err != nil {
