@@ -134,6 +134,9 @@ func reached(ctx context.Context, b backend) (string, error) {
 // where names what c reads on b: the Redis key prefix or the PostgreSQL
 // schema and table, never the URL (it may hold a password).
 func (c *cli) where(b backend) string {
+	if b.name == "mysql" {
+		return c.whereMySQL()
+	}
 	if b.name == "redis" {
 		return fmt.Sprintf("(key prefix %q)", cmp.Or(c.opts.redisPrefix, redisprovider.DefaultPrefix))
 	}
