@@ -41,8 +41,12 @@ const mysqlExample = "USER:PASSWORD@tcp(HOST:3306)/DB, or mysql://USER:PASSWORD@
 // URL, into the driver's configuration. Its errors are hints that never
 // quote s when it may hold a password.
 func mysqlConfig(src, s string) (*gomysql.Config, error) {
-	dsn := s
-	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+	var (
+		cfg *gomysql.Config
+		err error
+	)
+	scheme, rest, isURL := strings.Cut(s, "://")
+	if isURL {
 		if scheme != "mysql" && scheme != "mariadb" {
 			return nil, fmt.Errorf("%s: scheme %q: want a DSN or mysql://... (e.g. %s)", src, scheme, mysqlExample)
 		}
@@ -54,21 +58,20 @@ func mysqlConfig(src, s string) (*gomysql.Config, error) {
 		if u.Port() == "" {
 			host = net.JoinHostPort(u.Hostname(), "3306")
 		}
-		dsn = ""
-		if u.User != nil {
-			dsn = u.User.Username()
-			if pw, ok := u.User.Password(); ok {
-				dsn += ":" + pw
-			}
-			dsn += "@"
-		}
-		dsn += "tcp(" + host + ")" + cmp.Or(u.Path, "/")
+		// The credentials are set apart from the DSN's text, which has no
+		// escaping: a password may hold any character.
+		dsn := "tcp(" + host + ")" + cmp.Or(u.Path, "/")
 		if u.RawQuery != "" {
 			dsn += "?" + u.RawQuery
 		}
-	}
-	cfg, err := gomysql.ParseDSN(dsn)
-	if err != nil {
+		if cfg, err = gomysql.ParseDSN(dsn); err != nil {
+			return nil, fmt.Errorf("%s is not a valid mysql:// URL (not shown: it may hold a password): want e.g. %s", src, mysqlExample)
+		}
+		if u.User != nil {
+			cfg.User = u.User.Username()
+			cfg.Passwd, _ = u.User.Password()
+		}
+	} else if cfg, err = gomysql.ParseDSN(s); err != nil {
 		if !strings.ContainsAny(s, "@(/") && s != "" {
 			return nil, fmt.Errorf("%s %q is not a DSN: did you mean tcp(%s)/DB or mysql://%s/DB? (e.g. %s)", src, s, s, s, mysqlExample)
 		}
@@ -82,7 +85,7 @@ func mysqlConfig(src, s string) (*gomysql.Config, error) {
 	}
 	// One round trip per statement: otherwise the driver prepares every
 	// statement that has arguments. Only when the DSN does not say.
-	if !strings.Contains(dsn, "interpolateParams=") {
+	if !strings.Contains(s, "interpolateParams=") {
 		cfg.InterpolateParams = true
 	}
 	return cfg, nil

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -49,6 +50,16 @@ func mysqlBackend(t *testing.T) cliBackend {
 	return cliBackend{"mysql", args, p}
 }
 
+// dbName is dsn's database.
+func dbName(t *testing.T, dsn string) string {
+	t.Helper()
+	cfg, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.DBName
+}
+
 // mysqlURL returns dsn as a mysql:// URL, the form people paste.
 func mysqlURL(t *testing.T, dsn string) string {
 	t.Helper()
@@ -77,6 +88,24 @@ func TestCLIMySQLFlag(t *testing.T) {
 			t.Errorf("locks ls %v:\n%s", args, out)
 		}
 	}
+	// A user whose password holds the DSN's separators, given in a URL,
+	// percent-encoded.
+	admin := mysqlenv.Open(t, testenv.MySQLDSN(t))
+	user := "u_" + testenv.Unique()
+	for _, q := range []string{
+		"CREATE USER '" + user + "'@'%' IDENTIFIED BY 'p@ss/w:rd?x'",
+		"GRANT SELECT, EXECUTE ON `" + dbName(t, dsn) + "`.* TO '" + user + "'@'%'",
+	} {
+		if _, err := admin.ExecContext(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP USER '"+user+"'@'%'") })
+	cfg, _ := gomysql.ParseDSN(dsn)
+	if out := wantCode(t, exitOK, "", "locks", "ls", "--mysql", "mysql://"+user+":p%40ss%2Fw%3Ard%3Fx@"+cfg.Addr+"/"+cfg.DBName); !strings.Contains(out, "report") {
+		t.Errorf("locks ls as a user with a password of separators:\n%s", out)
+	}
+
 	cmd := exec.Command(binary, "limits", "ls")
 	cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=", "BATON_MYSQL_URL="+url)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "user:42") {
@@ -122,6 +151,13 @@ func TestCLIMySQLHints(t *testing.T) {
 	user.User, user.Passwd = "no_such_user_"+testenv.Unique(), "s3cret"
 	_, errs := errorLine(t, exitBackend, []string{"refused the user or password", "check the user and password in --mysql"}, nil, "locks", "ls", "--mysql", user.FormatDSN())
 	if strings.Contains(errs, "s3cret") {
+		t.Errorf("the password is echoed:\n%s", errs)
+	}
+	// A password with the DSN's separators, in a URL, percent-encoded:
+	// the server gets it whole and refuses it.
+	pwURL := "mysql://no_such_user_" + testenv.Unique() + ":p%40ss%2Fw%3Ard%3Fx@" + cfg.Addr + "/" + bare.Database
+	_, errs = errorLine(t, exitBackend, []string{"refused the user or password", "using password: YES"}, nil, "locks", "ls", "--mysql", pwURL)
+	if strings.Contains(errs, "p@ss") || strings.Contains(errs, "p%40ss") {
 		t.Errorf("the password is echoed:\n%s", errs)
 	}
 	db := *cfg
