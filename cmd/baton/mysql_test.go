@@ -11,11 +11,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/internal/testenv/mysqlenv"
+	"github.com/baton-go/baton/lockprovider"
 	myprovider "github.com/baton-go/baton/lockprovider/mysql"
 )
 
@@ -240,5 +243,33 @@ func TestServeMySQL(t *testing.T) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&jobs); err != nil || len(jobs.Instances) != 1 || jobs.Instances[0].LockedBy != "app-1" {
 		t.Errorf("api/jobs on MySQL: %v %+v", err, jobs)
+	}
+}
+
+// With the three backends at once, every command shows each one's rows,
+// each row naming its backend, and a rate-limit key is reset only where
+// it is.
+func TestCLIThreeBackends(t *testing.T) {
+	bs := cliBackends(t)
+	var args []string
+	for _, b := range bs {
+		if _, err := b.p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "on-" + b.name, Owner: lockprovider.NewOwner(), LockedBy: b.name + "-host", AtMostFor: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, b.args...)
+	}
+	out := wantCode(t, exitOK, "", append([]string{"locks", "ls", "--wide"}, args...)...)
+	for _, b := range bs {
+		if !strings.Contains(out, "on-"+b.name) || !strings.Contains(out, b.name+"-host") {
+			t.Errorf("locks ls with three backends lacks %s's lock:\n%s", b.name, out)
+		}
+	}
+	my := bs[2]
+	if _, err := my.p.(lockprovider.RateLimiter).RateLimit(t.Context(), lockprovider.RateRequest{Key: "only-on-mysql", N: 1, Limits: []batontype.RateLimit{
+		{Algorithm: batontype.FixedWindow, Rate: 2, Period: time.Hour}}}); err != nil {
+		t.Fatal(err)
+	}
+	if out := wantCode(t, exitOK, "", append([]string{"limits", "reset", "only-on-mysql"}, args...)...); out != "reset \"only-on-mysql\" on mysql\n" {
+		t.Errorf("limits reset of a key on mysql only:\n%s", out)
 	}
 }
