@@ -27,6 +27,11 @@ type JobSpec struct {
 	AtMostFor  time.Duration `json:"at_most_for,omitempty"`
 	AtLeastFor time.Duration `json:"at_least_for,omitempty"`
 	Options    []string      `json:"options,omitempty"` // e.g. "auto_renew", "catch_up", "paused" (Job.Pause on this instance)
+	// LastRun is an unlocked job's latest run on this instance (Token 0,
+	// no stack), as the instance last published it: the ledger records
+	// locked jobs only, so this is an unlocked job's trace. Nil for a
+	// locked job, and before the first run.
+	LastRun *RunRecord `json:"last_run,omitempty"`
 }
 
 // Registry limits.

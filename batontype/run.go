@@ -41,6 +41,9 @@ const (
 	// MaxRunError is how many bytes of a run's error text are stored;
 	// longer text is cut at a rune boundary and ends with "…".
 	MaxRunError = 1024
+	// MaxRunStack is how many bytes of a panicked run's stack are stored;
+	// a longer stack is cut like an error text.
+	MaxRunStack = 8 << 10
 	// DefaultMaxRuns and DefaultMaxRunAge are the retention of a
 	// zero Retention.
 	DefaultMaxRuns   = 1000
@@ -145,6 +148,9 @@ type RunRecord struct {
 	Error    string    `json:"error,omitempty"`
 	CatchUp  bool      `json:"catch_up,omitempty"`
 	Manual   bool      `json:"manual,omitempty"`
+	// Stack is the goroutine's stack of a run that panicked, cut to
+	// MaxRunStack bytes; empty otherwise.
+	Stack string `json:"stack,omitempty"`
 }
 
 // Duration is Finished - Started, or zero for a run without an end.

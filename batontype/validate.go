@@ -101,7 +101,13 @@ func Shorten(s string, max int) string {
 // CutError bounds s to MaxRunError bytes at a rune boundary, ending a cut
 // text with "…", and replaces control characters other than newline and
 // tab, so every provider stores the same text.
-func CutError(s string) string {
+func CutError(s string) string { return cutText(s, MaxRunError) }
+
+// CutStack bounds a panicked run's stack to MaxRunStack bytes as CutError
+// bounds an error text.
+func CutStack(s string) string { return cutText(s, MaxRunStack) }
+
+func cutText(s string, max int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f {
@@ -109,8 +115,8 @@ func CutError(s string) string {
 		}
 		return r
 	}, s)
-	if len(s) <= MaxRunError {
+	if len(s) <= max {
 		return s
 	}
-	return Shorten(s, MaxRunError-len("…"))
+	return Shorten(s, max-len("…"))
 }

@@ -93,6 +93,9 @@ type RunEnd struct {
 	Run     batontype.RunRecord // Job, Token, Tick, LockedBy, Started, CatchUp, Manual
 	Outcome batontype.Outcome   // one of the valid outcomes
 	Error   string              // the error text; stored cut to batontype.MaxRunError bytes
+	// Stack is the stack of a run that panicked; stored cut to
+	// batontype.MaxRunStack bytes. Empty for any other outcome.
+	Stack string
 	// Elapsed is how long the run took, measured by the caller on its
 	// monotonic clock from the claim's answer to the release. When set,
 	// the run is recorded as finished at its start plus Elapsed, on every

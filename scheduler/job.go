@@ -298,6 +298,9 @@ type Job struct {
 	releaseMu sync.Mutex
 	ctl       jobControl // options and state; see options.go
 
+	// lastUnlocked is an unlocked job's latest run, for the registry.
+	lastUnlocked atomic.Pointer[batontype.RunRecord]
+
 	runs, skips, failures, lockLost atomic.Int64
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -90,12 +91,16 @@ func (s *Scheduler) runEnd(l *lease.Lease, res *runResult) lockprovider.RunEnd {
 	r := *res
 	r.lost = errors.Is(l.Err(), batontype.ErrLockLost)
 	out, msg := s.outcome(r)
+	var stack string
+	if pe := (*PanicError)(nil); out == batontype.OutcomePanicked && errors.As(r.err, &pe) {
+		stack = string(pe.Stack) // the provider cuts it to batontype.MaxRunStack
+	}
 	return lockprovider.RunEnd{
 		Run: batontype.RunRecord{
 			Job: r.lease.Name, Token: r.lease.Token, Tick: r.lease.Tick, LockedBy: s.cfg.LockedBy,
 			Started: r.lease.GrantedAt, CatchUp: r.catchUp, Manual: r.manual,
 		},
-		Outcome: out, Error: msg, Elapsed: time.Since(r.held), Retention: s.cfg.LedgerRetention,
+		Outcome: out, Error: msg, Stack: stack, Elapsed: time.Since(r.held), Retention: s.cfg.LedgerRetention,
 	}
 }
 
@@ -115,6 +120,10 @@ func (s *Scheduler) spec(j *Job) batontype.JobSpec {
 		}
 	}
 	js.Options = append(js.Options, j.ctl.options()...)
+	if r := j.lastUnlocked.Load(); r != nil && !j.locked {
+		c := *r
+		js.LastRun = &c
+	}
 	if j.ctl.paused.Load() {
 		// Job.Pause on this instance: jobstate reads it back, so a pause
 		// on every replica is shown as a pause, not as missed ticks.
@@ -129,6 +138,10 @@ type registrar struct {
 	mu      sync.Mutex
 	reg     lockprovider.Registry
 	changed chan struct{} // buffered 1: the job set changed
+	// runs is set when an unlocked job ran: its last run is published
+	// with the next beat, a Register instead of a Heartbeat, so a busy
+	// unlocked job costs one Register per RegistryTTL/3, not one per run.
+	runs    atomic.Bool
 	stop    chan struct{}
 	done    chan struct{}
 	started time.Time
@@ -196,6 +209,9 @@ func (s *Scheduler) publish(reg lockprovider.Registry, started time.Time, change
 		case <-changed:
 			dirty = true
 		case <-t.C:
+			if s.registry.runs.Swap(false) {
+				dirty = true
+			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CallTimeout)
 		var err error

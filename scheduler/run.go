@@ -127,7 +127,14 @@ func (s *Scheduler) skipMissed(j *Job, missed *MissedError) {
 func (s *Scheduler) runUnlocked(j *Job, ev *Event, res *runResult) {
 	ctx, cancel := context.WithCancelCause(s.runCtx)
 	defer cancel(nil)
+	start := s.now()
 	s.attempts(ctx, j, Run{Job: j.name, Tick: ev.Tick, CatchUp: ev.CatchUp}, *ev, res)
+	// The ledger records locked jobs only: an unlocked job's latest run
+	// goes to the registry, at the publisher's next beat (see publish).
+	out, msg := s.outcome(*res)
+	j.lastUnlocked.Store(&batontype.RunRecord{Job: j.name, Tick: ev.Tick, LockedBy: s.cfg.LockedBy, Started: start,
+		Finished: s.now(), Outcome: out, Error: batontype.CutError(msg), CatchUp: ev.CatchUp})
+	s.registry.runs.Store(true)
 }
 
 // claim acquires j's lock for tick and returns the run's lease, or nil when
@@ -262,7 +269,11 @@ func (s *Scheduler) call(ctx context.Context, j *Job, run Run, ev Event) error {
 	ev.Start, ev.Duration, ev.Err = start, s.now().Sub(start), err
 	if err != nil {
 		j.failures.Add(1)
-		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", "job", j.name, "tick", run.Tick, "token", run.Token, "err", err)
+		attrs := []any{"job", j.name, "tick", run.Tick, "token", run.Token, "err", err}
+		if pe := (*PanicError)(nil); errors.As(err, &pe) {
+			attrs = append(attrs, "stack", batontype.CutStack(string(pe.Stack))) // as the ledger stores it
+		}
+		s.cfg.Logger.ErrorContext(s.runCtx, "scheduler: job failed", attrs...)
 	}
 	if s.obs != nil {
 		ev.Outcome = s.runOutcome(err, run.lease, true)

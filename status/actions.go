@@ -117,6 +117,9 @@ func (h *handler) forceRelease(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
+		// Remembered for the job page: the run whose lock this was ends
+		// with "lock lost", and the page says who released it.
+		h.releases.add(releaseJSON{Backend: b.Name, Name: info.Name, Token: info.Token, LockedBy: info.LockedBy, By: r.RemoteAddr, At: time.Now()})
 		return forceReleaseResp{Backend: b.Name, Name: info.Name, LockedBy: info.LockedBy, Token: info.Token, Until: info.Until}, nil
 	})
 }
@@ -142,23 +145,49 @@ type jobActionReq struct {
 	Action  string `json:"action"` // "run", "pause" or "resume"
 }
 
+type jobActionResp struct {
+	jobActionReq
+	// For run: the request as recorded, when the Control says (see
+	// ProviderControl); the page follows it to the run it started.
+	RequestID string    `json:"request_id,omitempty"`
+	Requested time.Time `json:"requested"` // when the handler made the request
+}
+
+// runRequester is a Control that returns the run request it recorded.
+type runRequester interface {
+	requestRun(ctx context.Context, job string) (batontype.RunRequest, error)
+}
+
 func (h *handler) jobAction(w http.ResponseWriter, r *http.Request) {
 	runAction(h, w, r, "job action", func(ctx context.Context, req jobActionReq) (any, error) {
 		b, ok := h.backend(req.Backend)
 		if !ok {
 			return nil, &httpError{http.StatusNotFound, "no backend named " + req.Backend}
 		}
+		if req.Action != "run" && req.Action != "pause" && req.Action != "resume" {
+			return nil, &httpError{http.StatusBadRequest, "action must be run, pause or resume"}
+		}
+		// A job no live instance of this backend has is 404, as the CLI
+		// exits 3: a request for it would only lapse, and a pause flag
+		// would wait for a job that may never come.
+		if _, err := h.findJob(ctx, req.Backend, req.Job); err != nil {
+			return nil, err
+		}
 		if b.Control == nil {
 			return nil, &httpError{http.StatusNotImplemented, "backend " + b.Name + " has no job control (status.Backend.Control)"}
 		}
+		resp := jobActionResp{jobActionReq: req, Requested: time.Now()}
 		switch req.Action {
 		case "run":
-			return req, b.Control.RunNow(ctx, req.Job)
+			if rr, ok := b.Control.(runRequester); ok {
+				rq, err := rr.requestRun(ctx, req.Job)
+				resp.RequestID = rq.ID
+				return resp, err
+			}
+			return resp, b.Control.RunNow(ctx, req.Job)
 		case "pause":
-			return req, b.Control.Pause(ctx, req.Job)
-		case "resume":
-			return req, b.Control.Resume(ctx, req.Job)
+			return resp, b.Control.Pause(ctx, req.Job)
 		}
-		return nil, &httpError{http.StatusBadRequest, "action must be run, pause or resume"}
+		return resp, b.Control.Resume(ctx, req.Job)
 	})
 }

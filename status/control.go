@@ -23,8 +23,12 @@ type providerControl struct {
 }
 
 func (c providerControl) RunNow(ctx context.Context, job string) error {
-	_, err := c.p.RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: c.by})
+	_, err := c.requestRun(ctx, job)
 	return err
+}
+
+func (c providerControl) requestRun(ctx context.Context, job string) (batontype.RunRequest, error) {
+	return c.p.RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: c.by})
 }
 
 func (c providerControl) Pause(ctx context.Context, job string) error {

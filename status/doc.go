@@ -22,17 +22,27 @@
 //
 // Jobs lists what the job registry holds (lockprovider.Registry): each
 // job's schedule, next tick, last run (replica, duration, outcome), last
-// success and live replicas, with jobstate.Check's verdict on its latest
-// due tick (missed, failed or unfinished). Timeline draws the run ledger
-// (lockprovider.Ledger): one group per job, a row of ticks with missed
-// ticks marked, and one lane per replica with each run from start to
-// finish, coloured by outcome; catch-up and manual runs are outlined, and
-// hovering a run shows its token, duration and error. Locks lists held
-// leases (lockprovider.Inspector) with holder, token, time left counting
-// down and its AtLeastFor bound (as the provider reports it, or for a
-// job's lock from the registry). Rate limits lists keys
-// with state (lockprovider.RateLister); with Config.Limits it also shows
-// what remains and marks keys near or over their limit.
+// success, live replicas and a state, problems first: unknown (its
+// backend could not be read), missed, failed or unfinished (jobstate.Check's
+// verdict on its latest due tick), paused (cluster-wide through
+// lockprovider.Control, or on every replica's instance: its ticks are
+// skipped on purpose), running, ok, or unlocked (its replicas' latest
+// runs come from the registry). The job page (#job/NAME?backend=B, served
+// by api/job) adds the run history from the ledger with whole errors and
+// panicked runs' stacks, the lock now, pending run requests, the problems
+// of the last 24 hours and the force-releases made through this handler.
+// Timeline draws the run ledger (lockprovider.Ledger): one group per job,
+// a row of ticks with missed ticks marked (and, for a job paused now,
+// paused ticks, never missed), and one lane per replica with each run
+// from start to finish, coloured by outcome; catch-up and manual runs are
+// outlined, and hovering a run shows its token, duration and error.
+// Locks lists held leases (lockprovider.Inspector) with holder, token,
+// time left counting down and its AtLeastFor bound (as the provider
+// reports it, or for a job's lock from the registry). Rate limits lists
+// keys with state (lockprovider.RateLister); with Config.Limits it also
+// shows what remains and marks keys near or over their limit. A backend
+// that cannot be read is unknown in every view it feeds, never empty;
+// an empty view names what it read (Backend.Source).
 //
 // The timeline stays cheap on long ranges: the page asks for the visible
 // range, a number of buckets (one per few pixels) and a page of jobs. A
@@ -45,9 +55,11 @@
 // The page is read-only unless Config.Actions is set. Then it can
 // force-release a lock (lockprovider.Admin, conditional on the token the
 // operator saw), reset a rate-limit key and, for a Backend with a Control,
-// run a job now, pause or resume it. Actions are POSTs with a JSON body,
-// checked by http.CrossOriginProtection; with actions off they are refused
-// with 403 Forbidden. Every action is logged at info.
+// run a job now, pause or resume it. The page asks a second click for
+// each; an action on a job no live instance of that backend has is 404.
+// Actions are POSTs with a JSON body, checked by
+// http.CrossOriginProtection; with actions off they are refused with 403
+// Forbidden. Every action is logged at info.
 //
 // The handler does not authenticate anyone: mount it behind the
 // application's own authentication and authorisation, as the example

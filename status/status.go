@@ -38,6 +38,10 @@ type Backend struct {
 	Name string
 	// Provider is the backend read. Required: no default.
 	Provider lockprovider.Provider
+	// Source says what this backend reads, for the empty states of the
+	// views ("No lock is held in …"): e.g. `prefix "baton:" on
+	// 10.0.0.5:6379` or `schema "ops"`. Empty shows Name alone.
+	Source string
 	// Control, when set and Config.Actions is on, adds run-now, pause and
 	// resume to the jobs of this backend. Nil means none: the jobs of
 	// this backend have no such buttons.
@@ -115,6 +119,8 @@ type handler struct {
 
 	mu    sync.Mutex
 	cache map[string]cached
+
+	releases releases // force-releases made through the page
 }
 
 type cached struct {
@@ -191,6 +197,7 @@ var routes = []struct {
 	{"/api/info", http.MethodGet, (*handler).info},
 	{"/api/jobs", http.MethodGet, (*handler).jobs},
 	{"/api/timeline", http.MethodGet, (*handler).timeline},
+	{"/api/job", http.MethodGet, (*handler).job},
 	{"/api/locks", http.MethodGet, (*handler).locks},
 	{"/api/limits", http.MethodGet, (*handler).limits},
 	{"/api/actions/force-release", http.MethodPost, (*handler).forceRelease},

@@ -87,13 +87,19 @@ type laneJobJSON struct {
 	Schedule string `json:"schedule"`
 	// Mode is "runs" (Runs lists each run) or "buckets" (Segments sums
 	// them).
-	Mode     string         `json:"mode"`
-	Lanes    []string       `json:"lanes"` // replicas, one lane each
-	Runs     []runJSON      `json:"runs,omitempty"`
-	Segments []segmentJSON  `json:"segments,omitempty"`
-	Ticks    []int64        `json:"ticks,omitempty"`  // every tick, when there are at most Buckets
-	Missed   []int64        `json:"missed,omitempty"` // missed ticks, when there are at most Buckets
-	MissedSg []segmentJSON  `json:"missed_segments,omitempty"`
+	Mode     string        `json:"mode"`
+	Lanes    []string      `json:"lanes"` // replicas, one lane each
+	Runs     []runJSON     `json:"runs,omitempty"`
+	Segments []segmentJSON `json:"segments,omitempty"`
+	Ticks    []int64       `json:"ticks,omitempty"`  // every tick, when there are at most Buckets
+	Missed   []int64       `json:"missed,omitempty"` // missed ticks, when there are at most Buckets
+	MissedSg []segmentJSON `json:"missed_segments,omitempty"`
+	// Paused is "cluster" or "replicas" for a job paused now (see
+	// jobJSON.Paused): its unclaimed ticks since its last claimed one are
+	// paused ticks, never missed ones.
+	Paused   string         `json:"paused,omitempty"`
+	PausedT  []int64        `json:"paused_ticks,omitempty"`
+	PausedSg []segmentJSON  `json:"paused_segments,omitempty"`
 	Counts   map[string]int `json:"counts"` // per class, plus "missed", "catch_up" and "manual"
 }
 
@@ -190,6 +196,8 @@ type timelineJob struct {
 	b   Backend
 	led lockprovider.Ledger
 	rj  jobstate.RegisteredJob
+	// paused is "cluster" or "replicas" when the job is paused now.
+	paused string
 }
 
 func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.Time) timelineJSON {
@@ -207,9 +215,23 @@ func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.T
 			h.backendErr(&out.Errors, b, "registry", err)
 			continue
 		}
+		cs, err := pausedJobs(ctx, b)
+		if err != nil {
+			// Without the pause flags a paused job's ticks would read as
+			// missed: the backend's jobs are not drawn.
+			h.backendErr(&out.Errors, b, "paused jobs", err)
+			continue
+		}
 		for _, rj := range jobstate.Jobs(insts) {
 			if rj.Spec.Locked && (q.filter == "" || strings.Contains(rj.Spec.Name, q.filter)) {
-				jobs = append(jobs, timelineJob{b: b, led: led, rj: rj})
+				tj := timelineJob{b: b, led: led, rj: rj}
+				switch {
+				case cs.IsPaused(rj.Spec.Name):
+					tj.paused = "cluster"
+				case rj.PausedEverywhere():
+					tj.paused = "replicas"
+				}
+				jobs = append(jobs, tj)
 			}
 		}
 	}
@@ -278,7 +300,9 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 			evidence = q.from
 		}
 	}
-	return layout(s, j.b.Name, j.rj.Replicas, runs, evidence, q, now, h.cfg.Grace, lease), nil
+	lj := layout(s, j.b.Name, j.rj.Replicas, runs, evidence, q, now, h.cfg.Grace, lease, j.paused != "")
+	lj.Paused = j.paused
+	return lj, nil
 }
 
 // firstTick returns the job's first tick at or after t, or the zero time.
@@ -293,7 +317,7 @@ func firstTick(s batontype.JobSpec, t time.Time) time.Time {
 // layout places runs in lanes and buckets. It only computes; lease is the
 // job's lease read after runs, nil when there is none to read.
 func layout(s batontype.JobSpec, backend string, replicas []string, runs []batontype.RunRecord,
-	evidence time.Time, q timelineQuery, now time.Time, grace time.Duration, lease *batontype.LeaseInfo) laneJobJSON {
+	evidence time.Time, q timelineQuery, now time.Time, grace time.Duration, lease *batontype.LeaseInfo, paused bool) laneJobJSON {
 	lj := laneJobJSON{Backend: backend, Job: s.Name, Schedule: s.Schedule, Counts: map[string]int{}}
 	span := q.to.Sub(q.from)
 	bucket := func(t time.Time) int {
@@ -304,11 +328,14 @@ func layout(s batontype.JobSpec, backend string, replicas []string, runs []baton
 		return min(b, q.buckets-1)
 	}
 
-	// Ticks claimed by a run, before runs is filtered in place.
+	// Ticks claimed by a run, before runs is filtered in place, and the
+	// latest of them: a paused job's unclaimed ticks after it are paused.
 	claimed := make(map[int64]bool, len(runs))
+	var lastClaimed int64
 	for _, r := range runs {
 		if !r.Tick.IsZero() {
 			claimed[r.Tick.UnixMilli()] = true
+			lastClaimed = max(lastClaimed, r.Tick.UnixMilli())
 		}
 	}
 
@@ -341,35 +368,51 @@ func layout(s batontype.JobSpec, backend string, replicas []string, runs []baton
 
 	// Ticks, and which of them no run claimed.
 	ticks := make([]int64, 0, len(claimed)+64)
-	var missed []int64
+	var missed, pausedTicks []int64
 	if sched, err := jobstate.ParseSchedule(s.Schedule, s.TimeZone); err == nil {
 		due := now.Add(-grace)
 		for t, n := sched.Next(q.from.Add(-time.Nanosecond)), 0; !t.IsZero() && !t.After(q.to) && n < maxTicks; t, n = sched.Next(t), n+1 {
 			ms := t.UnixMilli()
 			ticks = append(ticks, ms)
-			if !claimed[ms] && !t.After(due) && !t.Before(evidence) {
+			switch {
+			case claimed[ms]:
+			case paused && ms > lastClaimed && !t.After(now) && !t.Before(evidence):
+				pausedTicks = append(pausedTicks, ms)
+			case !t.After(due) && !t.Before(evidence):
 				missed = append(missed, ms)
 			}
 		}
 	}
 	lj.Counts["missed"] = len(missed)
+	if len(pausedTicks) > 0 {
+		lj.Counts["paused"] = len(pausedTicks)
+	}
 	if len(ticks) <= q.buckets {
 		lj.Ticks = ticks
 	}
-	if len(missed) <= q.buckets {
-		lj.Missed = missed
-	} else {
+	// tickSegments sums ticks per bucket, for more ticks than buckets.
+	tickSegments := func(ticks []int64, name string) []segmentJSON {
 		counts := make([]bucketCounts, q.buckets)
 		worst := make([]int8, q.buckets)
 		for i := range worst {
 			worst[i] = -1
 		}
-		for _, ms := range missed {
+		for _, ms := range ticks {
 			b := bucket(time.UnixMilli(ms))
 			counts[b][cMissed]++
 			worst[b] = cMissed
 		}
-		lj.MissedSg = segments(-1, worst, counts, []string{"missed"})
+		return segments(-1, worst, counts, []string{name})
+	}
+	if len(missed) <= q.buckets {
+		lj.Missed = missed
+	} else {
+		lj.MissedSg = tickSegments(missed, "missed")
+	}
+	if len(pausedTicks) <= q.buckets {
+		lj.PausedT = pausedTicks
+	} else {
+		lj.PausedSg = tickSegments(pausedTicks, "paused")
 	}
 
 	type placed struct {

@@ -21,7 +21,31 @@ type jobsJSON struct {
 	Jobs      []jobJSON      `json:"jobs"`
 	Instances []instJSON     `json:"instances"`
 	Errors    []backendError `json:"errors"`
+	// Sources are the backends read, each with what it reads, so an
+	// empty view says where it looked.
+	Sources []sourceJSON `json:"sources"`
 }
+
+// sourceJSON is a backend a view read, or failed to read.
+type sourceJSON struct {
+	Backend string `json:"backend"`
+	Source  string `json:"source,omitempty"` // Backend.Source
+	// Unknown is set when the backend could not be read for this view:
+	// what it holds is unknown, not empty.
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// Job states, in the order the Jobs view lists them (problems first).
+const (
+	stateUnknown    = "unknown" // the backend could not be read
+	stateMissed     = "missed"
+	stateFailed     = "failed"
+	stateUnfinished = "unfinished"
+	statePaused     = "paused"
+	stateRunning    = "running"
+	stateOK         = "ok"
+	stateUnlocked   = "unlocked" // runs on every replica, not recorded
+)
 
 type jobJSON struct {
 	Backend      string               `json:"backend"`
@@ -36,11 +60,28 @@ type jobJSON struct {
 	LastRun      *batontype.RunRecord `json:"last_run,omitempty"`
 	LastSuccess  *batontype.RunRecord `json:"last_success,omitempty"`
 	Replicas     []string             `json:"replicas"`
+	// ReplicaRuns are an unlocked job's latest run on each replica, from
+	// the registry (jobstate.RegisteredJob.LastRuns).
+	ReplicaRuns []batontype.RunRecord `json:"replica_runs,omitempty"`
+	// Instances is the number of live scheduler instances of the backend,
+	// so the page can show "2/3" replicas.
+	Instances int `json:"instances"`
+	// State is one of unknown, missed, failed, unfinished, paused,
+	// running, ok and unlocked (see jobState).
+	State string `json:"state"`
+	// Paused is "cluster" (paused through the backend), "replicas" (every
+	// live replica paused it on its instance) or, with PausedOn naming
+	// them, "some" (some replicas did: the others still run it).
+	Paused   string   `json:"paused,omitempty"`
+	PausedOn []string `json:"paused_on,omitempty"`
 	// Problem is the latest due tick's problem found by jobstate.Check:
-	// "missed", "failed" or "unfinished"; empty when it ran and succeeded.
+	// "missed", "failed" or "unfinished"; empty when it ran and succeeded,
+	// or when a later run succeeded.
 	Problem     string    `json:"problem,omitempty"`
 	ProblemTick time.Time `json:"problem_tick,omitzero"`
-	Control     bool      `json:"control,omitempty"`
+	// Holder is the lease that kept a missed tick from being claimed.
+	Holder  *jobstate.Holder `json:"holder,omitempty"`
+	Control bool             `json:"control,omitempty"`
 }
 
 type instJSON struct {
@@ -54,11 +95,50 @@ type instJSON struct {
 }
 
 func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
-	h.cachedView(w, r, "jobs", func(ctx context.Context) any { return h.buildJobs(ctx, time.Now()) })
+	h.cachedView(w, r, "jobs", func(ctx context.Context) any { return h.buildJobs(ctx, time.Now(), "") })
 }
 
-func (h *handler) buildJobs(ctx context.Context, now time.Time) jobsJSON {
-	out := jobsJSON{Now: now, Jobs: []jobJSON{}, Instances: []instJSON{}, Errors: []backendError{}}
+// source describes backend b for a view; unknown when it could not be read.
+func source(b Backend, unknown bool) sourceJSON {
+	return sourceJSON{Backend: b.Name, Source: b.Source, Unknown: unknown}
+}
+
+// pausedJobs returns the jobs paused cluster-wide on b and its pending
+// run requests; nil without a lockprovider.Control.
+func pausedJobs(ctx context.Context, b Backend) (batontype.ControlState, error) {
+	ctl, ok := b.Provider.(lockprovider.Control)
+	if !ok {
+		return batontype.ControlState{}, nil
+	}
+	return ctl.ControlState(ctx)
+}
+
+// jobState decides the state shown for a job: paused over everything
+// else (a paused job's ticks are skipped on purpose), then the latest due
+// tick's problem unless a later run succeeded, then a run going now.
+func jobState(j *jobJSON) string {
+	switch {
+	case !j.Locked:
+		for _, r := range j.ReplicaRuns {
+			if r.Outcome != batontype.OutcomeSucceeded && r.Outcome != batontype.OutcomeRunning {
+				return stateFailed // on some replica
+			}
+		}
+		return stateUnlocked
+	case j.Paused == "cluster" || j.Paused == "replicas":
+		return statePaused
+	case j.Problem != "":
+		return j.Problem
+	case j.LastRun != nil && j.LastRun.Outcome == batontype.OutcomeRunning:
+		return stateRunning
+	}
+	return stateOK
+}
+
+// buildJobs reads every backend's jobs; only, when not empty, is the one
+// job wanted (the job page), which spares the other jobs' ledger reads.
+func (h *handler) buildJobs(ctx context.Context, now time.Time, only string) jobsJSON {
+	out := jobsJSON{Now: now, Jobs: []jobJSON{}, Instances: []instJSON{}, Errors: []backendError{}, Sources: []sourceJSON{}}
 	for _, b := range h.cfg.Backends {
 		reg, ok := b.Provider.(lockprovider.Registry)
 		if !ok {
@@ -67,47 +147,104 @@ func (h *handler) buildJobs(ctx context.Context, now time.Time) jobsJSON {
 		insts, err := reg.Instances(ctx)
 		if err != nil {
 			h.backendErr(&out.Errors, b, "registry", err)
+			out.Sources = append(out.Sources, source(b, true))
 			continue
 		}
+		unknown := false
 		for _, in := range insts {
 			out.Instances = append(out.Instances, instJSON{Backend: b.Name, LockedBy: in.LockedBy, Version: in.Version,
 				Started: in.Started, Heartbeat: in.Heartbeat, Until: in.Until, Jobs: len(in.Jobs)})
 		}
+		cs, csErr := pausedJobs(ctx, b)
+		if err := csErr; err != nil {
+			h.backendErr(&out.Errors, b, "paused jobs", err)
+			unknown = true
+		}
 		led, _ := b.Provider.(lockprovider.Ledger)
 		problems := map[string]jobstate.Problem{}
+		checked := false
 		if led != nil && len(insts) > 0 {
-			rep, err := jobstate.Check(ctx, b.Provider, jobstate.CheckOptions{Grace: h.cfg.Grace, Now: now})
+			opts := jobstate.CheckOptions{Grace: h.cfg.Grace, Now: now}
+			if only != "" {
+				opts.Jobs = []string{only}
+			}
+			rep, err := jobstate.Check(ctx, b.Provider, opts)
 			if err != nil && !errors.Is(err, jobstate.ErrNoInstances) {
 				h.backendErr(&out.Errors, b, "check", err)
+				unknown = true
+			} else {
+				checked = true
 			}
 			for _, p := range rep.Problems {
 				problems[p.Job] = p // oldest first: keep the latest
 			}
 		}
+		nInst := len(insts)
+		if only != "" {
+			insts = onlyJob(insts, only)
+		}
 		for _, js := range jobstate.List(ctx, insts, led, now) {
 			s := js.Spec
 			j := jobJSON{Backend: b.Name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
 				AtMostForMS: s.AtMostFor.Milliseconds(), AtLeastForMS: s.AtLeastFor.Milliseconds(), Options: s.Options,
-				Replicas: js.Replicas, Control: b.Control != nil && h.cfg.Actions,
+				Replicas: js.Replicas, Instances: nInst, Control: b.Control != nil && h.cfg.Actions,
 				NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
-			if p, ok := problems[s.Name]; ok {
-				j.Problem, j.ProblemTick = p.Kind, p.Tick
+			switch {
+			case cs.IsPaused(s.Name):
+				j.Paused = "cluster"
+			case js.PausedEverywhere():
+				j.Paused = "replicas"
+			case len(js.PausedOn) > 0:
+				j.Paused = "some"
 			}
+			j.PausedOn, j.ReplicaRuns = js.PausedOn, js.LastRuns
+			if p, ok := problems[s.Name]; ok && !supersedes(j.LastRun, p.Tick) {
+				j.Problem, j.ProblemTick, j.Holder = p.Kind, p.Tick, p.Holder
+			}
+			j.State = jobState(&j)
 			if js.Err != nil {
 				h.backendErr(&out.Errors, b, "last runs of "+s.Name, js.Err)
+				j.State = stateUnknown
+			} else if s.Locked && (csErr != nil || led != nil && !checked && j.State != statePaused) {
+				j.State = stateUnknown // whether it is paused, or how its ticks went, could not be read
 			}
 			out.Jobs = append(out.Jobs, j)
+		}
+		out.Sources = append(out.Sources, source(b, unknown))
+	}
+	return out
+}
+
+// onlyJob keeps, of each instance, the job named name, and drops the
+// instances without it.
+func onlyJob(insts []batontype.Instance, name string) []batontype.Instance {
+	var out []batontype.Instance
+	for _, in := range insts {
+		for _, j := range in.Jobs {
+			if j.Name == name {
+				in.Jobs = []batontype.JobSpec{j}
+				out = append(out, in)
+				break
+			}
 		}
 	}
 	return out
 }
 
+// supersedes reports whether run, a job's latest run, claimed a tick
+// after tick and succeeded: the job works again, and the problem of tick
+// belongs to its history (the job page), not to its state.
+func supersedes(run *batontype.RunRecord, tick time.Time) bool {
+	return run != nil && run.Outcome == batontype.OutcomeSucceeded && run.Tick.After(tick)
+}
+
 // The Locks view.
 
 type locksJSON struct {
-	Now    time.Time      `json:"now"`
-	Locks  []lockJSON     `json:"locks"`
-	Errors []backendError `json:"errors"`
+	Now     time.Time      `json:"now"`
+	Locks   []lockJSON     `json:"locks"`
+	Errors  []backendError `json:"errors"`
+	Sources []sourceJSON   `json:"sources"`
 }
 
 type lockJSON struct {
@@ -138,7 +275,7 @@ func (h *handler) locks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) buildLocks(ctx context.Context, all bool) locksJSON {
-	out := locksJSON{Now: time.Now(), Locks: []lockJSON{}, Errors: []backendError{}}
+	out := locksJSON{Now: time.Now(), Locks: []lockJSON{}, Errors: []backendError{}, Sources: []sourceJSON{}}
 	for _, b := range h.cfg.Backends {
 		in, ok := b.Provider.(lockprovider.Inspector)
 		if !ok {
@@ -155,6 +292,7 @@ func (h *handler) buildLocks(ctx context.Context, all bool) locksJSON {
 			}
 		}
 		infos, err := in.List(ctx)
+		out.Sources = append(out.Sources, source(b, err != nil))
 		if err != nil {
 			h.backendErr(&out.Errors, b, "list locks", err)
 			continue
@@ -199,10 +337,11 @@ func LimitState(lim batontype.RateLimit, remaining int64) string {
 const maxPeeks = 500
 
 type limitsJSON struct {
-	Now    time.Time      `json:"now"`
-	Limits []limitJSON    `json:"limits"`
-	Peeked bool           `json:"peeked"` // Config.Limits is set
-	Errors []backendError `json:"errors"`
+	Now     time.Time      `json:"now"`
+	Limits  []limitJSON    `json:"limits"`
+	Peeked  bool           `json:"peeked"` // Config.Limits is set
+	Errors  []backendError `json:"errors"`
+	Sources []sourceJSON   `json:"sources"`
 }
 
 type limitJSON struct {
@@ -226,13 +365,14 @@ func (h *handler) limits(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) buildLimits(ctx context.Context) any {
-	out := limitsJSON{Now: time.Now(), Limits: []limitJSON{}, Peeked: h.cfg.Limits != nil, Errors: []backendError{}}
+	out := limitsJSON{Now: time.Now(), Limits: []limitJSON{}, Peeked: h.cfg.Limits != nil, Errors: []backendError{}, Sources: []sourceJSON{}}
 	for _, b := range h.cfg.Backends {
 		ls, ok := b.Provider.(lockprovider.RateLister)
 		if !ok {
 			continue
 		}
 		infos, err := ls.ListRates(ctx)
+		out.Sources = append(out.Sources, source(b, err != nil))
 		if err != nil {
 			h.backendErr(&out.Errors, b, "list rate limits", err)
 			continue
@@ -261,6 +401,11 @@ func (h *handler) buildLimits(ctx context.Context) any {
 			res, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: l.Key, N: 0, Limits: lims})
 			if err != nil {
 				h.backendErr(&out.Errors, b, "rate limit of "+l.Key, err)
+				for j := first; j < len(out.Limits); j++ {
+					if out.Limits[j].Key == l.Key {
+						out.Limits[j].State = stateUnknown // what remains could not be read
+					}
+				}
 				continue
 			}
 			for j := first; j < len(out.Limits); j++ {
@@ -278,15 +423,15 @@ func (h *handler) buildLimits(ctx context.Context) any {
 			}
 		}
 	}
-	rank := map[string]int{"over": 0, "near": 1}
+	rank := map[string]int{stateUnknown: 0, "over": 1, "near": 2}
 	slices.SortStableFunc(out.Limits, func(a, b limitJSON) int {
 		ra, ok := rank[a.State]
 		if !ok {
-			ra = 2
+			ra = 3
 		}
 		rb, ok := rank[b.State]
 		if !ok {
-			rb = 2
+			rb = 3
 		}
 		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Backend, b.Backend))
 	})

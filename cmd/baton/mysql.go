@@ -24,8 +24,9 @@ import (
 type mysqlOptions struct {
 	dsn   string // --mysql, or $BATON_MYSQL_URL
 	table string // --mysql-table
-	// database is the DSN's, once connected: messages name it.
-	database string
+	// database and addr are the DSN's, once connected: messages name
+	// them.
+	database, addr string
 }
 
 func (o *mysqlOptions) register(fs *flag.FlagSet) {
@@ -115,7 +116,7 @@ func (c *cli) connectMySQL() int {
 		fmt.Fprintf(c.stderr, "baton: mysql: %v (check --mysql-table)\n", err)
 		return exitUsage
 	}
-	c.opts.my.database = cfg.DBName
+	c.opts.my.database, c.opts.my.addr = cfg.DBName, cfg.Addr
 	c.backends = append(c.backends, backend{name: "mysql", p: p, close: func() { _ = db.Close() }})
 	return exitOK
 }
@@ -144,9 +145,10 @@ func (c *cli) explainMySQL(err error) (string, bool) {
 	return "", false
 }
 
-// whereMySQL names what c reads on the MySQL backend, never the DSN.
-func (c *cli) whereMySQL() string {
-	return fmt.Sprintf("(database %s, table %s)", c.opts.my.database, cmp.Or(c.opts.my.table, mysql.DefaultTable))
+// readsMySQL is reads for the MySQL backend: the database, the table and
+// the server, never the DSN (it may hold a password).
+func (c *cli) readsMySQL() string {
+	return fmt.Sprintf("database %s, table %s on %s", c.opts.my.database, cmp.Or(c.opts.my.table, mysql.DefaultTable), c.opts.my.addr)
 }
 
 // mysqlEnv is the MySQL backend's environment variable, read at start

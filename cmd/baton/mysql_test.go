@@ -226,7 +226,8 @@ func TestServeMySQL(t *testing.T) {
 		}
 		got = append(got, line)
 	}
-	if len(got) != 2 || !strings.HasPrefix(got[1], "baton: mysql: reached (database ") || !strings.Contains(got[1], "table baton_locks), 1 live scheduler instance(s)") {
+	if len(got) != 2 || !strings.HasPrefix(got[1], "baton: mysql (database "+dbName(t, b.args[1])+", table baton_locks on 127.0.0.1:") ||
+		!strings.Contains(got[1], "): reached: 1 scheduler instances, 1 jobs, 1 locks held") {
 		t.Fatalf("baton serve's start lines:\n%s", strings.Join(got, ""))
 	}
 	_, rest, _ := strings.Cut(got[0], "http://")

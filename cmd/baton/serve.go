@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,11 +8,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
@@ -27,6 +30,7 @@ func serveCommands() []command {
 		actions bool
 		grace   time.Duration
 		refresh time.Duration
+		limits  limitFlags
 	)
 	return []command{{
 		group: "serve", help: "serve the status page (jobs, timeline, locks, rate limits) on --addr until interrupted",
@@ -36,6 +40,7 @@ func serveCommands() []command {
 			fs.BoolVar(&actions, "actions", false, "enable the page's actions: force-release a lock, reset a rate-limit key, and run now, pause and resume a job (cluster-wide)")
 			fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start before the tick counts as missed (0: no grace)")
 			fs.DurationVar(&refresh, "refresh", status.DefaultRefresh, "how often the page polls")
+			fs.Var(&limits, "limit", "the application's limit, <algorithm>:<limit>/<period>[:<burst>] (repeatable), as for limits get: the Rate limits view shows what remains of each key whose state has its algorithm and period, and marks keys near or over it")
 		},
 		run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
 			if !c.needArgs(fs, 0) {
@@ -44,7 +49,12 @@ func serveCommands() []command {
 			if grace == 0 {
 				grace = time.Nanosecond // status.Config reads a zero Grace as its default, one minute
 			}
-			return c.serve(ctx, addr, status.Config{Actions: actions, Grace: grace, Refresh: refresh})
+			cfg := status.Config{Actions: actions, Grace: grace, Refresh: refresh}
+			if len(limits) > 0 {
+				lims := []batontype.RateLimit(limits)
+				cfg.Limits = func(string) []batontype.RateLimit { return lims }
+			}
+			return c.serve(ctx, addr, cfg)
 		},
 	}}
 }
@@ -53,7 +63,7 @@ func serveCommands() []command {
 // SIGTERM. --timeout bounds each request's backend calls.
 func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 	for _, b := range c.backends {
-		sb := status.Backend{Name: b.name, Provider: b.p}
+		sb := status.Backend{Name: b.name, Provider: b.p, Source: c.reads(b.name)}
 		if ctl, ok := b.p.(lockprovider.Control); ok {
 			sb.Control = status.ProviderControl(ctl, "baton serve on "+lease.LockedBy())
 		}
@@ -96,49 +106,92 @@ func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 	return exitOK
 }
 
+// reads says what a backend reads, for the page's empty states and the
+// start-up report: the Redis prefix or the PostgreSQL schema and table,
+// and the server, never its password.
+func (c *cli) reads(name string) string {
+	host := func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return ""
+		}
+		return " on " + u.Host + u.Path
+	}
+	switch name {
+	case "redis":
+		prefix := c.opts.redisPrefix
+		if prefix == "" {
+			prefix = redisprovider.DefaultPrefix
+		}
+		return "prefix " + strconv.Quote(prefix) + host(c.opts.redisURL)
+	case "postgres":
+		schema := c.opts.pgSchema
+		if schema == "" {
+			schema = "search_path"
+		}
+		table := c.opts.pgTable
+		if table == "" {
+			table = postgres.DefaultTable
+		}
+		return "schema " + schema + ", table " + table + host(c.opts.postgresURL)
+	case "mysql":
+		return c.readsMySQL()
+	}
+	return ""
+}
+
 // reach checks each backend once at start and says what it reached: a
-// ping, and the registry's live scheduler instances (which also reads
-// baton's tables). A backend that fails is reported and still served: the
-// page shows its errors until it answers.
+// ping, the registry's live scheduler instances and jobs, and the locks
+// held (which also reads baton's tables). A backend that fails is
+// reported with what to do, and still served: the page shows it as
+// unknown until it answers.
 func (c *cli) reach(ctx context.Context) {
 	for _, b := range c.backends {
 		cctx, cancel := context.WithTimeout(ctx, c.opts.timeout)
 		what, err := reached(cctx, b)
 		cancel()
 		if err != nil {
-			fmt.Fprintf(c.stdout, "baton: %s: ERROR %s (served anyway: the page shows the error until the backend answers)\n", b.name, c.explain(b, err))
+			fmt.Fprintf(c.stdout, "baton: %s (%s): NOT reached: %s (served anyway: the page shows it as unknown until it answers)\n", b.name, c.reads(b.name), c.explain(b, err))
 			continue
 		}
-		fmt.Fprintf(c.stdout, "baton: %s: reached %s%s\n", b.name, c.where(b), what)
+		fmt.Fprintf(c.stdout, "baton: %s (%s): reached: %s\n", b.name, c.reads(b.name), what)
 	}
 }
 
-// reached pings b and counts its registry's live instances.
+// reached pings b, counts its registry's live instances and their jobs,
+// and the locks held.
 func reached(ctx context.Context, b backend) (string, error) {
 	if a, ok := b.p.(lockprovider.Admin); ok {
 		if err := a.Ping(ctx); err != nil {
 			return "", err
 		}
 	}
-	reg, ok := b.p.(lockprovider.Registry)
-	if !ok {
-		return "", nil
+	var what []string
+	if reg, ok := b.p.(lockprovider.Registry); ok {
+		insts, err := reg.Instances(ctx)
+		if err != nil {
+			return "", err
+		}
+		jobs := map[string]bool{}
+		for _, in := range insts {
+			for _, j := range in.Jobs {
+				jobs[j.Name] = true
+			}
+		}
+		what = append(what, fmt.Sprintf("%d scheduler instances, %d jobs", len(insts), len(jobs)))
 	}
-	insts, err := reg.Instances(ctx)
-	if err != nil {
-		return "", err
+	if in, ok := b.p.(lockprovider.Inspector); ok {
+		infos, err := in.List(ctx)
+		if err != nil {
+			return "", err
+		}
+		held := 0
+		for _, i := range infos {
+			if i.Held {
+				held++
+			}
+		}
+		what = append(what, fmt.Sprintf("%d locks held", held))
 	}
-	return fmt.Sprintf(", %d live scheduler instance(s)", len(insts)), nil
-}
-
-// where names what c reads on b: the Redis key prefix or the PostgreSQL
-// schema and table, never the URL (it may hold a password).
-func (c *cli) where(b backend) string {
-	if b.name == "mysql" {
-		return c.whereMySQL()
-	}
-	if b.name == "redis" {
-		return fmt.Sprintf("(key prefix %q)", cmp.Or(c.opts.redisPrefix, redisprovider.DefaultPrefix))
-	}
-	return fmt.Sprintf("(schema %s, table %s)", cmp.Or(c.opts.pgSchema, "from the search_path"), cmp.Or(c.opts.pgTable, postgres.DefaultTable))
+	return strings.Join(what, ", "), nil
 }

@@ -57,7 +57,7 @@ func TestServe(t *testing.T) {
 		}
 		base := strings.Fields(strings.TrimPrefix(line, "baton: status page on "))[0]
 		// At start it says what it reached.
-		if line, err := lines.ReadString('\n'); err != nil || !strings.HasPrefix(line, "baton: redis: reached (key prefix \""+prefix+"\")") {
+		if line, err := lines.ReadString('\n'); err != nil || !strings.HasPrefix(line, "baton: redis (prefix \""+prefix+"\"") || !strings.Contains(line, "): reached: ") {
 			t.Errorf("baton serve's backend line: %q, %v", line, err)
 		}
 
@@ -134,8 +134,8 @@ func TestServeReportsBackends(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("baton serve after SIGINT: %v, want exit 0", err)
 	}
-	if len(got) != 3 || !strings.Contains(got[0], "status page on") || !strings.HasPrefix(got[1], "baton: redis: reached") ||
-		!strings.HasPrefix(got[2], "baton: postgres: ERROR") || !strings.Contains(got[2], "run Migrate") || !strings.Contains(got[2], "served anyway") {
+	if len(got) != 3 || !strings.Contains(got[0], "status page on") || !strings.HasPrefix(got[1], "baton: redis (") || !strings.Contains(got[1], "): reached: ") ||
+		!strings.HasPrefix(got[2], "baton: postgres (") || !strings.Contains(got[2], "): NOT reached: ") || !strings.Contains(got[2], "run Migrate") || !strings.Contains(got[2], "served anyway") {
 		t.Errorf("baton serve's start lines:\n%s", strings.Join(got, ""))
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/testenv"
 )
@@ -32,5 +34,19 @@ func TestTransport(t *testing.T) {
 		if got := backenderr.Transport(tc.err); got != tc.want {
 			t.Errorf("Transport(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	boom := errors.New("boom")
+	down := func(error) (bool, bool) { return true, true }
+	up := func(error) (bool, bool) { return false, false }
+	if err := backenderr.Wrap("p", "acquire", "n", boom, up); err.Error() != `p: acquire "n": boom` || !errors.Is(err, boom) || errors.Is(err, batontype.ErrUnavailable) {
+		t.Errorf("server error: %v", err)
+	}
+	err := backenderr.Wrap("p", "ping", "", boom, down)
+	var ue *batontype.UnavailableError
+	if err.Error() == "" || !errors.As(err, &ue) || !ue.NotSent || !errors.Is(err, boom) || !strings.Contains(err.Error(), "p: ping: boom") {
+		t.Errorf("unreachable: %v", err)
 	}
 }

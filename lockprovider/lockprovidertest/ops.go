@@ -316,6 +316,36 @@ func testLedgerOpenComplete(e *env) {
 	if succ.Token != l.Token {
 		e.t.Errorf("last success after a failure: token %d, want %d", succ.Token, l.Token)
 	}
+	// A panicked run: its error (with newlines) and its stack, longer
+	// than stored, come back apart; Runs returns the stack too.
+	l3, err := e.acquireRun(name, lockprovider.NewOwner(), "replica-3", time.Hour, tick.Add(2*time.Minute), lockprovider.RunStart{})
+	if err != nil {
+		e.t.Fatalf("third AcquireRun: %v", err)
+	}
+	const panicText = "scheduler: job panicked: boom\nsecond line"
+	stack := "goroutine 7 [running]:\n" + strings.Repeat("main.job(...)\n\t/src/job.go:12 +0x1d\n", batontype.MaxRunStack/32)
+	err = e.p.(lockprovider.Ledger).ReleaseRun(e.ctx, lockprovider.ReleaseParams{Name: name, Owner: l3.Owner}, lockprovider.RunEnd{
+		Run:     batontype.RunRecord{Job: name, Token: l3.Token, Tick: l3.Tick, LockedBy: "replica-3", Started: l3.GrantedAt},
+		Outcome: batontype.OutcomePanicked, Error: panicText, Stack: stack, Elapsed: took,
+	})
+	if err != nil {
+		e.t.Fatalf("third ReleaseRun: %v", err)
+	}
+	last, _ = e.lastRuns(name)
+	runs, err := e.p.(lockprovider.Ledger).Runs(e.ctx, batontype.RunQuery{Job: name, Limit: 1})
+	if err != nil || len(runs) != 1 {
+		e.t.Fatalf("Runs after a panicked run: %v %v", runs, err)
+	}
+	for _, r := range []batontype.RunRecord{last, runs[0]} {
+		if r.Token != l3.Token || r.Outcome != batontype.OutcomePanicked || r.Error != panicText || r.Stack != batontype.CutStack(stack) ||
+			len(r.Stack) > batontype.MaxRunStack || !strings.HasPrefix(r.Stack, "goroutine 7 [running]:\n") {
+			e.t.Errorf("panicked run: token %d (want %d), outcome %s, error %q, stack of %d bytes (want %d, cut from %d)",
+				r.Token, l3.Token, r.Outcome, r.Error, len(r.Stack), len(batontype.CutStack(stack)), len(stack))
+		}
+	}
+	if last.LockedBy != "replica-3" || runs[0].Manual || runs[0].CatchUp {
+		e.t.Errorf("panicked run's record: %+v", runs[0])
+	}
 }
 
 // An acquire retried by the same owner opens no second record.

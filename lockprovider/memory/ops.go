@@ -154,6 +154,7 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 			fin = runs[i].Started.Add(end.Elapsed)
 		}
 		runs[i].Finished, runs[i].Outcome, runs[i].Error = fin, end.Outcome, batontype.CutError(end.Error)
+		runs[i].Stack = batontype.CutStack(end.Stack)
 	}
 	return relErr
 }

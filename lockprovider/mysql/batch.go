@@ -13,12 +13,6 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-var (
-	_ lockprovider.BatchAcquirer = (*Provider)(nil)
-	_ lockprovider.BatchLedger   = (*Provider)(nil)
-	_ lockprovider.BatchReleaser = (*Provider)(nil)
-)
-
 // errBatchReply is the error of a batch answer that does not parse.
 var errBatchReply = errors.New("malformed batch answer")
 

@@ -21,8 +21,6 @@ type controlQueries struct {
 	pause, request, claim, state string
 }
 
-var _ lockprovider.Control = (*Provider)(nil)
-
 func newControlQueries(n names) controlQueries {
 	return controlQueries{
 		pause:   "CALL " + n.proc("ctl_pause") + "(?, ?, ?)",

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -149,10 +150,7 @@ func (p *Provider) SchemaSQL() string {
 // SchemaSQL returns the DDL for cfg (nil for the defaults) without a
 // connection. It fails only on invalid identifiers.
 func SchemaSQL(cfg *Config) (string, error) {
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Of(cfg)
 	n, err := resolveNames(&c)
 	if err != nil {
 		return "", err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/backenderr/myerr"
 	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/defaults"
@@ -88,11 +89,6 @@ type Provider struct {
 	watch *poller // see notify.go
 }
 
-var (
-	_ lockprovider.Provider  = (*Provider)(nil)
-	_ lockprovider.Inspector = (*Provider)(nil)
-)
-
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
@@ -151,10 +147,7 @@ func New(db DB, cfg *Config) (*Provider, error) {
 		// far from the cause.
 		return nil, &batontype.ValidationError{Pkg: "mysql", Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: batontype.ErrInvalid}
 	}
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
+	c := defaults.Of(cfg)
 	n, err := resolveNames(&c)
 	if err != nil {
 		return nil, err
@@ -410,20 +403,10 @@ func acquireError(name string, err error) error {
 	return opError("acquire", name, err)
 }
 
-// opError wraps a failed statement once, with one prefix. A server that
-// could not be reached or did not answer in time (as myerr.Classify
-// tells) gives an *batontype.UnavailableError.
+// opError wraps a failed call once (see backenderr.Wrap), classified by
+// myerr.Classify.
 func opError(op, name string, err error) error {
-	var wrapped error
-	if name == "" {
-		wrapped = fmt.Errorf("mysql: %s: %w", op, err)
-	} else {
-		wrapped = fmt.Errorf("mysql: %s %q: %w", op, name, err)
-	}
-	if unavailable, notSent := myerr.Classify(err); unavailable {
-		return &batontype.UnavailableError{NotSent: notSent, Err: wrapped}
-	}
-	return wrapped
+	return backenderr.Wrap("mysql", op, name, err, myerr.Classify)
 }
 
 // Extend implements lockprovider.Provider in one CALL. The returned

@@ -9,23 +9,17 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/clock"
 	"github.com/baton-go/baton/internal/notify"
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// Timing of the waiter marks (rows of the waiters table): a mark lasts
-// markFor and is renewed every markEvery while the name has local
-// waiters, so marks of a crashed process lapse within markFor.
 const (
-	markFor   = 30 * time.Second
-	markEvery = 10 * time.Second
 	// pollIOTimeout bounds each statement of the poller.
 	pollIOTimeout = 5 * time.Second
 	// pollChunk bounds the names of one poll statement.
 	pollChunk = 500
 )
-
-var _ lockprovider.ReleaseNotifier = (*Provider)(nil)
 
 // NotifyRelease implements lockprovider.ReleaseNotifier by polling, since
 // MySQL has no LISTEN/NOTIFY.
@@ -72,8 +66,8 @@ func newPoller(p *Provider) *poller {
 		p:         p,
 		pollSQL:   "SELECT w.name, w.released FROM " + p.names.Waiters + " w WHERE w.name IN (",
 		markSQL:   "CALL " + p.names.proc("mark") + "(?, ?)",
-		markFor:   markFor,
-		markEvery: markEvery,
+		markFor:   notify.MarkFor,
+		markEvery: notify.MarkEvery,
 		seen:      map[string]int64{},
 	}
 }
@@ -207,7 +201,7 @@ func (w *poller) loop(ctx context.Context, r *pollRun) {
 	nextMark := time.Now().Add(w.markEvery)
 	wait := w.p.poll
 	markFailed := false // a renewal failed: retry at the next poll
-	for sleep(ctx, wait) {
+	for clock.Sleep(ctx, wait) {
 		names := w.hub.Keys()
 		if len(names) == 0 {
 			continue // the last registration is being removed
@@ -258,17 +252,5 @@ func (w *poller) dispatch(names []string, got map[string]int64) {
 	w.mu.Unlock()
 	for _, n := range moved {
 		w.hub.Signal(n)
-	}
-}
-
-// sleep waits for d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -20,13 +20,6 @@ type opsQueries struct {
 	listRates, resetRate                                 string
 }
 
-var (
-	_ lockprovider.Admin      = (*Provider)(nil)
-	_ lockprovider.RateLister = (*Provider)(nil)
-	_ lockprovider.Ledger     = (*Provider)(nil)
-	_ lockprovider.Registry   = (*Provider)(nil)
-)
-
 const runCols = "r.job, " + "TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.tick), r.locked_by, r.token, " +
 	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.started_at), " +
 	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.finished_at), r.outcome, r.error, r.catch_up, r.manual"

@@ -22,6 +22,23 @@ import (
 )
 
 // newProvider returns a migrated provider on a private database.
+// Every capability the provider has; lockprovidertest.Run exercises
+// each one it finds, so losing a method must fail to compile here.
+var (
+	_ lockprovider.Provider        = (*mysql.Provider)(nil)
+	_ lockprovider.ReleaseNotifier = (*mysql.Provider)(nil)
+	_ lockprovider.Inspector       = (*mysql.Provider)(nil)
+	_ lockprovider.Admin           = (*mysql.Provider)(nil)
+	_ lockprovider.Ledger          = (*mysql.Provider)(nil)
+	_ lockprovider.Registry        = (*mysql.Provider)(nil)
+	_ lockprovider.Control         = (*mysql.Provider)(nil)
+	_ lockprovider.BatchAcquirer   = (*mysql.Provider)(nil)
+	_ lockprovider.BatchLedger     = (*mysql.Provider)(nil)
+	_ lockprovider.BatchReleaser   = (*mysql.Provider)(nil)
+	_ lockprovider.RateLimiter     = (*mysql.Provider)(nil)
+	_ lockprovider.RateLister      = (*mysql.Provider)(nil)
+)
+
 func newProvider(t testing.TB, cfg *mysql.Config) (*mysql.Provider, *mysqlenv.MY) {
 	t.Helper()
 	my := mysqlenv.Database(t)

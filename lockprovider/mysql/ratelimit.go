@@ -13,8 +13,6 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-var _ lockprovider.RateLimiter = (*Provider)(nil)
-
 // sweepBatch bounds the rows of one SweepRates statement.
 const sweepBatch = 10000
 

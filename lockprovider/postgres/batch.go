@@ -83,8 +83,9 @@ func (p *Provider) renderReleaseRunBatch() error {
 		{"$6::interval", "e.elapsed", 2},
 		{"$4::text", "e.outcome", 1},
 		{"$5::text", "e.error", 1},
+		{"$7::text", "e.stack", 1},
 		{"WHERE r.job = $1 AND r.token = $3::bigint",
-			"FROM unnest($1::text[], $3::bigint[], $4::text[], $5::text[], $6::interval[]) AS e(job, token, outcome, error, elapsed)\n    WHERE r.job = e.job AND r.token = e.token", 1},
+			"FROM unnest($1::text[], $3::bigint[], $4::text[], $5::text[], $6::interval[], $7::text[]) AS e(job, token, outcome, error, elapsed, stack)\n    WHERE r.job = e.job AND r.token = e.token", 1},
 		{"SELECT 1 FROM rel", "SELECT ord FROM rel", 1},
 	} {
 		if strings.Count(sql, r.old) != r.n {
@@ -203,6 +204,7 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 		names, owners    []string
 		tokens           []int64
 		outcomes, errTxt []string
+		stacks           []string
 		elapsed          []time.Duration
 	)
 	for i, rp := range ps {
@@ -215,6 +217,7 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 			e := ends[i]
 			tokens, elapsed = append(tokens, e.Run.Token), append(elapsed, e.Elapsed)
 			outcomes, errTxt = append(outcomes, string(e.Outcome)), append(errTxt, batontype.CutError(e.Error))
+			stacks = append(stacks, batontype.CutStack(e.Stack))
 		}
 	}
 	if len(idx) == 0 {
@@ -227,7 +230,7 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 	}
 	sql, args := p.releaseBatchSQL, []any{names, owners}
 	if ends != nil {
-		sql, args = p.releaseRunBatchSQL, append(args, tokens, outcomes, errTxt, elapsed)
+		sql, args = p.releaseRunBatchSQL, append(args, tokens, outcomes, errTxt, elapsed, stacks)
 	}
 	rows, err := p.db.Query(ctx, sql, args...)
 	if err != nil {

@@ -11,16 +11,12 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/clock"
 	"github.com/baton-go/baton/internal/notify"
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// Timing of the waiter marks (rows of the waiters table): a mark lasts markFor and is
-// renewed every markEvery while the name has local waiters, so marks of a
-// crashed process lapse within markFor.
 const (
-	markFor   = 30 * time.Second
-	markEvery = 10 * time.Second
 	// listenLockTimeout bounds how long marking waits for a row lock held
 	// by another session; the listening connection is ours, so the setting
 	// cannot leak into anyone's transaction.
@@ -59,7 +55,7 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 type listener struct {
 	table              string // quoted, qualified table name
 	markSQL            string
-	markFor, markEvery time.Duration                                // the constants above; tests shorten them
+	markFor, markEvery time.Duration                                // notify.MarkFor and MarkEvery; tests shorten them
 	open               func(ctx context.Context) (*pgx.Conn, error) // nil: no way to listen
 	log                *slog.Logger
 
@@ -104,8 +100,8 @@ func newListener(p *Provider, db DB, open func(ctx context.Context) (*pgx.Conn, 
 	return &listener{
 		table:     p.names.Locks,
 		markSQL:   p.markSQL,
-		markFor:   markFor,
-		markEvery: markEvery,
+		markFor:   notify.MarkFor,
+		markEvery: notify.MarkEvery,
 		open:      open,
 		log:       p.log,
 	}
@@ -223,7 +219,7 @@ func (l *listener) loop(ctx context.Context, r *listenRun) {
 	)
 	for {
 		if conn == nil {
-			if !sleep(ctx, wait) {
+			if !clock.Sleep(ctx, wait) {
 				return
 			}
 			var err error
@@ -314,21 +310,6 @@ func (l *listener) connectAndMark(ctx context.Context, r *listenRun) (*pgx.Conn,
 		q.done <- err
 	}
 	return conn, err
-}
-
-// sleep waits for d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // closeConn closes conn within closeWait. A connection whose statement was

@@ -178,7 +178,7 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 	}
 	// Exec: the row count (one row if rel released) is the answer.
 	tag, err := p.db.Exec(ctx, p.ops.releaseRun, r.Name, r.Owner, end.Run.Token,
-		string(end.Outcome), batontype.CutError(end.Error), end.Elapsed)
+		string(end.Outcome), batontype.CutError(end.Error), end.Elapsed, batontype.CutStack(end.Stack))
 	switch {
 	case err != nil:
 		return opError("release", r.Name, err)
@@ -194,7 +194,7 @@ func scanRun(row pgx.CollectableRow, extra ...any) (batontype.RunRecord, error) 
 		tick, fin pgtype.Timestamptz
 		outcome   string
 	)
-	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &r.Started, &fin, &outcome, &r.Error, &r.CatchUp, &r.Manual}, extra...)
+	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &r.Started, &fin, &outcome, &r.Error, &r.CatchUp, &r.Manual, &r.Stack}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return r, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/backenderr/pgerr"
 	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/defaults"
@@ -366,20 +367,10 @@ func acquireError(name string, err error) error {
 	return opError("acquire", name, err)
 }
 
-// opError wraps a failed statement once, with one prefix. A server that
-// could not be reached or did not answer in time (as pgerr.Classify
-// tells) gives an *batontype.UnavailableError.
+// opError wraps a failed call once (see backenderr.Wrap), classified by
+// pgerr.Classify.
 func opError(op, name string, err error) error {
-	var wrapped error
-	if name == "" {
-		wrapped = fmt.Errorf("postgres: %s: %w", op, err)
-	} else {
-		wrapped = fmt.Errorf("postgres: %s %q: %w", op, name, err)
-	}
-	if unavailable, notSent := pgerr.Classify(err); unavailable {
-		return &batontype.UnavailableError{NotSent: notSent, Err: wrapped}
-	}
-	return wrapped
+	return backenderr.Wrap("postgres", op, name, err, pgerr.Classify)
 }
 
 // Extend implements lockprovider.Provider in one UPDATE. The returned

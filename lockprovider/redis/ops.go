@@ -324,11 +324,17 @@ func releaseRunArgs(owner string, end lockprovider.RunEnd) []any {
 	if f, ok := end.Finished(); ok {
 		fin = strconv.FormatInt(f.UnixMilli(), 10)
 	}
+	// A stack follows the error text, which is then prefixed with its
+	// length: flag "s" (see parseRecord).
+	fl, text := flags(r.CatchUp, r.Manual), batontype.CutError(end.Error)
+	if st := batontype.CutStack(end.Stack); st != "" {
+		fl, text = fl+"s", strconv.Itoa(len(text))+"\n"+text+st
+	}
 	return []any{owner,
 		strconv.FormatInt(r.Token, 10) + "\n" + strconv.FormatInt(r.Started.UnixMilli(), 10) + "\n" +
-			runRest(tick, r.CatchUp, r.Manual, r.LockedBy) + "\n",
+			strconv.FormatInt(tick, 10) + "\n" + fl + "\n" + r.LockedBy + "\n",
 		fin,
-		"\n" + string(end.Outcome) + "\n" + batontype.CutError(end.Error)}
+		"\n" + string(end.Outcome) + "\n" + text}
 }
 
 // ReleaseRun implements lockprovider.Ledger: Release's own script with the
@@ -372,7 +378,7 @@ func (p *Provider) readRuns(ctx context.Context, job string) ([]batontype.RunRec
 	}
 	for i, r := range runs {
 		if e, ok := ends[r.Token]; ok {
-			runs[i].Finished, runs[i].Outcome, runs[i].Error = e.Finished, e.Outcome, e.Error
+			runs[i].Finished, runs[i].Outcome, runs[i].Error, runs[i].Stack = e.Finished, e.Outcome, e.Error, e.Stack
 		}
 	}
 	slices.SortStableFunc(runs, func(a, b batontype.RunRecord) int { return b.Started.Compare(a.Started) })
@@ -403,6 +409,14 @@ func parseRecord(job, s string) (rec batontype.RunRecord, ended, ok bool) {
 	}
 	if len(f) == 8 {
 		rec.Finished, rec.Outcome, rec.Error = msTime(f[5]), batontype.Outcome(f[6]), f[7]
+		if strings.Contains(f[3], "s") { // "<error length>\n<error><stack>"
+			n, text, found := strings.Cut(f[7], "\n")
+			k, err := strconv.Atoi(n)
+			if !found || err != nil || k < 0 || k > len(text) {
+				return rec, false, false
+			}
+			rec.Error, rec.Stack = text[:k], text[k:]
+		}
 	}
 	return rec, len(f) == 8, true
 }

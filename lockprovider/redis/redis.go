@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/backenderr/rediserr"
 	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/keyspace"
@@ -160,20 +161,10 @@ func checkClient(client Client) error {
 	return nil
 }
 
-// opError wraps a failed call once, with one prefix. A server that could
-// not be reached, did not answer in time or cannot serve (as
-// rediserr.Classify tells) gives an *batontype.UnavailableError.
+// opError wraps a failed call once (see backenderr.Wrap), classified by
+// rediserr.Classify.
 func opError(op, name string, err error) error {
-	var wrapped error
-	if name == "" {
-		wrapped = fmt.Errorf("redis: %s: %w", op, err)
-	} else {
-		wrapped = fmt.Errorf("redis: %s %q: %w", op, name, err)
-	}
-	if unavailable, notSent := rediserr.Classify(err); unavailable {
-		return &batontype.UnavailableError{NotSent: notSent, Err: wrapped}
-	}
-	return wrapped
+	return backenderr.Wrap("redis", op, name, err, rediserr.Classify)
 }
 
 // Prefix returns the key prefix in use.

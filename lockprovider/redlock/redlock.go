@@ -19,6 +19,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/backenderr/rediserr"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/clock"
 	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/keyspace"
 	"github.com/baton-go/baton/lockprovider"
@@ -333,7 +334,7 @@ func (p *Provider) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (
 		} else {
 			start = time.Time{}
 		}
-		if time.Now().Add(pause).After(giveUp) || !sleep(ctx, pause) {
+		if time.Now().Add(pause).After(giveUp) || !clock.Sleep(ctx, pause) {
 			if sp == splitKeep {
 				p.undo(ctx, ap.Name, ap.Owner, ids, p.allIdx, first)
 			}
@@ -364,21 +365,6 @@ func wait(ctx context.Context, giveUp time.Time, done <-chan struct{}) bool {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
-		return false
-	}
-}
-
-// sleep waits d or until ctx is done; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
 		return false
 	}
 }

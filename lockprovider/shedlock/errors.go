@@ -1,9 +1,7 @@
 package shedlock
 
 import (
-	"fmt"
-
-	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/backenderr"
 	"github.com/baton-go/baton/internal/backenderr/pgerr"
 	"github.com/baton-go/baton/internal/backenderr/rediserr"
 )
@@ -23,8 +21,5 @@ func redisError(op, name string, err error) error {
 }
 
 func backendError(op, name string, err error, classify func(error) (unavailable, notSent bool)) error {
-	if unavailable, notSent := classify(err); unavailable {
-		err = &batontype.UnavailableError{NotSent: notSent, Err: err}
-	}
-	return fmt.Errorf("shedlock: %s %q: %w", op, name, err)
+	return backenderr.Wrap("shedlock", op, name, err, classify)
 }

@@ -18,6 +18,11 @@ type RegisteredJob struct {
 	// PausedOn lists the Replicas that paused the job on their own
 	// instance (scheduler Job.Pause, registered as the option "paused").
 	PausedOn []string
+	// LastRuns are an unlocked job's latest run on each replica that has
+	// run it, as each instance last published it (JobSpec.LastRun), in
+	// the order of Replicas. Empty for a locked job: the ledger has its
+	// runs.
+	LastRuns []batontype.RunRecord
 }
 
 // PausedEverywhere reports whether every live replica of the job paused
@@ -32,13 +37,16 @@ const optPaused = "paused"
 
 // Jobs merges the jobs of the registry's instances by name, sorted by
 // name. The spec is the one of the first instance (by LockedBy), without
-// the option "paused", which is per replica: PausedOn lists them.
+// the option "paused" and the LastRun, which are per replica: PausedOn
+// and LastRuns list them.
 func Jobs(insts []batontype.Instance) []RegisteredJob {
 	by := make(map[string]*RegisteredJob)
 	var names []string
 	for _, inst := range insts {
 		for _, j := range inst.Jobs {
 			paused := slices.Contains(j.Options, optPaused)
+			last := j.LastRun
+			j.LastRun = nil
 			r := by[j.Name]
 			if r == nil {
 				if paused {
@@ -52,6 +60,9 @@ func Jobs(insts []batontype.Instance) []RegisteredJob {
 				names = append(names, j.Name)
 			}
 			r.Replicas = append(r.Replicas, inst.LockedBy)
+			if last != nil {
+				r.LastRuns = append(r.LastRuns, *last)
+			}
 			if paused {
 				r.PausedOn = append(r.PausedOn, inst.LockedBy)
 			}
@@ -100,8 +111,9 @@ type Job struct {
 // List returns the jobs that insts (the registry's live instances)
 // registered, merged and sorted as Jobs does, each with its next tick
 // after now and, from led (nil for none), the latest run and latest
-// success of each locked job. A ledger error is reported in that job's
-// Err; the other jobs are still read.
+// success of each locked job; for an unlocked job, the latest and the
+// latest successful of its replicas' LastRuns. A ledger error is reported
+// in that job's Err; the other jobs are still read.
 func List(ctx context.Context, insts []batontype.Instance, led lockprovider.Ledger, now time.Time) []Job {
 	rjs := Jobs(insts)
 	out := make([]Job, len(rjs))
@@ -110,6 +122,14 @@ func List(ctx context.Context, insts []batontype.Instance, led lockprovider.Ledg
 		s := rj.Spec
 		if sched, err := ParseSchedule(s.Schedule, s.TimeZone); err == nil {
 			j.NextTick = sched.Next(now)
+		}
+		for _, r := range rj.LastRuns {
+			if j.LastRun == nil || r.Started.After(j.LastRun.Started) {
+				j.LastRun = &r
+			}
+			if r.Outcome == batontype.OutcomeSucceeded && (j.LastSuccess == nil || r.Started.After(j.LastSuccess.Started)) {
+				j.LastSuccess = &r
+			}
 		}
 		if led != nil && s.Locked {
 			last, succ, err := led.LastRuns(ctx, s.Name)

@@ -5,7 +5,7 @@
 // skips, without it.
 //
 //	go test ./...                              the browser tests
-//	go test -run 'Browser$' -screenshot        also rewrites docs/status-timeline.png
+//	go test -run 'Operator|TwentyJobs' -docshots   also rewrites the README's screenshots in docs/
 //	go test -run 'Browser$' -views DIR         also saves every view's screenshot in DIR
 //	go test -run '^$' -bench Week -benchtime 3x   100 jobs × 1 week of 1-minute ticks
 package browsertest

@@ -10,12 +10,13 @@
 -- The run finished at its start plus $6 when the caller measured it (see
 -- lockprovider.RunEnd.Elapsed), else now.
 -- $1 name, $2 owner (release.sql), $3 token, $4 outcome, $5 error,
--- $6 elapsed (zero: not measured).
+-- $6 elapsed (zero: not measured), $7 stack.
 , run AS (
     UPDATE {{.Runs}} AS r SET
         finished_at = CASE WHEN $6::interval > interval '0' THEN r.started_at + $6::interval ELSE clock_timestamp() END,
         outcome     = $4::text,
-        error       = $5::text
+        error       = $5::text,
+        stack       = $7::text
     WHERE r.job = $1 AND r.token = $3::bigint
 )
 SELECT 1 FROM rel
