@@ -26,7 +26,8 @@ type cliBackend struct {
 }
 
 // cliBackends returns a Redis provider under a prefix of the test's own
-// and a migrated PostgreSQL provider in a schema of its own.
+// and a migrated PostgreSQL provider in a schema of its own, and a
+// migrated MySQL provider in a database of its own (mysql_test.go).
 func cliBackends(t *testing.T) []cliBackend {
 	t.Helper()
 	prefix := testenv.Prefix(t)
@@ -45,6 +46,7 @@ func cliBackends(t *testing.T) []cliBackend {
 	return []cliBackend{
 		{"redis", []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix}, rp},
 		{"postgres", []string{"--postgres", pg.URL}, pp},
+		mysqlBackend(t),
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
+	myprovider "github.com/baton-go/baton/lockprovider/mysql"
 	pgprovider "github.com/baton-go/baton/lockprovider/postgres"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/scheduler"
@@ -42,6 +43,11 @@ func TestCLIControl(t *testing.T) {
 			t.Fatal(err)
 		}
 		cliControl(t, []string{"--postgres", pg.URL}, func() lockprovider.Provider { return must(pgprovider.New(pg.Pool, nil)) })
+	})
+	t.Run("mysql", func(t *testing.T) {
+		t.Parallel()
+		my, args := mysqlMigrated(t)
+		cliControl(t, args, func() lockprovider.Provider { return must(myprovider.New(my.DB, nil)) })
 	})
 }
 

@@ -1,14 +1,17 @@
-// Command baton inspects and operates the state that baton keeps in Redis
-// and PostgreSQL: locks, scheduled jobs (registry and run ledger) and rate
+// Command baton inspects and operates the state that baton keeps in Redis,
+// PostgreSQL and MySQL/MariaDB: locks, scheduled jobs (registry and run ledger) and rate
 // limits.
 //
 // Install it with
 //
 //	go install github.com/baton-go/baton/cmd/baton@latest
 //
-// and point it at a backend with --redis URL and/or --postgres URL (or
-// BATON_REDIS_URL and BATON_POSTGRES_URL). With both, every command shows
-// both backends, each row naming its backend.
+// and point it at backends with --redis URL, --postgres URL and --mysql DSN
+// (or BATON_REDIS_URL, BATON_POSTGRES_URL and BATON_MYSQL_URL). --mysql
+// takes the driver's DSN (USER:PASSWORD@tcp(HOST:3306)/DB) or a
+// mysql://USER:PASSWORD@HOST:3306/DB URL, and must name the database that
+// holds baton's tables. With several backends, every command shows them
+// all, each row naming its backend.
 //
 //	baton locks ls                      who holds which lock, with token and expiry
 //	baton locks get NAME
@@ -27,7 +30,8 @@
 // columns unless --wide (whole errors, absolute times, replica names), and
 // JSON gives each duration also in milliseconds ("at_most_for_ms"). With
 // several backends, a backend that fails prints its own error line (with
-// what to do: run Migrate, check --pg-schema, the role or database) and
+// what to do: run Migrate, check --pg-schema or the DSN's database, the
+// role, user, password or database) and
 // the others still print their rows; the exit code is then 4.
 //
 // Exit codes: 0 success; 1 jobs check found a missed, failed or unfinished

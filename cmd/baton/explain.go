@@ -29,6 +29,11 @@ func urlHint(flag, url string) string {
 // explain returns err's text, led by what to do about it when err is one
 // of the refusals an operator can fix by pointing the CLI elsewhere.
 func (c *cli) explain(b backend, err error) string {
+	if b.name == "mysql" {
+		if s, ok := c.explainMySQL(err); ok {
+			return s
+		}
+	}
 	msg := err.Error()
 	var pe *pgconn.PgError
 	if b.name == "postgres" && errors.As(err, &pe) {

@@ -43,6 +43,7 @@ type options struct {
 	output                string
 	timeout               time.Duration
 	wide                  bool
+	my                    mysqlOptions // see mysql.go
 }
 
 // register defines the common flags on fs, with the current values as
@@ -60,6 +61,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	// defaults.
 	fs.Lookup("redis").DefValue = ""
 	fs.Lookup("postgres").DefValue = ""
+	o.my.register(fs)
 }
 
 // cli is one invocation.
@@ -77,7 +79,7 @@ type cli struct {
 
 // backend is one connected provider.
 type backend struct {
-	name  string // "redis" or "postgres"
+	name  string // "redis", "postgres" or "mysql"
 	p     lockprovider.Provider
 	close func()
 }
@@ -105,8 +107,9 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Flags (accepted before or after the command):
-  --redis URL, --postgres URL   backends (or BATON_REDIS_URL, BATON_POSTGRES_URL); with both, both are shown
-  --redis-prefix, --pg-schema, --pg-table   provider settings when not the defaults
+  --redis URL, --postgres URL   backends (or BATON_REDIS_URL, BATON_POSTGRES_URL); with several, all are shown
+  --mysql DSN                   MySQL/MariaDB backend (or BATON_MYSQL_URL): USER:PASSWORD@tcp(HOST:3306)/DB or mysql://...
+  --redis-prefix, --pg-schema, --pg-table, --mysql-table   provider settings when not the defaults
   -o table|json                 output format (default table)
   --wide                        tables: whole errors, absolute times, every replica (default: about 120 columns)
   --timeout D                   time limit (default 10s; a confirmation prompt does not count)
@@ -141,7 +144,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now()}
 	c.opts = options{
 		redisURL: os.Getenv("BATON_REDIS_URL"), postgresURL: os.Getenv("BATON_POSTGRES_URL"),
-		output: "table", timeout: 10 * time.Second,
+		output: "table", timeout: 10 * time.Second, my: mysqlEnv(),
 	}
 	top := flag.NewFlagSet("baton", flag.ContinueOnError)
 	top.Usage = func() { usage(top.Output()) }
@@ -276,8 +279,8 @@ func parseInterleaved(fs *flag.FlagSet, args []string) error {
 
 // connect opens the backends named by the flags or the environment.
 func (c *cli) connect(ctx context.Context) int {
-	if c.opts.redisURL == "" && c.opts.postgresURL == "" {
-		fmt.Fprintln(c.stderr, "baton: no backend: pass --redis URL and/or --postgres URL, or set BATON_REDIS_URL / BATON_POSTGRES_URL")
+	if c.opts.redisURL == "" && c.opts.postgresURL == "" && c.opts.my.dsn == "" {
+		fmt.Fprintln(c.stderr, "baton: no backend: pass --redis URL, --postgres URL and/or --mysql DSN, or set BATON_REDIS_URL / BATON_POSTGRES_URL / BATON_MYSQL_URL")
 		return exitUsage
 	}
 	if c.opts.redisURL != "" {
@@ -310,7 +313,7 @@ func (c *cli) connect(ctx context.Context) int {
 		}
 		c.backends = append(c.backends, backend{name: "postgres", p: p, close: pool.Close})
 	}
-	return exitOK
+	return c.connectMySQL()
 }
 
 // source names where url came from: the flag, or the environment

@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 func baton(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
+	cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=", "BATON_MYSQL_URL=")
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -189,7 +189,7 @@ func TestCLI(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := exec.Command(binary, append([]string{"locks", "release", "--force", "slow-answer", "--timeout", "1s"}, s.args...)...)
-			cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
+			cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=", "BATON_MYSQL_URL=")
 			pr, pw := io.Pipe()
 			cmd.Stdin = pr
 			go func() {

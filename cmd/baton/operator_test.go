@@ -238,7 +238,10 @@ func TestCLIPauseOnlyWhereKnown(t *testing.T) {
 	bs := cliBackends(t)
 	redis, pg := bs[0], bs[1]
 	seed(t, redis.p) // nightly: registered on Redis only
-	args := append(append([]string{}, redis.args...), pg.args...)
+	var args []string
+	for _, b := range bs {
+		args = append(args, b.args...)
+	}
 	paused := func(p lockprovider.Provider) bool {
 		t.Helper()
 		st, err := p.(lockprovider.Control).ControlState(t.Context())
@@ -248,7 +251,7 @@ func TestCLIPauseOnlyWhereKnown(t *testing.T) {
 		return st.IsPaused("nightly")
 	}
 	out, _ := errorLine(t, exitOK, nil, []string{"warning"}, append([]string{"jobs", "pause", "nightly"}, args...)...)
-	if !paused(redis.p) || paused(pg.p) || strings.Contains(out, "postgres") {
+	if !paused(redis.p) || paused(pg.p) || paused(bs[2].p) || strings.Contains(out, "postgres") || strings.Contains(out, "mysql") {
 		t.Errorf("jobs pause of a Redis-only job: redis %v, postgres %v; want only redis\n%s", paused(redis.p), paused(pg.p), out)
 	}
 	errorLine(t, exitOK, nil, []string{"warning"}, append([]string{"jobs", "resume", "nightly"}, args...)...)

@@ -134,6 +134,8 @@ func (c *cli) reads(name string) string {
 			table = postgres.DefaultTable
 		}
 		return "schema " + schema + ", table " + table + host(c.opts.postgresURL)
+	case "mysql":
+		return c.readsMySQL()
 	}
 	return ""
 }

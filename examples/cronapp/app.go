@@ -17,6 +17,7 @@ import (
 	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/examples/cronapp/internal/wire"
 	"github.com/baton-go/baton/fence/pgfence"
+	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/ratelimit"
@@ -110,9 +111,21 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 		return err
 	}
 
+	// The scheduled jobs' locks, with their ledger and registry: Redis by
+	// default, or MySQL (-locks mysql). The customers' locks stay on Redis.
+	var jobLocks lockprovider.Provider = rprov
+	if cfg.Locks == "mysql" {
+		mprov, closeDB, err := openMySQL(setupCtx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer closeDB()
+		jobLocks = mprov
+	}
+
 	// The ledger records every claimed tick (replica, token, outcome) in
 	// the claim and release themselves, for the status page's timeline.
-	sched, err := scheduler.New(rprov, &scheduler.Config{Logger: log, LockedBy: cfg.Replica, Observer: a.hooks(), Ledger: true})
+	sched, err := scheduler.New(jobLocks, &scheduler.Config{Logger: log, LockedBy: cfg.Replica, Observer: a.hooks(), Ledger: true})
 	if err != nil {
 		return err
 	}
@@ -124,7 +137,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) error {
 	if err := sched.Start(); err != nil {
 		return err
 	}
-	log.Info(wire.MsgReady, "pid", os.Getpid(), "schema", cfg.schema(), "prefix", cfg.prefix(),
+	log.Info(wire.MsgReady, "pid", os.Getpid(), "schema", cfg.schema(), "prefix", cfg.prefix(), "locks", cfg.Locks,
 		"jobs", infos, "setup", time.Since(start).Round(time.Millisecond))
 
 	<-ctx.Done()

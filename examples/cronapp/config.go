@@ -23,6 +23,8 @@ const (
 type config struct {
 	RedisURL    string        // REDIS_URL
 	DatabaseURL string        // DATABASE_URL
+	Locks       string        // CRONAPP_LOCKS: where the scheduled jobs' locks are, redis or mysql
+	MySQLURL    string        // MYSQL_URL: go-sql-driver DSN with a database, for -locks mysql
 	Replica     string        // REPLICA: this instance's name, stored with its leases
 	RunID       string        // CRONAPP_RUN_ID: isolates tables and keys (schema cronapp_<id>, prefix cronapp:<id>:)
 	Demo        bool          // CRONAPP_DEMO: 2-second schedules instead of the production ones
@@ -47,6 +49,17 @@ var runIDPattern = regexp.MustCompile(`^[a-z0-9_]{1,40}$`)
 func (c *config) schema() string {
 	if c.RunID == "" {
 		return "cronapp"
+	}
+	return "cronapp_" + c.RunID
+}
+
+// mysqlTable is the MySQL lease table of this run (-locks mysql); the
+// provider names its other tables and procedures after it. A run id
+// longer than 26 bytes makes the rate table's name ("_rates" more) exceed
+// the provider's 40-byte limit, which New reports.
+func (c *config) mysqlTable() string {
+	if c.RunID == "" {
+		return "cronapp_locks"
 	}
 	return "cronapp_" + c.RunID
 }
@@ -95,6 +108,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.RedisURL, "redis", env("REDIS_URL", defaultRedisURL), "Redis URL (env REDIS_URL)")
 	fs.StringVar(&c.DatabaseURL, "database", env("DATABASE_URL", defaultDatabaseURL), "PostgreSQL URL (env DATABASE_URL)")
+	fs.StringVar(&c.Locks, "locks", env("CRONAPP_LOCKS", "redis"), "where the scheduled jobs' locks, ledger and registry are: redis or mysql (env CRONAPP_LOCKS)")
+	fs.StringVar(&c.MySQLURL, "mysql", env("MYSQL_URL", ""), "MySQL/MariaDB DSN with a database, USER:PASSWORD@tcp(HOST:3306)/DB, for -locks mysql (env MYSQL_URL)")
 	fs.StringVar(&c.Replica, "replica", env("REPLICA", host+"-"+strconv.Itoa(os.Getpid())), "name of this replica (env REPLICA)")
 	fs.StringVar(&c.RunID, "run-id", env("CRONAPP_RUN_ID", ""), "isolates this run's tables and keys: [a-z0-9_], up to 40 (env CRONAPP_RUN_ID)")
 	fs.BoolVar(&c.Demo, "demo", envBool("CRONAPP_DEMO"), "demo schedules: every job every 2s (env CRONAPP_DEMO)")
@@ -115,6 +130,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("log format %q: want text or json", c.LogFormat))
+	}
+	switch {
+	case c.Locks != "redis" && c.Locks != "mysql":
+		errs = append(errs, fmt.Errorf("locks %q: want redis or mysql", c.Locks))
+	case c.Locks == "mysql" && c.MySQLURL == "":
+		errs = append(errs, errors.New("-locks mysql needs -mysql DSN (or MYSQL_URL)"))
 	}
 	if c.Replica == "" {
 		errs = append(errs, errors.New("replica name must not be empty"))

@@ -16,7 +16,10 @@ func TestConfig(t *testing.T) {
 	if c.RedisURL != "redis://r:1/2" || c.DatabaseURL != defaultDatabaseURL || c.Replica != "b" || !c.Demo || c.PauseAfter != 5*time.Second {
 		t.Errorf("config %+v", c)
 	}
-	if c.schema() != "cronapp_x1" || c.prefix() != "cronapp:x1:" {
+	if c.Locks != "redis" {
+		t.Errorf("locks %q by default, want redis", c.Locks)
+	}
+	if c.schema() != "cronapp_x1" || c.prefix() != "cronapp:x1:" || c.mysqlTable() != "cronapp_x1" {
 		t.Errorf("schema %q prefix %q", c.schema(), c.prefix())
 	}
 
@@ -31,6 +34,8 @@ func TestConfig(t *testing.T) {
 		{[]string{"-duration", "-1s"}, nil, "durations"},
 		{nil, map[string]string{"CRONAPP_DURATION": "soon"}, "CRONAPP_DURATION"},
 		{[]string{"extra"}, nil, "unexpected arguments"},
+		{[]string{"-locks", "etcd"}, nil, "want redis or mysql"},
+		{[]string{"-locks", "mysql"}, nil, "needs -mysql"},
 	} {
 		_, err := parseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/baton-go/baton/examples/cronapp/internal/runner"
 	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -26,7 +27,29 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // promises: exit status 0, the summary printed, every tick of every locked
 // job run exactly once, a frozen replica's stale write refused by the
 // fence, calls refused by the shared rate limit.
-func TestDemo(t *testing.T) {
+func TestDemo(t *testing.T) { runDemo(t) }
+
+// TestDemoMySQLLocks is TestDemo with the scheduled jobs' locks, ledger
+// and registry on MySQL (make demo DEMOFLAGS='-locks mysql'), in a
+// database of its own on the test server, which the demo leaves empty.
+func TestDemoMySQLLocks(t *testing.T) {
+	my := mysqlenv.Database(t)
+	text := runDemo(t, "-locks", "mysql", "-mysql", my.DSN)
+	if !strings.Contains(text, "  mysql     ") {
+		t.Errorf("the demo's header does not name the MySQL server:\n%s", text)
+	}
+	var n int
+	if err := my.DB.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()").Scan(&n); err != nil || n != 0 {
+		t.Errorf("MySQL tables left after the demo: %d (%v)", n, err)
+	}
+	if err := my.DB.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE()").Scan(&n); err != nil || n != 0 {
+		t.Errorf("MySQL procedures left after the demo: %d (%v)", n, err)
+	}
+}
+
+// runDemo runs the demo with the extra flags, checks it, and returns its
+// output.
+func runDemo(t *testing.T, flags ...string) string {
 	redisURL, databaseURL := testenv.RedisURL(t), testenv.PostgresURL(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -41,9 +64,9 @@ func TestDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	sumPath := filepath.Join(dir, "summary.json")
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "demo"),
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "demo"), append([]string{
 		"-app", filepath.Join(dir, "cronapp"), "-redis", redisURL, "-database", databaseURL,
-		"-duration", "10s", "-pause-after", "3s", "-summary-json", sumPath, "-status-addr", "127.0.0.1:0")
+		"-duration", "10s", "-pause-after", "3s", "-summary-json", sumPath, "-status-addr", "127.0.0.1:0"}, flags...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	stdout, err := cmd.StdoutPipe()
@@ -128,6 +151,7 @@ func TestDemo(t *testing.T) {
 	if len(replicas) != 4 { // three replicas and "all"
 		t.Errorf("summary rows name replicas %v, want replica-1..3 and all", replicas)
 	}
+	return text
 }
 
 // checkStatusPage polls the demo's status page until its Jobs view lists

@@ -8,6 +8,10 @@
 // otherwise the local defaults if they answer; otherwise it starts private
 // servers from the local redis-server and PostgreSQL binaries; otherwise it
 // says how to start some (compose.yaml).
+//
+// With -locks mysql the scheduled jobs' locks, run ledger and registry are
+// on MySQL or MariaDB instead of Redis: MYSQL_URL (or -mysql) when given,
+// otherwise a private server started from the local MariaDB binaries.
 package main
 
 import (
@@ -37,6 +41,8 @@ func run() int {
 	flag.DurationVar(&cfg.Duration, "duration", 30*time.Second, "how long the replicas run once all are ready")
 	flag.StringVar(&cfg.RedisURL, "redis", os.Getenv("REDIS_URL"), "Redis URL (env REDIS_URL); empty tries "+runner.DefaultRedisURL+", then a private server")
 	flag.StringVar(&cfg.DatabaseURL, "database", os.Getenv("DATABASE_URL"), "PostgreSQL URL (env DATABASE_URL); empty tries "+runner.DefaultDatabaseURL+", then a private server")
+	flag.StringVar(&cfg.Locks, "locks", "redis", "where the scheduled jobs' locks, ledger and registry are: redis, or mysql (MySQL/MariaDB; the customers' locks stay on Redis)")
+	flag.StringVar(&cfg.MySQLURL, "mysql", os.Getenv("MYSQL_URL"), "with -locks mysql: DSN with a database, USER:PASSWORD@tcp(HOST:3306)/DB (env MYSQL_URL); empty starts a private MariaDB")
 	flag.DurationVar(&cfg.PauseAfter, "pause-after", 0, "the first inventory run this long after start freezes past its lease; 0 means 30% of -duration, negative never")
 	flag.DurationVar(&cfg.PauseFor, "pause-for", 3500*time.Millisecond, "how long the frozen replica stays frozen")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the run's schema and Redis keys for inspection")
@@ -75,6 +81,13 @@ func run() int {
 	}
 	defer be.Close()
 	cfg.RedisURL, cfg.DatabaseURL = be.RedisURL, be.DatabaseURL
+	if cfg.Locks == "mysql" {
+		if err := runner.ResolveMySQL(ctx, cfg.MySQLURL, be, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+			return 2
+		}
+		cfg.MySQLURL = be.MySQLURL
+	}
 	cfg.Out = os.Stdout
 
 	sum, err := runner.Run(ctx, cfg)

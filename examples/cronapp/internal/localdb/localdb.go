@@ -1,4 +1,4 @@
-// Package localdb starts private Redis and PostgreSQL servers from the
+// Package localdb starts private Redis, PostgreSQL and MariaDB servers from the
 // binaries installed on this machine, for the demo runner when nothing
 // answers on the usual local addresses. (Tests use internal/testenv, which
 // does the same for test binaries.)

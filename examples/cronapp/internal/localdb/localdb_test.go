@@ -2,10 +2,12 @@ package localdb
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"testing"
 	"time"
 
+	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
@@ -57,5 +59,35 @@ func TestStartServers(t *testing.T) {
 	}
 	if !ok {
 		t.Fatalf("postgres at %s never answered", p.URL)
+	}
+}
+
+// The private MariaDB of make demo DEMOFLAGS='-locks mysql': root without
+// a password over TCP, gone after Stop.
+func TestStartMySQL(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	s, err := StartMySQL()
+	if err != nil {
+		t.Fatalf("StartMySQL: %v", err)
+	}
+	db, err := sql.Open("mysql", s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	for i := 0; i < 300 && !ok; i++ { // accepting TCP may come before accepting queries
+		ok = db.PingContext(ctx) == nil
+		if !ok {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	_ = db.Close()
+	if !ok {
+		t.Errorf("mysql at %s never answered", s.URL)
+	}
+	s.Stop()
+	if _, err := os.Stat(s.dir); !os.IsNotExist(err) {
+		t.Errorf("mysql dir %s left behind: %v", s.dir, err)
 	}
 }

@@ -27,6 +27,7 @@ or install redis-server and the PostgreSQL server binaries (the demo then starts
 // Backends are the servers the demo runs against.
 type Backends struct {
 	RedisURL, DatabaseURL string
+	MySQLURL              string // only after ResolveMySQL
 	servers               []*localdb.Server
 }
 

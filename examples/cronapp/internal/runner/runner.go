@@ -31,6 +31,10 @@ type Config struct {
 	Duration    time.Duration // from the moment every replica is ready; default 30s
 	RedisURL    string        // required (see ResolveBackends)
 	DatabaseURL string        // required
+	// Locks is where the scheduled jobs' locks, ledger and registry are:
+	// "redis" (the default) or "mysql", on MySQLURL (see ResolveMySQL).
+	Locks    string
+	MySQLURL string
 	// PauseAfter: the first inventory run this long after start freezes
 	// past its lease (see cronapp's -pause-after). Default 30% of
 	// Duration; negative disables.
@@ -48,6 +52,14 @@ type Config struct {
 func (c *Config) defaults() error {
 	if c.App == "" || c.RedisURL == "" || c.DatabaseURL == "" {
 		return errors.New("runner: App, RedisURL and DatabaseURL are required")
+	}
+	switch {
+	case c.Locks == "":
+		c.Locks = "redis"
+	case c.Locks == "mysql" && c.MySQLURL == "":
+		return errors.New("runner: Locks mysql needs MySQLURL")
+	case c.Locks != "redis" && c.Locks != "mysql":
+		return fmt.Errorf("runner: Locks %q: want redis or mysql", c.Locks)
 	}
 	if c.Replicas == 0 {
 		c.Replicas = 3
@@ -104,6 +116,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	fmt.Fprintf(out, "cronapp demo %s: %d replicas for %v\n", runID, cfg.Replicas, cfg.Duration)
 	fmt.Fprintf(out, "  redis     %s  (keys cronapp:%s:*)\n", redact(cfg.RedisURL), runID)
 	fmt.Fprintf(out, "  postgres  %s  (schema cronapp_%s)\n", redact(cfg.DatabaseURL), runID)
+	if cfg.Locks == "mysql" {
+		fmt.Fprintf(out, "  mysql     %s  (tables %s*: the scheduled jobs' locks, ledger and registry)\n", redactDSN(cfg.MySQLURL), mysqlTable(runID))
+	}
 	if cfg.StatusAddr != "" {
 		page, err := serveStatus(ctx, cfg, runID)
 		if err != nil {
@@ -279,8 +294,16 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		if err := cleanup(vctx, cfg, runID); err != nil {
 			fmt.Fprintf(out, "cleanup: %v\n", err)
 		}
+		if cfg.Locks == "mysql" {
+			if err := cleanupMySQL(vctx, cfg.MySQLURL, runID); err != nil {
+				fmt.Fprintf(out, "cleanup: mysql: %v\n", err)
+			}
+		}
 	} else {
 		fmt.Fprintf(out, "kept: schema cronapp_%s, Redis keys cronapp:%s:*\n", runID, runID)
+		if cfg.Locks == "mysql" {
+			fmt.Fprintf(out, "kept: MySQL tables %s*\n", mysqlTable(runID))
+		}
 	}
 	return sum, nil
 }
@@ -297,7 +320,7 @@ func startReplica(cfg Config, runID string, i int, lines chan<- line, exits chan
 		"-demo", "-log-format", "json", "-replica", name, "-run-id", runID,
 		"-redis", cfg.RedisURL, "-database", cfg.DatabaseURL,
 		"-pause-after", pauseAfter.String(), "-pause-for", cfg.PauseFor.String(),
-		"-pause-stop="+strconv.FormatBool(canFreeze))
+		"-pause-stop="+strconv.FormatBool(canFreeze), "-locks", cfg.Locks, "-mysql", cfg.MySQLURL)
 	cmd.Env = os.Environ()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

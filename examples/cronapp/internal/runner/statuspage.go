@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -26,11 +27,13 @@ type statusPage struct {
 	done chan error
 	rdb  *goredis.Client
 	pool *pgxpool.Pool
+	my   *sql.DB // -locks mysql
 }
 
 // serveStatus starts the status page on addr (a busy addr falls back to a
-// free port). The replicas' jobs, ledger, registry and locks are in Redis;
-// the rate limit's state is in PostgreSQL.
+// free port). The replicas' jobs, ledger, registry and locks are in Redis
+// (the scheduled jobs' in MySQL with -locks mysql); the rate limit's state
+// is in PostgreSQL.
 func serveStatus(ctx context.Context, cfg Config, runID string) (*statusPage, error) {
 	opt, err := goredis.ParseURL(cfg.RedisURL)
 	if err != nil {
@@ -52,8 +55,21 @@ func serveStatus(ctx context.Context, cfg Config, runID string) (*statusPage, er
 		sp.close()
 		return nil, err
 	}
+	backends := []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}}
+	if cfg.Locks == "mysql" {
+		if sp.my, err = openMySQL(cfg.MySQLURL); err != nil {
+			sp.close()
+			return nil, err
+		}
+		mp, err := mysqlProvider(sp.my, runID)
+		if err != nil {
+			sp.close()
+			return nil, err
+		}
+		backends = append(backends, status.Backend{Name: "mysql", Provider: mp})
+	}
 	h, err := status.New(&status.Config{
-		Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}},
+		Backends: backends,
 		// The third-party API's quota, as cronapp defines it, so the page
 		// shows how much of it remains.
 		Limits: func(key string) []batontype.RateLimit {
@@ -93,4 +109,7 @@ func (sp *statusPage) stop() error {
 func (sp *statusPage) close() {
 	_ = sp.rdb.Close()
 	sp.pool.Close()
+	if sp.my != nil {
+		_ = sp.my.Close()
+	}
 }
