@@ -72,3 +72,21 @@ func release(ctx context.Context, ps []lockprovider.ReleaseParams, ends []lockpr
 	send(ctx, ps, ends, errs)
 	return errs, nil
 }
+
+// Sweep runs deleteBatch, a statement that deletes at most size expired
+// rows and says how many it deleted, until one deletes fewer, and
+// returns the total: a table is swept in bounded statements, none holding
+// many row locks. An error ends it with the total so far.
+func Sweep(ctx context.Context, size int64, deleteBatch func(context.Context) (int64, error)) (int64, error) {
+	if err := lockprovider.CheckContext(ctx); err != nil {
+		return 0, err
+	}
+	var total int64
+	for {
+		n, err := deleteBatch(ctx)
+		total += n
+		if err != nil || n < size {
+			return total, err
+		}
+	}
+}

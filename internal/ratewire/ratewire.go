@@ -61,6 +61,23 @@ func Reduced(l batontype.RateLimit) (p, q int64) {
 	return ratemath.Reduced(l.Period.Microseconds(), l.Rate)
 }
 
+// PerArg is the number of integers Args gives each limit.
+const PerArg = 6
+
+// Args encodes limits for the SQL decision functions: each limit's ID,
+// and per limit its algorithm, rate, period (µs), capacity and reduced
+// period and rate (see Reduced), PerArg integers in that order.
+func Args(limits []batontype.RateLimit) (ids []string, args []int64) {
+	ids = make([]string, len(limits))
+	args = make([]int64, 0, PerArg*len(limits))
+	for i, l := range limits {
+		ids[i] = ID(l)
+		p, q := Reduced(l)
+		args = append(args, int64(l.Algorithm), l.Rate, l.Period.Microseconds(), l.Capacity(), p, q)
+	}
+	return ids, args
+}
+
 // Reply layout: a header of ReplyHeader integers (allowed, server time,
 // delay-or-retry), then PerLimit integers per limit (remaining, retry,
 // reset).

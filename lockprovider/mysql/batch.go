@@ -142,7 +142,7 @@ func (p *Provider) releaseBatch(ctx context.Context, ps []lockprovider.ReleasePa
 		item := []any{rp.Name, rp.Owner}
 		if ends != nil {
 			e := ends[i]
-			item = append(item, e.Run.Token, string(e.Outcome), batontype.CutError(e.Error), e.Elapsed.Microseconds())
+			item = append(item, e.Run.Token, string(e.Outcome), batontype.CutError(e.Error), e.Elapsed.Microseconds(), batontype.CutStack(e.Stack))
 		}
 		items = append(items, item)
 	}

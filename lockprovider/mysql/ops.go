@@ -22,12 +22,12 @@ type opsQueries struct {
 
 const runCols = "r.job, " + "TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.tick), r.locked_by, r.token, " +
 	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.started_at), " +
-	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.finished_at), r.outcome, r.error, r.catch_up, r.manual"
+	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.finished_at), r.outcome, r.error, r.catch_up, r.manual, r.stack"
 
 func newOpsQueries(n names) opsQueries {
 	return opsQueries{
 		acquireRun:   "CALL " + n.proc("acquire_run") + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		releaseRun:   "CALL " + n.proc("release_run") + "(?, ?, ?, ?, ?, ?)",
+		releaseRun:   "CALL " + n.proc("release_run") + "(?, ?, ?, ?, ?, ?, ?)",
 		forceRelease: "CALL " + n.proc("force_release") + "(?, ?)",
 		runs: "SELECT " + runCols + " FROM " + n.Runs + " r WHERE r.job = ?" +
 			" AND (? IS NULL OR r.started_at >= " + dt("?") + ")" +
@@ -150,7 +150,7 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 	}
 	var held bool
 	err := p.db.QueryRowContext(ctx, p.q.ops.releaseRun, r.Name, r.Owner, end.Run.Token,
-		string(end.Outcome), batontype.CutError(end.Error), end.Elapsed.Microseconds()).Scan(&held)
+		string(end.Outcome), batontype.CutError(end.Error), end.Elapsed.Microseconds(), batontype.CutStack(end.Stack)).Scan(&held)
 	switch {
 	case err != nil:
 		return opError("release", r.Name, err)
@@ -169,7 +169,7 @@ func scanRun(rows *sql.Rows, extra ...any) (batontype.RunRecord, error) {
 		outcome         string
 		catchUp, manual bool
 	)
-	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &started, &fin, &outcome, &r.Error, &catchUp, &manual}, extra...)
+	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &started, &fin, &outcome, &r.Error, &catchUp, &manual, &r.Stack}, extra...)
 	if err := rows.Scan(dst...); err != nil {
 		return r, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/internal/batch"
 	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
@@ -36,13 +37,7 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 	if err := check.Args(ctx, r.Validate()); err != nil {
 		return lockprovider.RateResult{}, err
 	}
-	ids := make([]string, len(r.Limits))
-	args := make([]int64, 0, 6*len(r.Limits))
-	for i, l := range r.Limits {
-		ids[i] = ratewire.ID(l)
-		pp, q := ratewire.Reduced(l)
-		args = append(args, int64(l.Algorithm), l.Rate, int64(l.Period/time.Microsecond), l.Capacity(), pp, q)
-	}
+	ids, args := ratewire.Args(r.Limits)
 	idsJSON, err := json.Marshal(ids)
 	if err != nil {
 		return lockprovider.RateResult{}, err
@@ -71,18 +66,11 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 // is optional (decisions sweep as they go) and safe to run concurrently
 // with decisions: rows other sessions hold are skipped.
 func (p *Provider) SweepRates(ctx context.Context) (int64, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return 0, err
-	}
-	var total int64
-	for {
+	return batch.Sweep(ctx, sweepBatch, func(ctx context.Context) (int64, error) {
 		var n int64
 		if err := p.db.QueryRowContext(ctx, p.q.rateSweep, sweepBatch).Scan(&n); err != nil {
-			return total, opError("sweep rates", "", err)
+			return 0, opError("sweep rates", "", err)
 		}
-		total += n
-		if n < sweepBatch {
-			return total, nil
-		}
-	}
+		return n, nil
+	})
 }

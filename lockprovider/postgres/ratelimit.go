@@ -3,9 +3,11 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/baton-go/baton/internal/batch"
 	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
@@ -31,13 +33,7 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 	if err := check.Args(ctx, r.Validate()); err != nil {
 		return lockprovider.RateResult{}, err
 	}
-	ids := make([]string, len(r.Limits))
-	args := make([]int64, 0, 6*len(r.Limits))
-	for i, l := range r.Limits {
-		ids[i] = ratewire.ID(l)
-		pp, q := ratewire.Reduced(l)
-		args = append(args, int64(l.Algorithm), l.Rate, int64(l.Period/time.Microsecond), l.Capacity(), pp, q)
-	}
+	ids, args := ratewire.Args(r.Limits)
 	var v []int64
 	err := p.db.QueryRow(ctx, "SELECT "+p.rateFunc()+"($1, $2, $3, $4, $5, $6)",
 		r.Key, r.N, int64(r.MaxDelay/time.Microsecond), r.Refund, ids, args).Scan(&v)
@@ -51,22 +47,16 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 // is optional (decisions sweep as they go) and safe to run concurrently
 // with decisions: rows other sessions hold are skipped.
 func (p *Provider) SweepRates(ctx context.Context) (int64, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return 0, err
-	}
-	var total int64
-	for {
+	const size = 10000
+	return batch.Sweep(ctx, size, func(ctx context.Context) (int64, error) {
 		tag, err := p.db.Exec(ctx, "DELETE FROM "+p.names.Rates+" WHERE ctid = ANY (ARRAY("+
 			"SELECT ctid FROM "+p.names.Rates+" WHERE expires_at < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint"+
-			" LIMIT 10000 FOR UPDATE SKIP LOCKED))")
+			" LIMIT "+strconv.Itoa(size)+" FOR UPDATE SKIP LOCKED))")
 		if err != nil {
-			return total, fmt.Errorf("postgres: sweep rates: %w", err)
+			return 0, fmt.Errorf("postgres: sweep rates: %w", err)
 		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < 10000 {
-			return total, nil
-		}
-	}
+		return tag.RowsAffected(), nil
+	})
 }
 
 // rateFunc is the quoted, qualified name of the decision function: the

@@ -16,6 +16,9 @@ CREATE TABLE IF NOT EXISTS {{.Runs}} (
     error       VARCHAR(1024) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
     catch_up    BOOLEAN        NOT NULL DEFAULT FALSE,
     manual      BOOLEAN        NOT NULL DEFAULT FALSE,
+    -- The stack of a run that panicked (lockprovider.RunEnd.Stack), cut
+    -- to batontype.MaxRunStack bytes; empty for every other run.
+    stack       VARCHAR(8192) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
     PRIMARY KEY (job, token)
 ) ENGINE=InnoDB
 //
@@ -62,13 +65,15 @@ END
 -- the caller measured it (lockprovider.RunEnd.Elapsed), else now. A run
 -- whose row is gone (trimmed while it ran) is not recorded again.
 CREATE PROCEDURE {{proc "run_close"}}(IN p_job VARBINARY(200), IN p_token BIGINT,
-    IN p_outcome VARCHAR(32) CHARACTER SET ascii, IN p_error VARCHAR(1024) CHARACTER SET utf8mb4, IN p_elapsed BIGINT)
+    IN p_outcome VARCHAR(32) CHARACTER SET ascii, IN p_error VARCHAR(1024) CHARACTER SET utf8mb4, IN p_elapsed BIGINT,
+    IN p_stack VARCHAR(8192) CHARACTER SET utf8mb4)
     SQL SECURITY INVOKER
 BEGIN
     UPDATE {{.Runs}} SET
         finished_at = IF(p_elapsed > 0, started_at + INTERVAL p_elapsed MICROSECOND, UTC_TIMESTAMP(6)),
         outcome     = p_outcome,
-        error       = p_error
+        error       = p_error,
+        stack       = p_stack
     WHERE job = p_job AND token = p_token;
 END
 //
@@ -97,12 +102,13 @@ END
 //
 -- ReleaseRun: release and complete the run row in one CALL.
 CREATE PROCEDURE {{proc "release_run"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64), IN p_token BIGINT,
-    IN p_outcome VARCHAR(32) CHARACTER SET ascii, IN p_error VARCHAR(1024) CHARACTER SET utf8mb4, IN p_elapsed BIGINT)
+    IN p_outcome VARCHAR(32) CHARACTER SET ascii, IN p_error VARCHAR(1024) CHARACTER SET utf8mb4, IN p_elapsed BIGINT,
+    IN p_stack VARCHAR(8192) CHARACTER SET utf8mb4)
     SQL SECURITY INVOKER
 BEGIN
     DECLARE v_held BOOLEAN;
     CALL {{proc "rel"}}(p_name, p_owner, v_held);
-    CALL {{proc "run_close"}}(p_name, p_token, p_outcome, p_error, p_elapsed);
+    CALL {{proc "run_close"}}(p_name, p_token, p_outcome, p_error, p_elapsed, p_stack);
     SELECT v_held;
 END
 //

@@ -67,7 +67,7 @@ END
 //
 -- ReleaseBatch and ReleaseRunBatch (p_ledger): rel for each item of
 -- p_items, a JSON array of [name, owner, token, outcome, error,
--- elapsed µs] (the last four only with p_ledger), with the ledger's
+-- elapsed µs, stack] (the last five only with p_ledger), with the ledger's
 -- run_close for each item when p_ledger. The answer is the text of the
 -- positions (in p_items) of the items whose owner held the lease,
 -- separated by spaces.
@@ -80,10 +80,11 @@ BEGIN
     DECLARE v_owner VARCHAR(64) CHARACTER SET utf8mb4;
     DECLARE v_outcome VARCHAR(32) CHARACTER SET utf8mb4;
     DECLARE v_error VARCHAR(1024) CHARACTER SET utf8mb4;
+    DECLARE v_stack VARCHAR(8192) CHARACTER SET utf8mb4;
     DECLARE v_held BOOLEAN;
     DECLARE v_out LONGTEXT CHARACTER SET ascii DEFAULT '';
     DECLARE items CURSOR FOR
-        SELECT j.ord, j.name, j.owner, j.token, j.outcome, j.error, j.elapsed
+        SELECT j.ord, j.name, j.owner, j.token, j.outcome, j.error, j.elapsed, j.stack
         FROM JSON_TABLE(p_items, '$[*]' COLUMNS (
             ord     FOR ORDINALITY,
             name    VARCHAR(200)  CHARACTER SET utf8mb4 PATH '$[0]',
@@ -91,18 +92,19 @@ BEGIN
             token   BIGINT PATH '$[2]',
             outcome VARCHAR(32)   CHARACTER SET utf8mb4 PATH '$[3]',
             error   VARCHAR(1024) CHARACTER SET utf8mb4 PATH '$[4]',
-            elapsed BIGINT PATH '$[5]')) j
+            elapsed BIGINT PATH '$[5]',
+            stack   VARCHAR(8192) CHARACTER SET utf8mb4 PATH '$[6]')) j
         ORDER BY CAST(j.name AS BINARY);
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = TRUE;
     OPEN items;
     next_item: LOOP
-        FETCH items INTO v_ord, v_name, v_owner, v_token, v_outcome, v_error, v_elapsed;
+        FETCH items INTO v_ord, v_name, v_owner, v_token, v_outcome, v_error, v_elapsed, v_stack;
         IF v_done THEN
             LEAVE next_item;
         END IF;
         CALL {{proc "rel"}}(CAST(v_name AS BINARY), CAST(v_owner AS BINARY), v_held);
         IF p_ledger THEN
-            CALL {{proc "run_close"}}(CAST(v_name AS BINARY), v_token, v_outcome, v_error, v_elapsed);
+            CALL {{proc "run_close"}}(CAST(v_name AS BINARY), v_token, v_outcome, v_error, v_elapsed, IFNULL(v_stack, ''));
         END IF;
         IF v_held THEN
             SET v_out = CONCAT(v_out, v_ord, ' ');
