@@ -106,6 +106,22 @@ func get[T any](t testing.TB, ctx context.Context, a chromedp.Action[T]) T {
 	return v
 }
 
+// click clicks sel, again when the page redrew the node between its
+// lookup and the click: the refresh replaces table rows (an armed button
+// is drawn again, armed), and a user's click lands on whatever is there.
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		for range 5 {
+			var v chromedp.Void
+			if v, err = chromedp.Click(chromedp.CSS(sel))(ctx, tg); err == nil || !strings.Contains(err.Error(), "node with given id") {
+				return v, err
+			}
+		}
+		return chromedp.Void{}, err
+	}
+}
+
 func loaded(view string) chromedp.Action[chromedp.Void] {
 	return chromedp.WaitVisible(chromedp.CSS(`body[data-loaded="` + view + `"]`))
 }
@@ -275,7 +291,7 @@ func TestBrowser(t *testing.T) {
 	// Timeline: each run in the lane of the replica that ran it, coloured
 	// by its outcome.
 	open(t, bctx, srv.URL+"/ops/baton/#timeline?range=25000", "timeline")
-	do(t, bctx, chromedp.Click(chromedp.CSS("#tl-live"))) // stop following now, so the drawing holds still
+	do(t, bctx, click("#tl-live")) // stop following now, so the drawing holds still
 	time.Sleep(1500 * time.Millisecond)
 	snap := get(t, bctx, chromedp.Evaluate[timelineSnap](snapJS))
 	from, now := ms(snap.From), ms(snap.Now)
@@ -384,7 +400,7 @@ func TestBrowser(t *testing.T) {
 	if tok != strconv.FormatInt(lease.Token, 10) || left1 == left2 || left1 == "" {
 		t.Errorf("locks row: token %s (want %d), time left %q then %q", tok, lease.Token, left1, left2)
 	}
-	do(t, bctx, chromedp.Click(chromedp.CSS(sel+" button")), chromedp.Click(chromedp.CSS(sel+" button")), chromedp.WaitVisible(chromedp.CSS("#notice-text")))
+	do(t, bctx, click(sel+" button"), click(sel+" button"), chromedp.WaitVisible(chromedp.CSS("#notice-text")))
 	notice := get(t, bctx, chromedp.Text(chromedp.CSS("#notice-text")))
 	if info, err := pp.Inspect(ctx, "payments"); err != nil || info.Held {
 		t.Fatalf("after force-release in the page (%q) the backend says %+v %v", notice, info, err)

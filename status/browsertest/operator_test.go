@@ -269,11 +269,11 @@ func TestBrowserOperator(t *testing.T) {
 	// replica, and how it ended.
 	open(t, bctx, srv.URL+"/#jobs", "jobs")
 	run := `tr[data-job="manual-report"] button[data-action^="run|"]`
-	do(t, bctx, chromedp.Click(chromedp.CSS(run)))
+	do(t, bctx, click(run))
 	if txt := get(t, bctx, chromedp.Text(chromedp.CSS(run))); txt != "confirm run now?" {
 		t.Errorf("run now after one click: %q", txt)
 	}
-	do(t, bctx, chromedp.Click(chromedp.CSS(run)))
+	do(t, bctx, click(run))
 	followed, err := chromedp.Run(bctx, chromedp.Poll[string](`(() => { const n = document.body.dataset.runFollowed || ""; return n.includes("succeeded") && n; })()`, chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
 		runs, rerr := rp.Runs(ctx, batontype.RunQuery{Job: "manual-report"})
@@ -285,13 +285,13 @@ func TestBrowserOperator(t *testing.T) {
 
 	// Pause and resume: one toggle, two clicks each.
 	pause := `tr[data-job="nightly-invoices"] button[data-action^="pause|"]`
-	do(t, bctx, chromedp.Click(chromedp.CSS(pause)), chromedp.Click(chromedp.CSS(pause)))
+	do(t, bctx, click(pause), click(pause))
 	get(t, bctx, chromedp.Poll[bool](`!!document.querySelector('tr[data-job="nightly-invoices"][data-state="paused"] button[data-action^="resume|"]')`, chromedp.WithPollingTimeout(20*time.Second)))
 	if st, err := rp.ControlState(ctx); err != nil || !st.IsPaused("nightly-invoices") {
 		t.Errorf("after pause in the page: %+v %v", st, err)
 	}
 	resume := `tr[data-job="nightly-invoices"] button[data-action^="resume|"]`
-	do(t, bctx, chromedp.Click(chromedp.CSS(resume)), chromedp.Click(chromedp.CSS(resume)))
+	do(t, bctx, click(resume), click(resume))
 	get(t, bctx, chromedp.Poll[bool](`!!document.querySelector('tr[data-job="nightly-invoices"] button[data-action^="pause|"]')`, chromedp.WithPollingTimeout(20*time.Second)))
 
 	// At 1,280 × 800 every action button is on screen, nothing scrolls
@@ -313,13 +313,13 @@ func TestBrowserOperator(t *testing.T) {
 	// then the second click frees the lock.
 	open(t, bctx, srv.URL+"/#locks", "locks")
 	btn := `tr[data-lock="payments"] button`
-	do(t, bctx, chromedp.Click(chromedp.CSS(btn)))
+	do(t, bctx, click(btn))
 	refreshes(t, bctx, 3)
 	armed := get(t, bctx, chromedp.Evaluate[struct{ Text, Cls string }](`(() => { const b = document.querySelector('tr[data-lock="payments"] button'); return {Text: b.textContent, Cls: b.className}; })()`))
 	if armed.Text != "confirm force release?" || !strings.Contains(armed.Cls, "confirm") {
 		t.Errorf("after three refreshes the armed button reads %+v", armed)
 	}
-	do(t, bctx, chromedp.Click(chromedp.CSS(btn)), chromedp.WaitVisible(chromedp.CSS("#notice-text")))
+	do(t, bctx, click(btn), chromedp.WaitVisible(chromedp.CSS("#notice-text")))
 	if info, err := rp.Inspect(ctx, "payments"); err != nil || info.Held {
 		t.Errorf("after the second click: %+v %v (lease token %d)", info, err, lease.Token)
 	}
