@@ -105,6 +105,7 @@ type names struct {
 	Registry string // Locks with the suffix _reg: the job registry
 	Paused   string // Locks with the suffix _paused: paused jobs
 	RunQueue string // Locks with the suffix _runq: run requests
+	Resumed  string // Locks with the suffix _resumed: each job's latest ended pause
 	Waiters  string // Locks with the suffix _waiters: waited-for names and their release counters
 }
 
@@ -224,6 +225,7 @@ func resolveNames(c *Config) (names, error) {
 		Registry: qualify(d, table+"_reg"),
 		Paused:   qualify(d, table+"_paused"),
 		RunQueue: qualify(d, table+"_runq"),
+		Resumed:  qualify(d, table+"_resumed"),
 		Waiters:  qualify(d, table+"_waiters"),
 	}, nil
 }
