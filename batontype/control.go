@@ -105,15 +105,21 @@ func (s ControlState) IsPaused(job string) bool {
 	return false
 }
 
-// PausedAt reports whether t falls within a known pause span of job
-// (see Pauses): a tick then was skipped on purpose.
-func (s ControlState) PausedAt(job string, t time.Time) bool {
+// PausesOf returns the pause spans of job in s.Pauses, oldest first.
+func (s ControlState) PausesOf(job string) []PauseSpan {
+	var out []PauseSpan
 	for _, p := range s.Pauses {
-		if p.Job == job && p.Covers(t) {
-			return true
+		if p.Job == job {
+			out = append(out, p)
 		}
 	}
-	return false
+	return out
+}
+
+// InPause reports whether t falls within one of spans (one job's, see
+// ControlState.PausesOf): a tick then was skipped on purpose, not missed.
+func InPause(spans []PauseSpan, t time.Time) bool {
+	return slices.ContainsFunc(spans, func(p PauseSpan) bool { return p.Covers(t) })
 }
 
 // SortPauses sorts pause spans by job, then From, as

@@ -182,3 +182,83 @@ func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
 	}
 	return p
 }
+
+// Once resumed, a job's unclaimed ticks within the cluster-wide pause the
+// backend remembers are drawn as paused ticks, never missed; those before
+// and after the pause are missed.
+func TestTimelineResumedPause(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	tick := func(i int) time.Time { return base.Add(time.Duration(i) * time.Minute) }
+	var clock time.Time
+	p := newMemory(t, &memory.Config{Now: func() time.Time {
+		if clock.IsZero() {
+			return time.Now()
+		}
+		return clock
+	}})
+	spec := batontype.JobSpec{Name: "export", Schedule: "@every 1m0s", Locked: true, AtMostFor: 30 * time.Second}
+	for i := range 3 { // ran at ticks 0-2, then nothing
+		clock = tick(i).Add(time.Second)
+		owner := lockprovider.NewOwner()
+		l, err := p.AcquireRun(ctx, lockprovider.AcquireParams{Name: "export", Owner: owner, AtMostFor: 30 * time.Second, Tick: tick(i), LockedBy: "app-1"}, lockprovider.RunStart{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "export", Owner: owner}, lockprovider.RunEnd{
+			Run: batontype.RunRecord{Job: "export", Token: l.Token, Tick: tick(i), LockedBy: "app-1", Started: l.GrantedAt}, Outcome: batontype.OutcomeSucceeded,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Paused cluster-wide from before tick 4 to after tick 8.
+	for _, c := range []struct {
+		at     time.Time
+		paused bool
+	}{{tick(4).Add(-30 * time.Second), true}, {tick(8).Add(30 * time.Second), false}} {
+		clock = c.at
+		if err := p.SetPaused(ctx, "export", c.paused); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock = time.Time{}
+	if err := p.Register(ctx, batontype.Instance{LockedBy: "app-1", Started: tick(10), Jobs: []batontype.JobSpec{spec}}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(0).UnixMilli(), tick(12).Add(30*time.Second).UnixMilli()), nil))
+	var tl struct {
+		Jobs []struct {
+			Paused      string
+			Missed      []int64
+			PausedTicks []int64 `json:"paused_ticks"`
+			Counts      map[string]int
+		}
+	}
+	decodeRecorder(t, rec, &tl)
+	ms := func(is ...int) []int64 {
+		var out []int64
+		for _, i := range is {
+			out = append(out, tick(i).UnixMilli())
+		}
+		return out
+	}
+	if len(tl.Jobs) != 1 {
+		t.Fatalf("jobs %+v, want one", tl.Jobs)
+	}
+	j := tl.Jobs[0]
+	if want := ms(4, 5, 6, 7, 8); !slices.Equal(j.PausedTicks, want) || j.Counts["paused"] != len(want) {
+		t.Errorf("paused ticks %v (counted %d), want %v", j.PausedTicks, j.Counts["paused"], want)
+	}
+	if want := ms(3, 9, 10, 11, 12); !slices.Equal(j.Missed, want) || j.Counts["missed"] != len(want) {
+		t.Errorf("missed ticks %v (counted %d), want %v", j.Missed, j.Counts["missed"], want)
+	}
+	if j.Paused != "" {
+		t.Errorf("a resumed job is shown paused %q", j.Paused)
+	}
+}

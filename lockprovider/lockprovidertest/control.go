@@ -73,17 +73,6 @@ func testControlPause(e *env) {
 	}
 }
 
-// spansOf returns the pause spans of job in st.
-func spansOf(st batontype.ControlState, job string) []batontype.PauseSpan {
-	var out []batontype.PauseSpan
-	for _, sp := range st.Pauses {
-		if sp.Job == job {
-			out = append(out, sp)
-		}
-	}
-	return out
-}
-
 // setPausedAt sets or clears the flag and returns the local times
 // bracketing the call, widened by inspectTol for the backend's clock and
 // its resolution.
@@ -103,43 +92,43 @@ func within(t, lo, hi time.Time) bool { return !t.Before(lo) && !t.After(hi) }
 func testControlPauseSpans(e *env) {
 	job, other := e.name(), e.name()
 	lo, hi := e.setPausedAt(job, true)
-	sp := spansOf(e.controlState(), job)
+	sp := e.controlState().PausesOf(job)
 	if len(sp) != 1 || !sp[0].Until.IsZero() || !within(sp[0].From, lo, hi) {
 		e.t.Fatalf("paused: spans %+v, want one open span from within [%v, %v]", sp, lo, hi)
 	}
 	from1 := sp[0].From
 	e.setPaused(job, true) // already paused: From stays
-	if sp := spansOf(e.controlState(), job); len(sp) != 1 || !sp[0].From.Equal(from1) || !sp[0].Until.IsZero() {
+	if sp := e.controlState().PausesOf(job); len(sp) != 1 || !sp[0].From.Equal(from1) || !sp[0].Until.IsZero() {
 		e.t.Fatalf("paused again: spans %+v, want the open span from %v", sp, from1)
 	}
 	lo, hi = e.setPausedAt(job, false)
 	st := e.controlState()
-	sp = spansOf(st, job)
+	sp = st.PausesOf(job)
 	if len(sp) != 1 || !sp[0].From.Equal(from1) || !within(sp[0].Until, lo, hi) || sp[0].Until.Before(sp[0].From) {
 		e.t.Fatalf("resumed: spans %+v, want one from %v until within [%v, %v]", sp, from1, lo, hi)
 	}
 	until1 := sp[0].Until
-	if !st.PausedAt(job, from1) || !st.PausedAt(job, until1) || st.PausedAt(job, from1.Add(-time.Millisecond)) ||
-		st.PausedAt(job, until1.Add(time.Millisecond)) || st.PausedAt(other, from1) {
-		e.t.Errorf("PausedAt disagrees with the span %+v", sp[0])
+	if !batontype.InPause(sp, from1) || !batontype.InPause(sp, until1) || batontype.InPause(sp, from1.Add(-time.Millisecond)) ||
+		batontype.InPause(sp, until1.Add(time.Millisecond)) || len(st.PausesOf(other)) != 0 {
+		e.t.Errorf("InPause disagrees with the span %+v", sp[0])
 	}
 	e.setPaused(job, false)   // already resumed: nothing changes
 	e.setPaused(other, false) // never paused: no span
 	st = e.controlState()
-	if sp := spansOf(st, job); len(sp) != 1 || !sp[0].From.Equal(from1) || !sp[0].Until.Equal(until1) {
+	if sp := st.PausesOf(job); len(sp) != 1 || !sp[0].From.Equal(from1) || !sp[0].Until.Equal(until1) {
 		e.t.Fatalf("resumed again: spans %+v, want the one ended span", sp)
 	}
-	if sp := spansOf(st, other); len(sp) != 0 {
+	if sp := st.PausesOf(other); len(sp) != 0 {
 		e.t.Fatalf("a job never paused has spans %+v", sp)
 	}
 	e.setPaused(job, true)
-	sp = spansOf(e.controlState(), job)
+	sp = e.controlState().PausesOf(job)
 	if len(sp) != 2 || !sp[0].From.Equal(from1) || !sp[0].Until.Equal(until1) || !sp[1].Until.IsZero() || sp[1].From.Before(until1) {
 		e.t.Fatalf("paused after the resume: spans %+v, want the ended span then a new open one from at least %v", sp, until1)
 	}
 	from2 := sp[1].From
 	e.setPaused(job, false)
-	sp = spansOf(e.controlState(), job)
+	sp = e.controlState().PausesOf(job)
 	if len(sp) != 1 || !sp[0].From.Equal(from2) || sp[0].Until.Before(from2) {
 		e.t.Fatalf("resumed twice: spans %+v, want only the latest, from %v", sp, from2)
 	}
