@@ -151,6 +151,14 @@ type RunRecord struct {
 	// Stack is the goroutine's stack of a run that panicked, cut to
 	// MaxRunStack bytes; empty otherwise.
 	Stack string `json:"stack,omitempty"`
+	// ReleasedAt is when an operator force-released the run's lease
+	// (lockprovider.Admin.ForceRelease), by the backend's clock; zero if
+	// nobody did. ReleasedBy is who, as the admin action named itself
+	// (the CLI "cli:USER@HOST", the status page "page:REMOTE-ADDRESS");
+	// it may be empty for a release that gave no name. The run's own
+	// end, recorded later by its holder, keeps both.
+	ReleasedBy string    `json:"released_by,omitempty"`
+	ReleasedAt time.Time `json:"released_at,omitzero"`
 }
 
 // Duration is Finished - Started, or zero for a run without an end.

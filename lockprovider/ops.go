@@ -14,18 +14,24 @@ import (
 // Admin is implemented by providers that let operators act on the
 // backend.
 type Admin interface {
-	// ForceRelease ends the lease in force on name whoever holds it, even
-	// inside its AtLeastFor bound, announces the release as Release does
-	// (so waiters wake at once), and returns what it freed: holder,
+	// ForceRelease ends the lease in force on p.Name whoever holds it,
+	// even inside its AtLeastFor bound, announces the release as Release
+	// does (so waiters wake at once), and returns what it freed: holder,
 	// token, grant and expiry. The next grant's token is larger than the
 	// freed one, so fenced resources reject the old holder's writes once
 	// the next holder has written; the old holder learns of the loss at
-	// its next Extend (batontype.ErrNotHeld) or when its trust window ends. A
-	// non-zero token makes the release conditional: only the lease with
-	// that token is freed, so an operator who confirmed a holder never
-	// frees its successor. It returns batontype.ErrNotHeld when no lease (or not
-	// the one with token) is in force.
-	ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error)
+	// its next Extend (batontype.ErrNotHeld) or when its trust window
+	// ends. A non-zero p.Token makes the release conditional: only the
+	// lease with that token is freed, so an operator who confirmed a
+	// holder never frees its successor. It returns batontype.ErrNotHeld
+	// when no lease (or not the one with p.Token) is in force.
+	//
+	// A provider that is also a Ledger marks the run the freed lease
+	// belongs to (the record of p.Name with the freed token), in the same
+	// round trip: RunRecord.ReleasedBy p.By and ReleasedAt the release's
+	// time. A lease that opened no run (a plain lock, or a run trimmed
+	// from the ledger) marks nothing.
+	ForceRelease(ctx context.Context, p ForceReleaseParams) (batontype.LeaseInfo, error)
 
 	// ResetRate removes every limit's state of a rate-limit key, so the
 	// key starts again with full capacity. Resetting a key without state
@@ -34,6 +40,18 @@ type Admin interface {
 
 	// Ping checks that the backend answers, for readiness probes.
 	Ping(ctx context.Context) error
+}
+
+// ForceReleaseParams are the arguments of Admin.ForceRelease.
+type ForceReleaseParams struct {
+	Name string
+	// Token, when not zero, frees the lease only if it has this token.
+	Token int64
+	// By names the operator for the ledger (see RunRecord.ReleasedBy):
+	// optional, at most batontype.MaxLockedByLen bytes without control
+	// characters. The CLI passes "cli:USER@HOST", the status page
+	// "page:REMOTE-ADDRESS".
+	By string
 }
 
 // RateLister is implemented by providers that can list the rate-limit

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"strconv"
 
 	"github.com/baton-go/baton/batontype"
 )
@@ -69,6 +71,25 @@ func (p ReleaseParams) Validate() error {
 		return err
 	}
 	return batontype.ValidateOwner(p.Owner)
+}
+
+// Validate checks every field of p.
+func (p ForceReleaseParams) Validate() error {
+	if err := batontype.ValidateName(p.Name); err != nil {
+		return err
+	}
+	if p.Token < 0 {
+		return batontype.Invalid("Token", strconv.FormatInt(p.Token, 10), "must be 0 (any lease) or a fencing token", batontype.ErrInvalid)
+	}
+	if err := validateLockedBy(p.By); err != nil {
+		// The rules of LockedBy, reported for the field the caller set.
+		var ve *batontype.ValidationError
+		if errors.As(err, &ve) {
+			ve.Field = "By"
+		}
+		return err
+	}
+	return nil
 }
 
 // validateLockedBy checks an optional LockedBy.

@@ -113,15 +113,22 @@ func (h *handler) forceRelease(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		info, err := adm.ForceRelease(ctx, req.Name, req.Token)
+		// The backend records who released the run's lock on the run
+		// (batontype.RunRecord.ReleasedBy), which the job page shows. The
+		// page has no notion of trusted proxies, so it names the peer of
+		// the connection, not a forwarded-for header anyone can set.
+		info, err := adm.ForceRelease(ctx, lockprovider.ForceReleaseParams{Name: req.Name, Token: req.Token, By: pageBy(r)})
 		if err != nil {
 			return nil, err
 		}
-		// Remembered for the job page: the run whose lock this was ends
-		// with "lock lost", and the page says who released it.
-		h.releases.add(releaseJSON{Backend: b.Name, Name: info.Name, Token: info.Token, LockedBy: info.LockedBy, By: r.RemoteAddr, At: time.Now()})
 		return forceReleaseResp{Backend: b.Name, Name: info.Name, LockedBy: info.LockedBy, Token: info.Token, Until: info.Until}, nil
 	})
+}
+
+// pageBy names a request's sender as a force-release records it:
+// "page:" and the remote address, cut to what a provider stores.
+func pageBy(r *http.Request) string {
+	return batontype.Shorten("page:"+r.RemoteAddr, batontype.MaxLockedByLen-len("…"))
 }
 
 type resetRateReq struct {

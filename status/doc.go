@@ -29,8 +29,10 @@
 // skipped on purpose), running, ok, or unlocked (its replicas' latest
 // runs come from the registry). The job page (#job/NAME?backend=B, served
 // by api/job) adds the run history from the ledger with whole errors and
-// panicked runs' stacks, the lock now, pending run requests, the problems
-// of the last 24 hours and the force-releases made through this handler.
+// panicked runs' stacks and who force-released a run's lock and when (as
+// the backend recorded it, whether the page or `baton locks release
+// --force` did it), the lock now, pending run requests and the problems
+// of the last 24 hours.
 // Timeline draws the run ledger (lockprovider.Ledger): one group per job,
 // a row of ticks with missed ticks marked (and, for a job paused now,
 // paused ticks, never missed), and one lane per replica with each run

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -19,8 +18,6 @@ import (
 const (
 	DefaultJobRuns = 50
 	MaxJobRuns     = 500
-	// maxReleases bounds the force-releases the handler remembers.
-	maxReleases = 256
 	// historyTicks is how far back the job page looks for missed ticks.
 	historyTicks = 24 * time.Hour
 )
@@ -38,47 +35,7 @@ type jobPageJSON struct {
 	Problems []jobstate.Problem `json:"problems"`
 	// Requests are the job's pending run-now requests.
 	Requests []batontype.RunRequest `json:"requests"`
-	// Releases are the force-releases of the job's lock made through this
-	// handler since it started: who, when and which token.
-	Releases []releaseJSON  `json:"releases"`
-	Errors   []backendError `json:"errors"`
-}
-
-// releaseJSON is a force-release made through the page.
-type releaseJSON struct {
-	Backend  string    `json:"backend"`
-	Name     string    `json:"name"`
-	Token    int64     `json:"token"`
-	LockedBy string    `json:"locked_by"` // the holder it took the lock from
-	By       string    `json:"by"`        // the request's remote address
-	At       time.Time `json:"at"`
-}
-
-// releases remembers the latest force-releases made through the handler.
-type releases struct {
-	mu   sync.Mutex
-	list []releaseJSON
-}
-
-func (rs *releases) add(r releaseJSON) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if len(rs.list) >= maxReleases {
-		rs.list = slices.Delete(rs.list, 0, len(rs.list)-maxReleases+1)
-	}
-	rs.list = append(rs.list, r)
-}
-
-func (rs *releases) of(backend, name string) []releaseJSON {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	out := []releaseJSON{}
-	for _, r := range rs.list {
-		if r.Backend == backend && r.Name == name {
-			out = append(out, r)
-		}
-	}
-	return out
+	Errors   []backendError         `json:"errors"`
 }
 
 // findJob returns the registered job name of backend, or a 404 when the
@@ -152,7 +109,7 @@ func (h *handler) buildJob(ctx context.Context, b Backend, name string, limit in
 	jh := &handler{cfg: one, log: h.log}
 	js := jh.buildJobs(ctx, now, name)
 	out := jobPageJSON{Now: now, Source: b.Source, Runs: []batontype.RunRecord{}, Problems: []jobstate.Problem{},
-		Requests: []batontype.RunRequest{}, Releases: h.releases.of(b.Name, name), Errors: js.Errors}
+		Requests: []batontype.RunRequest{}, Errors: js.Errors}
 	for _, j := range js.Jobs {
 		if j.Name == name {
 			out.Job = j

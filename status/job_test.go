@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -202,34 +203,55 @@ func TestJobPage(t *testing.T) {
 	}
 }
 
-// A force-release made through the page is on the job page: who and when.
+// A force-release made through the page is recorded by the backend on the
+// run it ended, and the job page shows it there: who (the page and the
+// connection's peer, not a header the client sets) and when. Only that
+// run is marked, and its later end keeps the mark.
 func TestForceReleaseRecorded(t *testing.T) {
 	t.Parallel()
 	p, h, _ := operatorPage(t)
-	l, err := p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "ok", Owner: lockprovider.NewOwner(), AtMostFor: time.Minute, LockedBy: "app-2"})
+	ctx := t.Context()
+	owner := lockprovider.NewOwner()
+	l, err := p.AcquireRun(ctx, lockprovider.AcquireParams{Name: "ok", Owner: owner, AtMostFor: time.Minute, LockedBy: "app-2"}, lockprovider.RunStart{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := httptest.NewRequest(http.MethodPost, "/api/actions/force-release", strings.NewReader(fmt.Sprintf(`{"backend":"memory","name":"ok","token":%d}`, l.Token)))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", "203.0.113.9")
 	req.RemoteAddr = "10.1.2.3:4567"
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("force-release: %d %s", rec.Code, rec.Body)
 	}
+	// The holder notices and ends its run: the mark stays.
+	err = p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "ok", Owner: owner}, lockprovider.RunEnd{
+		Run: batontype.RunRecord{Job: "ok", Token: l.Token, LockedBy: "app-2", Started: l.GrantedAt}, Outcome: batontype.OutcomeLockLost, Error: "lock lost"})
+	if !errors.Is(err, batontype.ErrNotHeld) {
+		t.Fatalf("the old holder's ReleaseRun: %v, want ErrNotHeld", err)
+	}
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/job?backend=memory&name=ok", nil))
 	var page struct {
-		Releases []struct {
-			Token    int64
-			By       string
-			LockedBy string `json:"locked_by"`
-		}
+		Runs []batontype.RunRecord
 	}
 	decodeRecorder(t, rec, &page)
-	if len(page.Releases) != 1 || page.Releases[0].Token != l.Token || page.Releases[0].By != "10.1.2.3:4567" || page.Releases[0].LockedBy != "app-2" {
-		t.Errorf("releases on the job page: %+v", page.Releases)
+	marked := 0
+	for _, r := range page.Runs {
+		if r.ReleasedAt.IsZero() && r.ReleasedBy == "" {
+			continue
+		}
+		marked++
+		if r.Token != l.Token || r.ReleasedBy != "page:10.1.2.3:4567" || r.ReleasedAt.Before(l.GrantedAt) || r.Outcome != batontype.OutcomeLockLost {
+			t.Errorf("run on the job page: %+v, want token %d released by page:10.1.2.3:4567 after its grant, lock_lost", r, l.Token)
+		}
+	}
+	if marked != 1 {
+		t.Errorf("%d runs on the job page carry a release, want 1: %+v", marked, page.Runs)
+	}
+	if strings.Contains(rec.Body.String(), `"releases"`) {
+		t.Errorf("the job page still has a releases list beside the backend's record: %s", rec.Body)
 	}
 }
 

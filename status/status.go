@@ -119,8 +119,6 @@ type handler struct {
 
 	mu    sync.Mutex
 	cache map[string]cached
-
-	releases releases // force-releases made through the page
 }
 
 type cached struct {

@@ -26,6 +26,14 @@
 //	baton limits reset KEY
 //	baton serve [--addr 127.0.0.1:8080] [--actions]   the status page (package status)
 //
+// locks release --force records who released the lock, in the backend, on
+// the run the freed lease belongs to (if a job's run holds it): as
+// "cli:$USER@HOST", $USER or else the process's account, HOST the
+// machine's name. jobs runs, the status page's job page and the ledger
+// then show "force-released by cli:alice@ops-1 at T" on that run (-o json:
+// released_by, released_at); a release from the status page reads
+// "page:" and the request's remote address.
+//
 // Every command takes -o table (default) or -o json; tables fit about 120
 // columns unless --wide (whole errors, absolute times, replica names), and
 // JSON gives each duration also in milliseconds ("at_most_for_ms"). With

@@ -362,12 +362,24 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 		if r.Manual {
 			flags = append(flags, "manual")
 		}
+		if !r.ReleasedAt.IsZero() {
+			flags = append(flags, "force-released")
+		}
 		errText, cut := c.cut(r.Error, 60)
 		cutAny = cutAny || cut
 		rows = append(rows, []string{stamp(r.Tick), r.Backend, r.LockedBy, strconv.FormatInt(r.Token, 10),
 			stamp(r.Started), dash(r.Duration), outcomeText(r.RunRecord, r.Unfinished), dash(strings.Join(flags, ",")), dash(errText)})
 	}
 	c.emit(out, []string{"TICK", "BACKEND", "REPLICA", "TOKEN", "STARTED", "DURATION", "OUTCOME", "FLAGS", "ERROR"}, rows)
+	if c.opts.output == "table" {
+		// Who and when fit no column: a line each under the table
+		// (-o json has released_by and released_at).
+		for _, r := range out {
+			if !r.ReleasedAt.IsZero() {
+				fmt.Fprintf(c.stdout, "token %d on %s: lock force-released by %s at %s\n", r.Token, r.Backend, dash(r.ReleasedBy), stamp(r.ReleasedAt))
+			}
+		}
+	}
 	if cutAny && c.opts.output == "table" {
 		fmt.Fprintln(c.stderr, "baton: long errors are cut; --wide (or -o json) shows them whole")
 	}

@@ -2,14 +2,18 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"os/user"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/baton-go/baton/batontype"
 
@@ -130,7 +134,7 @@ func lockCommands() []command {
 		},
 		{
 			group: "locks", name: "release", args: "--force NAME",
-			help: "free a held lock now (shows holder and token, asks unless --yes)",
+			help: "free a held lock now (shows holder and token, asks unless --yes; its run records cli:$USER@HOST)",
 			flags: func(fs *flag.FlagSet) {
 				fs.BoolVar(&force, "force", false, "required: release a lease held by someone else")
 				fs.BoolVar(&yes, "yes", false, "do not ask for confirmation")
@@ -178,6 +182,7 @@ func (c *cli) forceRelease(ctx context.Context, name string, yes bool) int {
 	}
 	in := bufio.NewScanner(c.stdin)
 	out := []lockJSON{}
+	by := cliOperator()
 	for _, t := range targets {
 		i := t.info
 		if !yes {
@@ -198,7 +203,7 @@ func (c *cli) forceRelease(ctx context.Context, name string, yes bool) int {
 		}
 		// --timeout bounds the backend calls, not the operator's answer.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.timeout)
-		freed, err := t.a.ForceRelease(rctx, name, i.Token)
+		freed, err := t.a.ForceRelease(rctx, lockprovider.ForceReleaseParams{Name: name, Token: i.Token, By: by})
 		cancel()
 		if errors.Is(err, batontype.ErrNotHeld) {
 			fmt.Fprintf(c.stderr, "baton: %s: lock %q changed hands or ended before the release; nothing freed\n", t.b.name, name)
@@ -209,12 +214,39 @@ func (c *cli) forceRelease(ctx context.Context, name string, yes bool) int {
 		}
 		out = append(out, toLockJSON(t.b.name, freed))
 		if c.opts.output == "table" {
-			fmt.Fprintf(c.stdout, "released %q on %s: was held by %s with token %d; the next grant gets a larger token\n",
-				name, t.b.name, dash(freed.LockedBy), freed.Token)
+			fmt.Fprintf(c.stdout, "released %q on %s: was held by %s with token %d; the next grant gets a larger token; a run of that lease is marked force-released by %s\n",
+				name, t.b.name, dash(freed.LockedBy), freed.Token, by)
 		}
 	}
 	if c.opts.output == "json" {
 		c.emit(out, nil, nil)
 	}
 	return exitOK
+}
+
+// cliOperator names the operator of a force-release as the ledger records
+// it on the run (batontype.RunRecord.ReleasedBy): "cli:USER@HOST", USER
+// from $USER or else the process's account, HOST the machine's name. It
+// is made valid as the field requires (no control characters, at most
+// batontype.MaxLockedByLen bytes), so an odd environment never blocks the
+// release.
+func cliOperator() string {
+	u := os.Getenv("USER")
+	if u == "" {
+		if cu, err := user.Current(); err == nil {
+			u = cu.Username
+		}
+	}
+	h, err := os.Hostname()
+	if err != nil {
+		h = ""
+	}
+	s := "cli:" + cmp.Or(u, "unknown") + "@" + cmp.Or(h, "unknown")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+	return batontype.Shorten(s, batontype.MaxLockedByLen-len("…"))
 }

@@ -394,3 +394,46 @@ func TestCLIGroupUsage(t *testing.T) {
 		}
 	}
 }
+
+// `locks release --force` records on the run it ended who released it
+// ("cli:$USER@HOST") and when, in the backend: `jobs runs` shows it in
+// its table and its JSON, for every backend.
+func TestCLIForceReleaseRecorded(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "cli:night-operator@" + host
+	for _, s := range cliBackends(t) {
+		t.Run(s.name, func(t *testing.T) {
+			l, err := s.p.(lockprovider.Ledger).AcquireRun(t.Context(), lockprovider.AcquireParams{Name: "stuck", Owner: lockprovider.NewOwner(),
+				LockedBy: "app-1", AtMostFor: time.Hour, Tick: time.Now().Truncate(time.Minute)}, lockprovider.RunStart{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(binary, append([]string{"locks", "release", "--force", "--yes", "stuck"}, s.args...)...)
+			cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=", "BATON_MYSQL_URL=", "USER=night-operator")
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("locks release --force: %v\n%s", err, out)
+			}
+			if !strings.Contains(string(out), "marked force-released by "+want) {
+				t.Errorf("locks release --force does not say how it is recorded:\n%s", out)
+			}
+			table := wantCode(t, exitOK, "", append([]string{"jobs", "runs", "stuck"}, s.args...)...)
+			note := fmt.Sprintf("token %d on %s: lock force-released by %s at ", l.Token, s.name, want)
+			if !strings.Contains(table, note) || !strings.Contains(table, "force-released ") {
+				t.Errorf("jobs runs (table) lacks the release %q and its flag:\n%s", note, table)
+			}
+			var runs []batontype.RunRecord
+			if err := json.Unmarshal([]byte(wantCode(t, exitOK, "", append([]string{"jobs", "runs", "stuck", "-o", "json"}, s.args...)...)), &runs); err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != 1 || runs[0].Token != l.Token || runs[0].ReleasedBy != want || runs[0].ReleasedAt.IsZero() {
+				t.Errorf("jobs runs -o json: %+v, want token %d released by %s", runs, l.Token, want)
+			}
+			// Nothing held any more: nothing to release, nothing recorded.
+			wantCode(t, exitNotFound, "", append([]string{"locks", "release", "--force", "--yes", "stuck"}, s.args...)...)
+		})
+	}
+}

@@ -96,7 +96,10 @@
 //   - Ledger (lockprovider.Ledger): AcquireRun opens one record per
 //     grant (none for a refusal or the holder's retry), ReleaseRun
 //     completes it, also after the lease was lost; Runs and LastRuns
-//     filter and order as documented; retention; validation.
+//     filter and order as documented; retention; validation. With
+//     lockprovider.Admin, ForceRelease marks the freed lease's run (and
+//     no other) with its ReleasedBy and ReleasedAt, which the old
+//     holder's end keeps.
 //   - Registry (lockprovider.Registry): registered instances are listed
 //     with their jobs, expire after their TTL unless renewed, and
 //     Heartbeat and Deregister act as documented; validation.

@@ -84,7 +84,7 @@ func testAdminNilContext(e *env) {
 	a := e.p.(lockprovider.Admin)
 	name, owner := e.name(), lockprovider.NewOwner()
 	e.mustAcquire(name, owner, long, 0)
-	wantNilCtx(e.t, "ForceRelease", func() error { return errOf(a.ForceRelease(nilCtx, name, 0)) })
+	wantNilCtx(e.t, "ForceRelease", func() error { return errOf(a.ForceRelease(nilCtx, lockprovider.ForceReleaseParams{Name: name})) })
 	e.wantHeld(name, "after ForceRelease with a nil context")
 	wantNilCtx(e.t, "ResetRate", func() error { return a.ResetRate(nilCtx, name) })
 	wantNilCtx(e.t, "Ping", func() error { return a.Ping(nilCtx) })

@@ -1,6 +1,7 @@
 package lockprovidertest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ func ledgerCases() []testCase {
 		{"RetriedAcquireOneRecord", testLedgerRetry},
 		{"RefusalsRecordNothing", testLedgerRefusals},
 		{"LostLeaseStillRecorded", testLedgerLost},
+		{"ForceReleaseRecorded", testLedgerForceRelease},
 		{"QueryRangeAndOrder", testLedgerQuery},
 		{"Retention", testLedgerRetention},
 		{"Validation", testLedgerValidation},
@@ -59,10 +61,10 @@ func testForceRelease(e *env) {
 	if err != nil {
 		e.t.Fatalf("Acquire: %v", err)
 	}
-	_, err = a.ForceRelease(e.ctx, name, l.Token+1)
+	_, err = a.ForceRelease(e.ctx, lockprovider.ForceReleaseParams{Name: name, Token: l.Token + 1})
 	e.wantErr(err, batontype.ErrNotHeld, "ForceRelease with another lease's token")
 	e.wantHeld(name, "after a ForceRelease for another token")
-	info, err := a.ForceRelease(e.ctx, name, l.Token)
+	info, err := a.ForceRelease(e.ctx, lockprovider.ForceReleaseParams{Name: name, Token: l.Token, By: "lockprovidertest"})
 	if err != nil {
 		e.t.Fatalf("ForceRelease: %v", err)
 	}
@@ -135,7 +137,7 @@ func testForceReleaseWakes(e *env) {
 	e.mustAcquire(name, lockprovider.NewOwner(), long, 0)
 	ch := make(chan struct{}, 1)
 	e.register(rn, name, ch)
-	if _, err := a.ForceRelease(e.ctx, name, 0); err != nil {
+	if _, err := a.ForceRelease(e.ctx, lockprovider.ForceReleaseParams{Name: name}); err != nil {
 		e.t.Fatalf("ForceRelease: %v", err)
 	}
 	e.wantSignal(ch, "forced release")
@@ -145,13 +147,23 @@ func testForceReleaseWakes(e *env) {
 func testForceReleaseNothing(e *env) {
 	a := e.p.(lockprovider.Admin)
 	name := e.name()
-	_, err := a.ForceRelease(e.ctx, name, 0)
+	_, err := a.ForceRelease(e.ctx, lockprovider.ForceReleaseParams{Name: name})
 	e.wantErr(err, batontype.ErrNotHeld, "ForceRelease of a name never acquired")
 	e.cycle(name)
-	_, err = a.ForceRelease(e.ctx, name, 0)
+	_, err = a.ForceRelease(e.ctx, lockprovider.ForceReleaseParams{Name: name})
 	e.wantErr(err, batontype.ErrNotHeld, "ForceRelease of a released name")
-	_, err = a.ForceRelease(e.ctx, "", 0)
+	_, err = a.ForceRelease(e.ctx, lockprovider.ForceReleaseParams{})
 	e.wantErr(err, batontype.ErrInvalid, "ForceRelease of an empty name")
+	e.mustAcquire(name, lockprovider.NewOwner(), long, 0)
+	for _, bad := range []lockprovider.ForceReleaseParams{
+		{Name: name, Token: -1},
+		{Name: name, By: "op\nerator"},
+		{Name: name, By: strings.Repeat("x", batontype.MaxLockedByLen+1)},
+	} {
+		_, err = a.ForceRelease(e.ctx, bad)
+		e.wantErr(err, batontype.ErrInvalid, fmt.Sprintf("ForceRelease(%+v)", bad))
+	}
+	e.wantHeld(name, "after ForceRelease with invalid arguments")
 }
 
 func testPing(e *env) {
@@ -400,6 +412,70 @@ func testLedgerLost(e *env) {
 	last, _ := e.lastRuns(name)
 	if last.Token != l.Token || last.Outcome != batontype.OutcomeLockLost || last.Error != "lock lost" || last.Finished.IsZero() {
 		e.t.Errorf("lost run = %+v, want token %d lock_lost, finished", last, l.Token)
+	}
+}
+
+// A forced release of a run's lease marks that run, and only it, with
+// who released it and when (by the backend's clock, between the freed
+// grant and the next); the old holder's later end keeps the mark. A
+// plain lock's forced release makes no run. Needs lockprovider.Admin.
+func testLedgerForceRelease(e *env) {
+	a, ok := e.p.(lockprovider.Admin)
+	if !ok {
+		e.t.Skip("provider does not implement lockprovider.Admin")
+	}
+	name := e.name()
+	tick := baseTick.Add(5 * time.Minute)
+	prev, err := e.acquireRun(name, lockprovider.NewOwner(), "holder", long, tick, lockprovider.RunStart{})
+	if err != nil {
+		e.t.Fatalf("AcquireRun: %v", err)
+	}
+	if err := e.releaseRun(prev, "holder", batontype.OutcomeSucceeded, "", batontype.Retention{}); err != nil {
+		e.t.Fatalf("ReleaseRun: %v", err)
+	}
+	l, err := e.acquireRun(name, lockprovider.NewOwner(), "holder", long, tick.Add(time.Minute), lockprovider.RunStart{})
+	if err != nil {
+		e.t.Fatalf("second AcquireRun: %v", err)
+	}
+	const by = "cli:operator@host"
+	// Token 0: the provider finds the freed lease's run itself.
+	if _, err := a.ForceRelease(e.ctx, lockprovider.ForceReleaseParams{Name: name, By: by}); err != nil {
+		e.t.Fatalf("ForceRelease: %v", err)
+	}
+	next := e.mustAcquire(name, lockprovider.NewOwner(), long, 0) // a plain grant: a later backend time
+	e.mustRelease(name, next.Owner)
+	check := func(what string, wantOutcome batontype.Outcome) {
+		e.t.Helper()
+		runs := e.runs(name, batontype.RunQuery{})
+		if len(runs) != 2 || runs[0].Token != l.Token || runs[1].Token != prev.Token {
+			e.t.Fatalf("%s: runs %+v, want tokens %d and %d", what, runs, l.Token, prev.Token)
+		}
+		r := runs[0]
+		if r.ReleasedBy != by || r.Outcome != wantOutcome {
+			e.t.Errorf("%s: freed run = %+v, want ReleasedBy %q, outcome %q", what, r, by, wantOutcome)
+		}
+		if r.ReleasedAt.Before(l.GrantedAt.Add(-inspectTol)) || r.ReleasedAt.After(next.GrantedAt.Add(inspectTol)) {
+			e.t.Errorf("%s: ReleasedAt %v, want between the freed grant %v and the next %v", what, r.ReleasedAt, l.GrantedAt, next.GrantedAt)
+		}
+		if o := runs[1]; o.ReleasedBy != "" || !o.ReleasedAt.IsZero() {
+			e.t.Errorf("%s: the run before = %+v, want no release mark", what, o)
+		}
+		if last, _ := e.lastRuns(name); last.ReleasedBy != by || !last.ReleasedAt.Equal(r.ReleasedAt) {
+			e.t.Errorf("%s: LastRuns = %+v, want the mark of Runs", what, last)
+		}
+	}
+	check("before the holder's end", batontype.OutcomeRunning)
+	err = e.releaseRun(l, "holder", batontype.OutcomeLockLost, "lock lost", batontype.Retention{})
+	e.wantErr(err, batontype.ErrNotHeld, "the old holder's ReleaseRun after ForceRelease")
+	check("after the holder's end", batontype.OutcomeLockLost)
+
+	plain := e.name()
+	e.mustAcquire(plain, lockprovider.NewOwner(), long, 0)
+	if _, err := a.ForceRelease(e.ctx, lockprovider.ForceReleaseParams{Name: plain, By: by}); err != nil {
+		e.t.Fatalf("ForceRelease of a plain lock: %v", err)
+	}
+	if runs := e.runs(plain, batontype.RunQuery{}); len(runs) != 0 {
+		e.t.Errorf("runs of a plain lock after its forced release: %+v, want none", runs)
 	}
 }
 

@@ -21,22 +21,27 @@ type opsState struct {
 	instances map[string]batontype.Instance
 }
 
-// ForceRelease implements lockprovider.Admin.
-func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
-	if err := check.Live(ctx, batontype.ValidateName(name)); err != nil {
+// ForceRelease implements lockprovider.Admin. The run the lease belongs
+// to, if the ledger holds it, is marked with who released it.
+func (p *Provider) ForceRelease(ctx context.Context, fp lockprovider.ForceReleaseParams) (batontype.LeaseInfo, error) {
+	if err := check.Live(ctx, fp.Validate()); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	r := p.names[name]
-	if r == nil || !r.held(now) || (token != 0 && r.fence != token) {
+	r := p.names[fp.Name]
+	if r == nil || !r.held(now) || (fp.Token != 0 && r.fence != fp.Token) {
 		return batontype.LeaseInfo{}, batontype.ErrNotHeld
 	}
-	info := r.info(name, now)
+	info := r.info(fp.Name, now)
 	r.lease.Until = now
 	r.lease.AtLeastUntil = now
-	p.wakeLocked(name)
+	runs := p.opsLocked().runs[fp.Name]
+	if i := slices.IndexFunc(runs, func(rr batontype.RunRecord) bool { return rr.Token == info.Token }); i >= 0 {
+		runs[i].ReleasedBy, runs[i].ReleasedAt = fp.By, now
+	}
+	p.wakeLocked(fp.Name)
 	return info, nil
 }
 

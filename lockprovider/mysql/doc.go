@@ -31,7 +31,8 @@
 // removes a procedure that replicas are calling. Provider.SchemaSQL and
 // SchemaSQL return the same DDL, in the form the mysql and mariadb clients
 // read, for users who run their own migrations. The user needs the
-// CREATE, ALTER ROUTINE, CREATE ROUTINE and EXECUTE privileges; the
+// CREATE, ALTER (a runs table made by an older version gets columns),
+// ALTER ROUTINE, CREATE ROUTINE and EXECUTE privileges; the
 // procedures run with the caller's privileges (SQL SECURITY INVOKER).
 // Identifiers are validated (ASCII letters, digits, underscores) and
 // quoted; names and keys reach SQL only as parameters.

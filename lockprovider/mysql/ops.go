@@ -22,13 +22,14 @@ type opsQueries struct {
 
 const runCols = "r.job, " + "TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.tick), r.locked_by, r.token, " +
 	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.started_at), " +
-	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.finished_at), r.outcome, r.error, r.catch_up, r.manual, r.stack"
+	"TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.finished_at), r.outcome, r.error, r.catch_up, r.manual, r.stack, " +
+	"r.released_by, TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', r.released_at)"
 
 func newOpsQueries(n names) opsQueries {
 	return opsQueries{
 		acquireRun:   "CALL " + n.proc("acquire_run") + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		releaseRun:   "CALL " + n.proc("release_run") + "(?, ?, ?, ?, ?, ?, ?)",
-		forceRelease: "CALL " + n.proc("force_release") + "(?, ?)",
+		forceRelease: "CALL " + n.proc("force_release") + "(?, ?, ?)",
 		runs: "SELECT " + runCols + " FROM " + n.Runs + " r WHERE r.job = ?" +
 			" AND (? IS NULL OR r.started_at >= " + dt("?") + ")" +
 			" AND (? IS NULL OR r.started_at < " + dt("?") + ")" +
@@ -49,16 +50,18 @@ func newOpsQueries(n names) opsQueries {
 	}
 }
 
-// ForceRelease implements lockprovider.Admin in one CALL.
-func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
-	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
+// ForceRelease implements lockprovider.Admin in one CALL, which also
+// marks the freed lease's run row, if there is one.
+func (p *Provider) ForceRelease(ctx context.Context, fp lockprovider.ForceReleaseParams) (batontype.LeaseInfo, error) {
+	if err := check.Args(ctx, fp.Validate()); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
+	name := fp.Name
 	var (
 		fence, at, until, lastTick, atLeast sql.NullInt64
 		by                                  sql.NullString
 	)
-	err := p.db.QueryRowContext(ctx, p.q.ops.forceRelease, name, token).Scan(&fence, &by, &at, &until, &lastTick, &atLeast)
+	err := p.db.QueryRowContext(ctx, p.q.ops.forceRelease, name, fp.Token, fp.By).Scan(&fence, &by, &at, &until, &lastTick, &atLeast)
 	if err != nil {
 		return batontype.LeaseInfo{}, opError("force-release", name, err)
 	}
@@ -125,12 +128,13 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 func scanRun(rows *sql.Rows, extra ...any) (batontype.RunRecord, error) {
 	var (
 		r               batontype.RunRecord
-		tick, fin       sql.NullInt64
+		tick, fin, rel  sql.NullInt64
 		started         int64
 		outcome         string
 		catchUp, manual bool
 	)
-	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &started, &fin, &outcome, &r.Error, &catchUp, &manual, &r.Stack}, extra...)
+	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &started, &fin, &outcome, &r.Error, &catchUp, &manual, &r.Stack,
+		&r.ReleasedBy, &rel}, extra...)
 	if err := rows.Scan(dst...); err != nil {
 		return r, err
 	}
@@ -140,6 +144,9 @@ func scanRun(rows *sql.Rows, extra ...any) (batontype.RunRecord, error) {
 	}
 	if fin.Valid {
 		r.Finished = time.UnixMicro(fin.Int64)
+	}
+	if rel.Valid {
+		r.ReleasedAt = time.UnixMicro(rel.Int64)
 	}
 	r.Outcome = batontype.Outcome(outcome)
 	r.CatchUp, r.Manual = catchUp, manual

@@ -112,6 +112,42 @@ func TestMigrateIdempotent(t *testing.T) {
 	}
 }
 
+// A deployment migrated before the ledger recorded force-releases (a runs
+// table without released_by and released_at, the old force_release) is
+// upgraded by Migrate: the columns are added, the procedure replaced, and
+// a force-release then marks its run. Migrate again changes nothing.
+func TestMigrateUpgradesReleaseColumns(t *testing.T) {
+	p, my := newProvider(t, nil)
+	ctx := t.Context()
+	for _, q := range []string{
+		"ALTER TABLE `baton_locks_runs` DROP COLUMN released_by, DROP COLUMN released_at",
+		"ALTER PROCEDURE `baton_locks_force_release` COMMENT 'baton an older text'",
+	} {
+		if _, err := my.DB.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for range 2 {
+		if err := p.Migrate(ctx); err != nil {
+			t.Fatalf("Migrate over the older schema: %v", err)
+		}
+	}
+	l, err := p.AcquireRun(ctx, params("upgraded", time.Minute), lockprovider.RunStart{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ForceRelease(ctx, lockprovider.ForceReleaseParams{Name: "upgraded", Token: l.Token, By: "cli:ops@host"}); err != nil {
+		t.Fatalf("ForceRelease after the upgrade: %v", err)
+	}
+	runs, err := p.Runs(ctx, batontype.RunQuery{Job: "upgraded"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].ReleasedBy != "cli:ops@host" || runs[0].ReleasedAt.IsZero() {
+		t.Errorf("runs after the upgrade: %+v, want one released by cli:ops@host", runs)
+	}
+}
+
 func TestDatabaseQualifiedTable(t *testing.T) {
 	my := mysqlenv.Database(t)
 	other := mysqlenv.Database(t)
@@ -260,7 +296,10 @@ func TestOneStatementPerOperation(t *testing.T) {
 			_, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: "k", N: 1, Limits: limits})
 			return err
 		}},
-		{"ForceRelease", func() error { _, err := p.ForceRelease(ctx, "b1", 0); return err }},
+		{"ForceRelease", func() error {
+			_, err := p.ForceRelease(ctx, lockprovider.ForceReleaseParams{Name: "b1", By: "test"})
+			return err
+		}},
 	} {
 		before := questions(t, conn)
 		if err := op.fn(); err != nil {

@@ -78,18 +78,20 @@ func (o *opsQueries) render(p *Provider) error {
 	return nil
 }
 
-// ForceRelease implements lockprovider.Admin in one statement.
-func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
-	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
+// ForceRelease implements lockprovider.Admin in one statement, which also
+// marks the freed lease's run row, if there is one.
+func (p *Provider) ForceRelease(ctx context.Context, fp lockprovider.ForceReleaseParams) (batontype.LeaseInfo, error) {
+	if err := check.Args(ctx, fp.Validate()); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
+	name := fp.Name
 	info := batontype.LeaseInfo{Name: name, Exists: true, Held: true}
 	var (
 		lastTick pgtype.Timestamptz
 		atLeast  time.Time
 		ignored  bool
 	)
-	err := p.db.QueryRow(ctx, p.ops.forceRelease, name, token).
+	err := p.db.QueryRow(ctx, p.ops.forceRelease, name, fp.Token, fp.By).
 		Scan(&info.LockedBy, &info.GrantedAt, &info.Until, &info.Token, &lastTick, &atLeast, &ignored)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -154,11 +156,12 @@ func (p *Provider) ReleaseRun(ctx context.Context, r lockprovider.ReleaseParams,
 
 func scanRun(row pgx.CollectableRow, extra ...any) (batontype.RunRecord, error) {
 	var (
-		r         batontype.RunRecord
-		tick, fin pgtype.Timestamptz
-		outcome   string
+		r              batontype.RunRecord
+		tick, fin, rel pgtype.Timestamptz
+		outcome        string
 	)
-	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &r.Started, &fin, &outcome, &r.Error, &r.CatchUp, &r.Manual, &r.Stack}, extra...)
+	dst := append([]any{&r.Job, &tick, &r.LockedBy, &r.Token, &r.Started, &fin, &outcome, &r.Error, &r.CatchUp, &r.Manual, &r.Stack,
+		&r.ReleasedBy, &rel}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return r, err
 	}
@@ -167,6 +170,9 @@ func scanRun(row pgx.CollectableRow, extra ...any) (batontype.RunRecord, error) 
 	}
 	if fin.Valid {
 		r.Finished = fin.Time
+	}
+	if rel.Valid {
+		r.ReleasedAt = rel.Time
 	}
 	r.Outcome = batontype.Outcome(outcome)
 	return r, nil

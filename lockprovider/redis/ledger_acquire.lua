@@ -14,8 +14,11 @@
 -- The list holds two kinds of records, both "token\nstarted ms\nrest":
 -- a start record, rest built by the client as "tick ms\nflags\nlockedBy",
 -- and the end record ledger_release.lua pushes, the whole run with
--- "\nfinished ms\noutcome\nerror" more. A run is in the ledger while its
--- start record is (see readRuns in ops.go).
+-- "\nfinished ms\noutcome\nerror" more. A force-release of a run's lease
+-- adds a third kind, "token\nreleased ms\nby" (admin.lua), whose second
+-- field is a time too, so the age cut below reads every kind alike. A
+-- run is in the ledger while its start record is (see readRuns in
+-- ops.go).
 --
 -- Retention counts records, amortised (lockprovider.RetentionSlack, 16).
 -- A claim that finds the list's new length at least max records + 16

@@ -53,13 +53,15 @@ func wrap(fn, body, tail string) string {
 // name's slot.
 const runsSuffix = ":r"
 
-// ForceRelease implements lockprovider.Admin in one script call.
-func (p *Provider) ForceRelease(ctx context.Context, name string, token int64) (batontype.LeaseInfo, error) {
-	if err := check.Args(ctx, batontype.ValidateName(name)); err != nil {
+// ForceRelease implements lockprovider.Admin in one script call, which
+// also records the release on the name's run list, if it has one.
+func (p *Provider) ForceRelease(ctx context.Context, fp lockprovider.ForceReleaseParams) (batontype.LeaseInfo, error) {
+	if err := check.Args(ctx, fp.Validate()); err != nil {
 		return batontype.LeaseInfo{}, err
 	}
+	name := fp.Name
 	lease, fence := p.keys(name)
-	v, err := adminScript.Run(ctx, p.client, []string{lease, fence}, "force", token).Result()
+	v, err := adminScript.Run(ctx, p.client, []string{lease, fence, lease + runsSuffix}, "force", fp.Token, fp.By).Result()
 	if err != nil {
 		return batontype.LeaseInfo{}, unknown("force-release", name, err)
 	}
@@ -356,7 +358,8 @@ func (p *Provider) ReleaseRun(ctx context.Context, rp lockprovider.ReleaseParams
 
 // readRuns reads a job's runs, newest start first, in one script call.
 // Each run is its start record with the newest end record of its token,
-// if any; an end record without its start record (trimmed while the run
+// if any, and the release record ForceRelease pushed for it, if any; an
+// end or release record without its start record (trimmed while the run
 // ran) is not a run.
 func (p *Provider) readRuns(ctx context.Context, job string) ([]batontype.RunRecord, error) {
 	recs, err := ledgerRunsScript.Run(ctx, p.client, []string{p.key(job) + runsSuffix}).StringSlice()
@@ -364,21 +367,26 @@ func (p *Provider) readRuns(ctx context.Context, job string) ([]batontype.RunRec
 		return nil, opError("runs of", job, err)
 	}
 	runs := make([]batontype.RunRecord, 0, len(recs)/2+1)
-	ends := make(map[int64]batontype.RunRecord)
+	var ends, releases map[int64]batontype.RunRecord
 	for _, s := range recs {
-		rec, ended, ok := parseRecord(job, s)
+		rec, kind, ok := parseRecord(job, s)
 		switch {
 		case !ok:
 			return nil, fmt.Errorf("redis: runs of %q: %w", job, unexpected(s))
-		case !ended:
+		case kind == recStart:
 			runs = append(runs, rec)
-		case ends[rec.Token].Token == 0: // the list is newest first
-			ends[rec.Token] = rec
+		case kind == recEnd:
+			ends = keepFirst(ends, rec) // the list is newest first
+		default:
+			releases = keepFirst(releases, rec)
 		}
 	}
 	for i, r := range runs {
 		if e, ok := ends[r.Token]; ok {
 			runs[i].Finished, runs[i].Outcome, runs[i].Error, runs[i].Stack = e.Finished, e.Outcome, e.Error, e.Stack
+		}
+		if e, ok := releases[r.Token]; ok {
+			runs[i].ReleasedBy, runs[i].ReleasedAt = e.ReleasedBy, e.ReleasedAt
 		}
 	}
 	slices.SortStableFunc(runs, func(a, b batontype.RunRecord) int { return b.Started.Compare(a.Started) })
@@ -393,32 +401,57 @@ func msTime(s string) time.Time {
 	return time.UnixMilli(n)
 }
 
+// keepFirst adds rec to m under its token unless one is there already.
+func keepFirst(m map[int64]batontype.RunRecord, rec batontype.RunRecord) map[int64]batontype.RunRecord {
+	if m == nil {
+		m = make(map[int64]batontype.RunRecord)
+	}
+	if _, ok := m[rec.Token]; !ok {
+		m[rec.Token] = rec
+	}
+	return m
+}
+
+// Kinds of run-list records.
+const (
+	recStart   = iota // pushed by the claim (ledger_acquire.lua)
+	recEnd            // pushed by the release (ledger_release.lua)
+	recRelease        // pushed by a force-release (admin.lua)
+)
+
 // parseRecord decodes a run record (see ledger_acquire.lua): token,
 // started, tick, flags, lockedBy, and for an end record finished,
-// outcome, error.
-func parseRecord(job, s string) (rec batontype.RunRecord, ended, ok bool) {
+// outcome, error; or a force-release's record (see admin.lua): token,
+// released, by.
+func parseRecord(job, s string) (rec batontype.RunRecord, kind int, ok bool) {
 	f := strings.SplitN(s, "\n", 8)
+	var err error
+	if len(f) == 3 {
+		rec = batontype.RunRecord{Job: job, ReleasedAt: msTime(f[1]), ReleasedBy: f[2]}
+		rec.Token, err = strconv.ParseInt(f[0], 10, 64)
+		return rec, recRelease, err == nil
+	}
 	if len(f) != 5 && len(f) != 8 {
-		return rec, false, false
+		return rec, 0, false
 	}
 	rec = batontype.RunRecord{Job: job, Started: msTime(f[1]), Tick: msTime(f[2]), LockedBy: f[4],
 		CatchUp: strings.Contains(f[3], "c"), Manual: strings.Contains(f[3], "m")}
-	var err error
 	if rec.Token, err = strconv.ParseInt(f[0], 10, 64); err != nil {
-		return rec, false, false
+		return rec, 0, false
 	}
-	if len(f) == 8 {
-		rec.Finished, rec.Outcome, rec.Error = msTime(f[5]), batontype.Outcome(f[6]), f[7]
-		if strings.Contains(f[3], "s") { // "<error length>\n<error><stack>"
-			n, text, found := strings.Cut(f[7], "\n")
-			k, err := strconv.Atoi(n)
-			if !found || err != nil || k < 0 || k > len(text) {
-				return rec, false, false
-			}
-			rec.Error, rec.Stack = text[:k], text[k:]
+	if len(f) == 5 {
+		return rec, recStart, true
+	}
+	rec.Finished, rec.Outcome, rec.Error = msTime(f[5]), batontype.Outcome(f[6]), f[7]
+	if strings.Contains(f[3], "s") { // "<error length>\n<error><stack>"
+		n, text, found := strings.Cut(f[7], "\n")
+		k, err := strconv.Atoi(n)
+		if !found || err != nil || k < 0 || k > len(text) {
+			return rec, 0, false
 		}
+		rec.Error, rec.Stack = text[:k], text[k:]
 	}
-	return rec, len(f) == 8, true
+	return rec, recEnd, true
 }
 
 // Runs implements lockprovider.Ledger in one script call. The list holds

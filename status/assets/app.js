@@ -359,7 +359,6 @@
     showErrors(d.errors);
     const j = d.job;
     document.getElementById("job-title").replaceChildren(el("span", { text: j.name }), " ", stateTag(j.state, stateTitle(j)), " ", jobActions(j));
-    const releases = new Map((d.releases || []).map((r) => [r.token, r]));
     const fact = (k, v, attrs) => [el("dt", { text: k }), el("dd", attrs || {}, v)];
     const lease = d.lease;
     const facts = [
@@ -376,7 +375,6 @@
       facts.push(...fact("Last 24 h", el("ul", { class: "problems" }, ...d.problems.slice(0, 20).map((pr) => el("li", { "data-kind": pr.kind },
         stateTag(pr.kind), " tick " + fmtTime(pr.tick) + (pr.holder ? ": lock held by " + pr.holder.locked_by + " (token " + pr.holder.token + ")" : "") + (pr.run ? ": " + firstLine(pr.run.error || pr.run.outcome || "running") : ""))))));
     }
-    for (const r of d.releases || []) facts.push(...fact("Force-released", "token " + r.token + " of " + r.locked_by + " by " + r.by + " at " + fmtTime(r.at)));
     document.getElementById("job-facts").replaceChildren(el("dl", {}, ...facts));
 
     const body = document.querySelector("#runs-table tbody");
@@ -384,10 +382,9 @@
     for (const r of d.runs) {
       r.outcome = r.outcome || "running"; // the ledger's running outcome is empty
       const key = j.name + "/" + r.token;
-      const rl = releases.get(r.token);
       const errCell = el("td", { class: "err" });
       if (r.error) errCell.append(el("div", { class: "error-text", text: r.error }));
-      if (rl) errCell.append(el("div", { class: "released", text: "lock force-released by " + rl.by + " at " + fmtTime(rl.at) }));
+      if (r.released_at) errCell.append(el("div", { class: "released", text: "lock force-released by " + (r.released_by || "an unnamed operator") + " at " + fmtTime(r.released_at) }));
       if (r.stack) {
         const det = el("details", { class: "stack", open: state.openStacks.has(key) || p.run === String(r.token) }, el("summary", { text: "stack" }), el("pre", { text: r.stack }));
         det.addEventListener("toggle", () => { if (det.open) state.openStacks.add(key); else state.openStacks.delete(key); });

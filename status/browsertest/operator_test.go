@@ -323,6 +323,21 @@ func TestBrowserOperator(t *testing.T) {
 	if info, err := rp.Inspect(ctx, "payments"); err != nil || info.Held {
 		t.Errorf("after the second click: %+v %v (lease token %d)", info, err, lease.Token)
 	}
+
+	// A run whose lock an operator force-released (here with the CLI's
+	// name) says so on its row of the job page: the backend's record.
+	stuck, err := rp.AcquireRun(ctx, lockprovider.AcquireParams{Name: "manual-report", Owner: lockprovider.NewOwner(), AtMostFor: 5 * time.Minute, LockedBy: "replica-9"}, lockprovider.RunStart{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rp.ForceRelease(ctx, lockprovider.ForceReleaseParams{Name: "manual-report", Token: stuck.Token, By: "cli:alice@ops-1"}); err != nil {
+		t.Fatal(err)
+	}
+	open(t, bctx, srv.URL+"/#job/manual-report?backend=redis", "job")
+	sel := fmt.Sprintf(`#runs-table tr[data-token="%d"] .released`, stuck.Token)
+	if txt := get(t, bctx, chromedp.Text(chromedp.CSS(sel))); !strings.HasPrefix(txt, "lock force-released by cli:alice@ops-1 at ") {
+		t.Errorf("the force-released run's row reads %q", txt)
+	}
 }
 
 // TestBrowserDeadBackend points the page at a Redis and a PostgreSQL that

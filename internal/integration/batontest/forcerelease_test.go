@@ -75,7 +75,7 @@ func TestForceRelease(t *testing.T) {
 			}()
 			time.Sleep(500 * time.Millisecond) // the waiter has tried once and subscribed
 
-			freed, err := c.p.(lockprovider.Admin).ForceRelease(ctx, name, a.Token())
+			freed, err := c.p.(lockprovider.Admin).ForceRelease(ctx, lockprovider.ForceReleaseParams{Name: name, Token: a.Token()})
 			released := time.Now()
 			if err != nil {
 				t.Fatalf("ForceRelease: %v", err)

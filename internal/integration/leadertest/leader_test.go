@@ -253,7 +253,7 @@ func TestRun(t *testing.T) {
 	if err := e.IsLeader(ctx); err != nil {
 		t.Fatalf("IsLeader while Run leads: %v", err)
 	}
-	if _, err := p.ForceRelease(ctx, "leader", first); err != nil {
+	if _, err := p.ForceRelease(ctx, lockprovider.ForceReleaseParams{Name: "leader", Token: first}); err != nil {
 		t.Fatal(err)
 	}
 	second := recvWithin(t, terms, 10*time.Second)
@@ -373,7 +373,7 @@ func TestTermLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.ForceRelease(ctx, "leader", term.Token()); err != nil {
+	if _, err := p.ForceRelease(ctx, lockprovider.ForceReleaseParams{Name: "leader", Token: term.Token()}); err != nil {
 		t.Fatal(err)
 	}
 	select {

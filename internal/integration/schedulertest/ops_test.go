@@ -542,7 +542,7 @@ func TestLedgerOffRegistryOff(t *testing.T) {
 // before it learns of it (no renewal, no extension), learns it from its
 // release: it counts as a lost lock (Stats, the LockLost hook) and the
 // ledger records it as lock_lost, not as the success its function
-// returned.
+// returned, with who force-released it.
 func TestForceReleasedRunIsLockLost(t *testing.T) {
 	for _, backend := range []string{"memory", "redis", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
@@ -572,7 +572,7 @@ func TestForceReleasedRunIsLockLost(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the run did not start")
 			}
-			if _, err := p.(lockprovider.Admin).ForceRelease(t.Context(), "nightly", token); err != nil {
+			if _, err := p.(lockprovider.Admin).ForceRelease(t.Context(), lockprovider.ForceReleaseParams{Name: "nightly", Token: token, By: "cli:ops@host"}); err != nil {
 				t.Fatal(err)
 			}
 			close(finish)
@@ -594,8 +594,8 @@ func TestForceReleasedRunIsLockLost(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			if run.Token != token || run.Finished.IsZero() || run.Error == "" {
-				t.Errorf("record %+v: want token %d, finished, an error text", run, token)
+			if run.Token != token || run.Finished.IsZero() || run.Error == "" || run.ReleasedBy != "cli:ops@host" || run.ReleasedAt.IsZero() {
+				t.Errorf("record %+v: want token %d, finished, an error text, released by cli:ops@host", run, token)
 			}
 			if err := s.Shutdown(t.Context()); err != nil {
 				t.Fatal(err)

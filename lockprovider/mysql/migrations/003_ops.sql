@@ -117,8 +117,11 @@ END
 -- report what was freed; a NULL fence means nothing was. The UPDATE
 -- frees only the lease the SELECT read (same fence), so a lease granted
 -- in between is never freed in its place. The row stays, so the next
--- grant's fence is larger.
-CREATE PROCEDURE {{proc "force_release"}}(IN p_name VARBINARY(200), IN p_token BIGINT)
+-- grant's fence is larger. The run row of the freed lease (the ledger's
+-- row of job p_name with that fence), if there is one, records the
+-- operator p_released_by and the time (columns of 006_run_release.sql).
+CREATE PROCEDURE {{proc "force_release"}}(IN p_name VARBINARY(200), IN p_token BIGINT,
+    IN p_released_by VARCHAR(255) CHARACTER SET utf8mb4)
     SQL SECURITY INVOKER
 BEGIN
     DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
@@ -136,6 +139,8 @@ BEGIN
             SET v_fence = NULL;
         ELSE
             UPDATE {{.Waiters}} SET released = released + 1 WHERE name = p_name AND until > v_now;
+            UPDATE {{.Runs}} SET released_by = p_released_by, released_at = v_now
+            WHERE job = p_name AND token = v_fence;
         END IF;
     END IF;
     SELECT v_fence, v_by, v_at, v_until, v_tick, v_least;

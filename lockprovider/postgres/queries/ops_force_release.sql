@@ -1,12 +1,20 @@
 -- Force-release: end the live lease on $1 whoever holds it, notify waiters
 -- as release.sql does, and report the freed lease. The row stays, so the
 -- next grant's fence is larger. $2 token: unless 0, only the lease with
--- that fence is freed.
+-- that fence is freed. The run row of the freed lease (the ledger's row
+-- of job $1 with token fence), if there is one, records the operator $3
+-- and the time: the CTE run, by primary key, in the same statement.
 WITH cur AS MATERIALIZED (
     SELECT t.name, t.locked_by, t.locked_at, t.lock_until, t.fence, t.last_tick, t.at_least_until
     FROM {{.Locks}} t
     WHERE t.name = $1 AND t.lock_until > clock_timestamp() AND ($2::bigint = 0 OR t.fence = $2)
     FOR UPDATE
+), run AS (
+    UPDATE {{.Runs}} AS r SET
+        released_by = $3::text,
+        released_at = clock_timestamp()
+    FROM cur
+    WHERE r.job = cur.name AND r.token = cur.fence
 )
 UPDATE {{.Locks}} AS t SET
     lock_until     = clock_timestamp(),
