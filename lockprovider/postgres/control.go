@@ -53,13 +53,7 @@ func (q *controlQueries) render(p *Provider) error {
 // SetPaused implements lockprovider.Control in one statement, which also
 // announces the change to watchers. A flag lasts until it is cleared.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := check.Args(ctx, batontype.ValidateName(job)); err != nil {
-		return err
-	}
-	if _, err := p.db.Exec(ctx, p.control.pause, job, paused, controlPayload); err != nil {
-		return opError("set paused", job, err)
-	}
-	return nil
+	return p.run.Exec(ctx, batontype.ValidateName(job), "set paused", job, p.control.pause, job, paused, controlPayload)
 }
 
 // RequestRun implements lockprovider.Control in one statement.
