@@ -50,3 +50,20 @@ func TestWrap(t *testing.T) {
 		t.Errorf("unreachable: %v", err)
 	}
 }
+
+func TestAcquireWrapper(t *testing.T) {
+	boom, busy := errors.New("boom"), errors.New("busy")
+	wrap := backenderr.Wrapper("p", func(error) (bool, bool) { return false, false })
+	acquire := backenderr.AcquireWrapper(wrap, func(err error) error {
+		if errors.Is(err, busy) {
+			return batontype.ErrNotAcquired
+		}
+		return nil
+	})
+	if err := acquire("n", busy); err != batontype.ErrNotAcquired {
+		t.Errorf("contended: %v, want the refusal unwrapped", err)
+	}
+	if err := acquire("n", boom); err.Error() != `p: acquire "n": boom` || !errors.Is(err, boom) {
+		t.Errorf("failure: %v", err)
+	}
+}

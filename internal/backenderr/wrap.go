@@ -23,3 +23,22 @@ func Wrap(pkg, op, name string, err error, classify func(error) (unavailable, no
 	}
 	return wrapped
 }
+
+// Wrapper returns Wrap for one provider: pkg and its driver's classify
+// fixed.
+func Wrapper(pkg string, classify func(error) (unavailable, notSent bool)) func(op, name string, err error) error {
+	return func(op, name string, err error) error { return Wrap(pkg, op, name, err, classify) }
+}
+
+// AcquireWrapper returns the wrapping of a failed acquire of name: the
+// refusal that contended (the driver's) finds in err, when another session
+// was in the way and the statement changed nothing; else wrap("acquire",
+// name, err).
+func AcquireWrapper(wrap func(op, name string, err error) error, contended func(error) error) func(name string, err error) error {
+	return func(name string, err error) error {
+		if refused := contended(err); refused != nil {
+			return refused
+		}
+		return wrap("acquire", name, err)
+	}
+}

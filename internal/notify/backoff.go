@@ -2,6 +2,12 @@ package notify
 
 import "time"
 
+// IOTimeout bounds each statement, and each connection attempt, of a SQL
+// transport (PostgreSQL's listener, MySQL's poller), so that a connection
+// that stopped answering is replaced instead of holding the transport
+// forever.
+const IOTimeout = 5 * time.Second
+
 // Backoff spaces a transport's reconnection attempts: Min after a success
 // (or at first), twice the previous delay after each failure, up to Max.
 // The zero Backoff is not useful; set Min and Max.

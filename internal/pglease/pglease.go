@@ -79,3 +79,35 @@ func Contended(err error) error {
 	}
 	return nil
 }
+
+// DB is the part of pgx the PostgreSQL providers use. *pgxpool.Pool,
+// *pgx.Conn and pgx.Tx satisfy it.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Conn adapts a DB to sqlprov.Conn. Its no-row error is pgx.ErrNoRows.
+type Conn struct{ DB DB }
+
+// QueryRow implements sqlprov.Conn.
+func (c Conn) QueryRow(ctx context.Context, sql string, args []any, dest ...any) error {
+	return c.DB.QueryRow(ctx, sql, args...).Scan(dest...)
+}
+
+// Query implements sqlprov.Conn.
+func (c Conn) Query(ctx context.Context, sql string, args []any, dest []any, row func() error) error {
+	rows, err := c.DB.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	_, err = pgx.ForEachRow(rows, dest, row)
+	return err
+}
+
+// Exec implements sqlprov.Conn.
+func (c Conn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := c.DB.Exec(ctx, sql, args...)
+	return tag.RowsAffected(), err
+}

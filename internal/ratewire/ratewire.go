@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -88,6 +89,21 @@ const (
 
 // errReply is returned by Decode for a malformed reply.
 var errReply = errors.New("ratewire: malformed rate-limit reply")
+
+// ParseReply reads the flat integer reply in its text form, the integers
+// in decimal separated by spaces: the form of a server without arrays
+// (MySQL). A malformed integer is strconv's error.
+func ParseReply(reply string) ([]int64, error) {
+	f := strings.Fields(reply)
+	v := make([]int64, len(f))
+	for i, s := range f {
+		var err error
+		if v[i], err = strconv.ParseInt(s, 10, 64); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
 
 // Decode turns the flat integer reply shared by the providers' decision
 // code into a lockprovider.RateResult: allowed (0/1), server time (µs

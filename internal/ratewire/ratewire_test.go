@@ -1,7 +1,9 @@
 package ratewire_test
 
 import (
+	"errors"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -24,5 +26,15 @@ func TestArgs(t *testing.T) {
 	}
 	if !slices.Equal(args, want) {
 		t.Errorf("args = %v, want %v", args, want)
+	}
+}
+
+func TestParseReply(t *testing.T) {
+	v, err := ratewire.ParseReply(" 1 1700000000000000  -5\t7 ")
+	if err != nil || !slices.Equal(v, []int64{1, 1700000000000000, -5, 7}) {
+		t.Errorf("ParseReply = %v, %v", v, err)
+	}
+	if _, err := ratewire.ParseReply("1 x"); !errors.Is(err, strconv.ErrSyntax) {
+		t.Errorf("malformed: %v, want strconv.ErrSyntax", err)
 	}
 }

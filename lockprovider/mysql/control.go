@@ -36,13 +36,7 @@ func newControlQueries(n names) controlQueries {
 // records the ended pause in the _resumed table, one row per job (the
 // latest).
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := check.Args(ctx, batontype.ValidateName(job)); err != nil {
-		return err
-	}
-	if _, err := p.db.ExecContext(ctx, p.q.control.pause, job, paused, controlName); err != nil {
-		return opError("set paused", job, err)
-	}
-	return nil
+	return p.run.Exec(ctx, batontype.ValidateName(job), "set paused", job, p.q.control.pause, job, paused, controlName)
 }
 
 // RequestRun implements lockprovider.Control in one CALL.

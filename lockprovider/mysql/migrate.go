@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/baton-go/baton/internal/defaults"
+	"github.com/baton-go/baton/internal/sqlprov"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -131,14 +131,22 @@ func withHash(s, sum string) string {
 // own migration tool, in the form the mysql and mariadb clients read
 // (DELIMITER // around the procedures). Running it replaces the
 // procedures; it is otherwise idempotent.
-func (p *Provider) SchemaSQL() string {
+func (p *Provider) SchemaSQL() string { return schemaText(p.names, p.migrations) }
+
+// SchemaSQL returns the DDL for cfg (nil for the defaults) without a
+// connection. It fails only on invalid identifiers.
+func SchemaSQL(cfg *Config) (string, error) {
+	return sqlprov.Schema(cfg, resolveNames, renderMigrations, schemaText)
+}
+
+func schemaText(n names, migs []migration) string {
 	var b strings.Builder
 	b.WriteString("DELIMITER //\n")
-	for _, m := range p.migrations {
+	for _, m := range migs {
 		fmt.Fprintf(&b, "-- baton %s\n", m.name)
 		for _, s := range m.stmts {
 			if s.proc != "" {
-				fmt.Fprintf(&b, "DROP PROCEDURE IF EXISTS %s\n//\n%s\n//\n", qualify(p.names.Database, s.proc), withHash(s.sql, hashOf(s.sql)))
+				fmt.Fprintf(&b, "DROP PROCEDURE IF EXISTS %s\n//\n%s\n//\n", qualify(n.Database, s.proc), withHash(s.sql, hashOf(s.sql)))
 				continue
 			}
 			fmt.Fprintf(&b, "%s\n//\n", s.sql)
@@ -146,20 +154,4 @@ func (p *Provider) SchemaSQL() string {
 	}
 	b.WriteString("DELIMITER ;\n")
 	return b.String()
-}
-
-// SchemaSQL returns the DDL for cfg (nil for the defaults) without a
-// connection. It fails only on invalid identifiers.
-func SchemaSQL(cfg *Config) (string, error) {
-	c := defaults.Of(cfg)
-	n, err := resolveNames(&c)
-	if err != nil {
-		return "", err
-	}
-	migs, err := renderMigrations(n)
-	if err != nil {
-		return "", err
-	}
-	p := Provider{names: n, migrations: migs}
-	return p.SchemaSQL(), nil
 }

@@ -5,10 +5,7 @@ import (
 	"database/sql"
 	"embed"
 	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"sort"
 	"strings"
 	"text/template"
 	"time"
@@ -18,26 +15,33 @@ import (
 	"github.com/baton-go/baton/internal/backenderr/myerr"
 	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/defaults"
-	"github.com/baton-go/baton/internal/isnil"
+	"github.com/baton-go/baton/internal/sqldb"
+	"github.com/baton-go/baton/internal/sqlprov"
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// DB is the part of database/sql the provider uses. *sql.DB, *sql.Conn and
-// *sql.Tx satisfy it. The provider never closes it.
+// DB is the part of database/sql the provider uses: ExecContext,
+// QueryContext and QueryRowContext. *sql.DB, *sql.Conn and *sql.Tx
+// satisfy it. The provider never closes it.
 //
 // Pass a *sql.DB (or a *sql.Conn) to run each operation in autocommit.
 // Passing a *sql.Tx runs the operations inside that transaction: the
 // leases become visible to others, and lasting, only when it commits.
-type DB interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+type DB = sqldb.DB
 
-// Default names.
+// opError wraps a failed call once (see backenderr.Wrap), classified by
+// myerr.Classify; acquireError is opError for an acquire, except that the
+// refusal myerr.Contended finds is returned as such.
+var (
+	opError      = backenderr.Wrapper("mysql", myerr.Classify)
+	acquireError = backenderr.AcquireWrapper(opError, myerr.Contended)
+)
+
+// Defaults of Config.
 const (
-	DefaultTable     = "baton_locks"
-	DefaultRateTable = "baton_rates"
+	DefaultTable        = sqlprov.DefaultTable
+	DefaultRateTable    = sqlprov.DefaultRateTable
+	DefaultPollInterval = 25 * time.Millisecond
 )
 
 // Config configures a Provider. The zero value, or a nil *Config, is valid
@@ -67,9 +71,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// DefaultPollInterval is Config.PollInterval's default.
-const DefaultPollInterval = 25 * time.Millisecond
-
 // maxTableLen leaves room for the longest suffix of a derived name within
 // the server's 64-byte limit.
 const maxTableLen = 40
@@ -85,6 +86,7 @@ type Provider struct {
 
 	migrations []migration
 	q          queries
+	run        sqlprov.Ops // the operations the SQL providers share
 
 	watch *poller // see notify.go
 }
@@ -140,16 +142,7 @@ type statement struct {
 // New returns a provider on db. cfg may be nil. It does not touch the
 // database; call Migrate (or apply SchemaSQL) before the first Acquire.
 func New(db DB, cfg *Config) (*Provider, error) {
-	if db == nil {
-		return nil, &batontype.ValidationError{Pkg: "mysql", Field: "db", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
-	}
-	if isnil.IsNil(db) {
-		// A typed nil (a *sql.DB never assigned) would panic at first use,
-		// far from the cause.
-		return nil, &batontype.ValidationError{Pkg: "mysql", Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: batontype.ErrInvalid}
-	}
-	c := defaults.Of(cfg)
-	n, err := resolveNames(&c)
+	c, n, migs, err := sqlprov.New("mysql", db, cfg, resolveNames, renderMigrations)
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +153,9 @@ func New(db DB, cfg *Config) (*Provider, error) {
 	case poll < 5*time.Millisecond || poll > time.Minute:
 		return nil, &batontype.ValidationError{Pkg: "mysql", Field: "PollInterval", Value: poll.String(), Reason: "must be between 5ms and 1m", Err: batontype.ErrInvalidDuration}
 	}
-	migs, err := renderMigrations(n)
-	if err != nil {
-		return nil, err
-	}
 	p := &Provider{db: db, log: defaults.Logger(c.Logger), names: n, poll: poll, migrations: migs}
 	p.q = newQueries(n)
+	p.run = sqlprov.Ops{Conn: sqldb.Conn{DB: db}, NoRows: sql.ErrNoRows, Wrap: opError, Duration: micros}
 	p.watch = newPoller(p)
 	return p, nil
 }
@@ -197,14 +187,7 @@ func newQueries(n names) queries {
 }
 
 func resolveNames(c *Config) (names, error) {
-	table := c.Table
-	if table == "" {
-		table = DefaultTable
-	}
-	rates := c.RateTable
-	if rates == "" {
-		rates = DefaultRateTable
-	}
+	table, rates := sqlprov.Tables(c.Table, c.RateTable)
 	if err := checkIdent("Table", table, maxTableLen); err != nil {
 		return names{}, err
 	}
@@ -236,6 +219,9 @@ func us(expr string) string {
 	return "TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', " + expr + ")"
 }
 
+// micros is a duration as the statements take it: microseconds.
+func micros(d time.Duration) any { return d.Microseconds() }
+
 // dt is the SQL for microseconds since the Unix epoch as a DATETIME(6) in
 // UTC (NULL stays NULL).
 func dt(expr string) string {
@@ -247,11 +233,10 @@ func dt(expr string) string {
 const delimiter = "\n//\n"
 
 func renderMigrations(n names) ([]migration, error) {
-	files, err := fs.Glob(migrationFS, "migrations/*.sql")
+	files, err := sqlprov.Files(migrationFS, "migrations")
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files) // NNN_ prefixes order them
 	funcs := template.FuncMap{
 		"proc":     n.proc,
 		"rateProc": n.rateProc,
@@ -260,21 +245,12 @@ func renderMigrations(n names) ([]migration, error) {
 	}
 	migs := make([]migration, 0, len(files))
 	for _, f := range files {
-		b, err := migrationFS.ReadFile(f)
+		text, err := sqlprov.Render("mysql", f.Name, f.Text, funcs, n)
 		if err != nil {
 			return nil, err
 		}
-		base := strings.TrimPrefix(f, "migrations/")
-		t, err := template.New(base).Option("missingkey=error").Funcs(funcs).Parse(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("mysql: parse %s: %w", base, err)
-		}
-		var sb strings.Builder
-		if err := t.Execute(&sb, n); err != nil {
-			return nil, fmt.Errorf("mysql: render %s: %w", base, err)
-		}
-		m := migration{name: base}
-		for _, s := range strings.Split(sb.String()+"\n", delimiter) {
+		m := migration{name: f.Name}
+		for _, s := range strings.Split(text+"\n", delimiter) {
 			s = strings.TrimSpace(s)
 			if s == "" || onlyComments(s) {
 				continue
@@ -343,8 +319,8 @@ func acquireArgs(a lockprovider.AcquireParams) []any {
 	return []any{a.Name, a.Owner, a.LockedBy, a.AtMostFor.Microseconds(), a.AtLeastFor.Microseconds(), tickArg(a.Tick)}
 }
 
-// tickArg is a tick as the procedures take it: microseconds since the
-// Unix epoch, or NULL for none.
+// tickArg is a tick, or another optional time, as the statements take it:
+// microseconds since the Unix epoch, or NULL for none.
 func tickArg(t time.Time) any {
 	if t.IsZero() {
 		return nil
@@ -398,37 +374,19 @@ func (r *acquireRow) result(a lockprovider.AcquireParams) (batontype.Lease, erro
 	}
 }
 
-func acquireError(name string, err error) error {
-	if refused := myerr.Contended(err); refused != nil {
-		return refused
-	}
-	return opError("acquire", name, err)
-}
-
-// opError wraps a failed call once (see backenderr.Wrap), classified by
-// myerr.Classify.
-func opError(op, name string, err error) error {
-	return backenderr.Wrap("mysql", op, name, err, myerr.Classify)
-}
-
 // Extend implements lockprovider.Provider in one CALL. The returned
 // Lease.Tick is the newest tick granted for the name (the table keeps no
 // per-grant tick).
 func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (batontype.Lease, error) {
-	if err := check.Args(ctx, e.Validate()); err != nil {
-		return batontype.Lease{}, err
-	}
 	var (
 		at, until, atLeast, fence int64
 		lastTick                  sql.NullInt64
 	)
-	err := p.db.QueryRowContext(ctx, p.q.extend, e.Name, e.Owner, e.AtMostFor.Microseconds(), e.AtLeastFor.Microseconds()).
-		Scan(&at, &until, &atLeast, &fence, &lastTick)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return batontype.Lease{}, batontype.ErrNotHeld
-	case err != nil:
-		return batontype.Lease{}, opError("extend", e.Name, err)
+	err := p.run.Row(ctx, e.Validate(), "extend", e.Name, batontype.ErrNotHeld,
+		p.q.extend, []any{e.Name, e.Owner, e.AtMostFor.Microseconds(), e.AtLeastFor.Microseconds()},
+		&at, &until, &atLeast, &fence, &lastTick)
+	if err != nil {
+		return batontype.Lease{}, err
 	}
 	l := batontype.Lease{Name: e.Name, Owner: e.Owner, Token: fence,
 		GrantedAt: time.UnixMicro(at), Until: time.UnixMicro(until), AtLeastUntil: time.UnixMicro(atLeast)}
@@ -446,21 +404,7 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (bat
 // held always counts as a changed row, whatever the client's
 // CLIENT_FOUND_ROWS flag: no changed row means ErrNotHeld.
 func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
-	if err := check.Args(ctx, r.Validate()); err != nil {
-		return err
-	}
-	res, err := p.db.ExecContext(ctx, p.q.release, r.Name, r.Owner)
-	if err != nil {
-		return opError("release", r.Name, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return opError("release", r.Name, err)
-	}
-	if n == 0 {
-		return batontype.ErrNotHeld
-	}
-	return nil
+	return p.run.Changed(ctx, r.Validate(), "release", r.Name, batontype.ErrNotHeld, p.q.release, r.Name, r.Owner)
 }
 
 // Inspect implements lockprovider.Inspector.
@@ -469,13 +413,7 @@ func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInf
 		return batontype.LeaseInfo{}, err
 	}
 	infos, err := p.infos(ctx, p.q.inspect, name)
-	if err != nil {
-		return batontype.LeaseInfo{}, opError("inspect", name, err)
-	}
-	if len(infos) == 0 {
-		return batontype.LeaseInfo{Name: name}, nil
-	}
-	return infos[0], nil
+	return sqlprov.Inspected(name, infos, err, opError)
 }
 
 // List implements lockprovider.Inspector. It reads the whole table, ordered

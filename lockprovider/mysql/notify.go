@@ -14,12 +14,8 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 )
 
-const (
-	// pollIOTimeout bounds each statement of the poller.
-	pollIOTimeout = 5 * time.Second
-	// pollChunk bounds the names of one poll statement.
-	pollChunk = 500
-)
+// pollChunk bounds the names of one poll statement.
+const pollChunk = 500
 
 // NotifyRelease implements lockprovider.ReleaseNotifier by polling, since
 // MySQL has no LISTEN/NOTIFY.
@@ -129,7 +125,7 @@ func (w *poller) removed(name string, lastOfKey, last bool) func() {
 
 // mark records names as waited for and returns their counters.
 func (w *poller) mark(ctx context.Context, names []string) (map[string]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, pollIOTimeout)
+	ctx, cancel := context.WithTimeout(ctx, notify.IOTimeout)
 	defer cancel()
 	b, err := json.Marshal(names)
 	if err != nil {
@@ -159,7 +155,7 @@ func (w *poller) mark(ctx context.Context, names []string) (map[string]int64, er
 
 // counters reads the counters of names, pollChunk names per statement.
 func (w *poller) counters(ctx context.Context, names []string) (map[string]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, pollIOTimeout)
+	ctx, cancel := context.WithTimeout(ctx, notify.IOTimeout)
 	defer cancel()
 	out := make(map[string]int64, len(names))
 	for len(names) > 0 {

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
-	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -79,54 +79,15 @@ func (p *Provider) ForceRelease(ctx context.Context, fp lockprovider.ForceReleas
 
 // ResetRate implements lockprovider.Admin in one statement.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
-	if err := check.Args(ctx, batontype.ValidateName(key)); err != nil {
-		return err
-	}
-	if _, err := p.db.ExecContext(ctx, p.q.ops.resetRate, key); err != nil {
-		return opError("reset rate", key, err)
-	}
-	return nil
+	return p.run.Exec(ctx, batontype.ValidateName(key), "reset rate", key, p.q.ops.resetRate, key)
 }
 
 // Ping implements lockprovider.Admin.
-func (p *Provider) Ping(ctx context.Context) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	var one int
-	if err := p.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
-		return opError("ping", "", err)
-	}
-	return nil
-}
+func (p *Provider) Ping(ctx context.Context) error { return p.run.Ping(ctx) }
 
 // ListRates implements lockprovider.RateLister in one statement.
 func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	rows, err := p.db.QueryContext(ctx, p.q.ops.listRates)
-	if err != nil {
-		return nil, opError("list rates", "", err)
-	}
-	defer rows.Close()
-	var out []batontype.RateInfo
-	for rows.Next() {
-		var (
-			key, lim string
-			exp      int64
-		)
-		if err := rows.Scan(&key, &lim, &exp); err != nil {
-			return nil, opError("list rates", "", err)
-		}
-		if a, per, ok := ratewire.ParseID(lim); ok {
-			out = append(out, batontype.RateInfo{Key: key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(exp)})
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, opError("list rates", "", err)
-	}
-	return out, nil
+	return p.run.ListRates(ctx, p.q.ops.listRates)
 }
 
 // AcquireRun implements lockprovider.Ledger: Acquire and, for a new
@@ -197,13 +158,7 @@ func (p *Provider) Runs(ctx context.Context, q batontype.RunQuery) ([]batontype.
 	if err := check.Args(ctx, q.Validate()); err != nil {
 		return nil, err
 	}
-	var since, until any
-	if !q.Since.IsZero() {
-		since = q.Since.UnixMicro()
-	}
-	if !q.Until.IsZero() {
-		until = q.Until.UnixMicro()
-	}
+	since, until := tickArg(q.Since), tickArg(q.Until)
 	rows, err := p.db.QueryContext(ctx, p.q.ops.runs, q.Job, since, since, until, until, q.Lim())
 	if err != nil {
 		return nil, opError("runs of", q.Job, err)
@@ -253,44 +208,21 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry in one CALL.
 func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
-	b, err := check.Register(ctx, inst, ttl)
-	if err != nil {
-		return err
-	}
-	if _, err := p.db.ExecContext(ctx, p.q.ops.register, inst.LockedBy, string(b), ttl.Microseconds()); err != nil {
-		return opError("register", inst.LockedBy, err)
-	}
-	return nil
+	return p.run.Register(ctx, p.q.ops.register, inst, ttl)
 }
 
 // Heartbeat implements lockprovider.Registry in one statement.
+//
+// The new heartbeat_at differs from the stored one (a later microsecond),
+// so a live entry always counts as changed.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
-	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy), batontype.ValidateRegistryTTL(ttl)); err != nil {
-		return err
-	}
-	res, err := p.db.ExecContext(ctx, p.q.ops.heartbeat, ttl.Microseconds(), lockedBy)
-	if err != nil {
-		return opError("heartbeat", lockedBy, err)
-	}
-	// The new heartbeat_at differs from the stored one (a later
-	// microsecond), so a live entry always counts as changed.
-	if n, err := res.RowsAffected(); err != nil {
-		return opError("heartbeat", lockedBy, err)
-	} else if n == 0 {
-		return batontype.ErrNotRegistered
-	}
-	return nil
+	return p.run.Changed(ctx, cmp.Or(batontype.ValidateLockedBy(lockedBy), batontype.ValidateRegistryTTL(ttl)),
+		"heartbeat", lockedBy, batontype.ErrNotRegistered, p.q.ops.heartbeat, ttl.Microseconds(), lockedBy)
 }
 
 // Deregister implements lockprovider.Registry in one statement.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
-	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy)); err != nil {
-		return err
-	}
-	if _, err := p.db.ExecContext(ctx, p.q.ops.deregister, lockedBy); err != nil {
-		return opError("deregister", lockedBy, err)
-	}
-	return nil
+	return p.run.Exec(ctx, batontype.ValidateLockedBy(lockedBy), "deregister", lockedBy, p.q.ops.deregister, lockedBy)
 }
 
 // Instances implements lockprovider.Registry in one statement.

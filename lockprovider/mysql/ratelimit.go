@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/baton-go/baton/internal/batch"
@@ -52,12 +50,9 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 	if err != nil {
 		return lockprovider.RateResult{}, opError("rate limit", r.Key, err)
 	}
-	f := strings.Fields(reply)
-	v := make([]int64, len(f))
-	for i, s := range f {
-		if v[i], err = strconv.ParseInt(s, 10, 64); err != nil {
-			return lockprovider.RateResult{}, fmt.Errorf("mysql: rate limit %q: answer %q: %w", r.Key, reply, err)
-		}
+	v, err := ratewire.ParseReply(reply)
+	if err != nil {
+		return lockprovider.RateResult{}, fmt.Errorf("mysql: rate limit %q: answer %q: %w", r.Key, reply, err)
 	}
 	return ratewire.Decode(v, len(r.Limits))
 }

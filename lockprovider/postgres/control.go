@@ -57,13 +57,7 @@ func (q *controlQueries) render(p *Provider) error {
 // records the ended pause in the _resumed table, one row per job (the
 // latest).
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
-	if err := check.Args(ctx, batontype.ValidateName(job)); err != nil {
-		return err
-	}
-	if _, err := p.db.Exec(ctx, p.control.pause, job, paused, controlPayload); err != nil {
-		return opError("set paused", job, err)
-	}
-	return nil
+	return p.run.Exec(ctx, batontype.ValidateName(job), "set paused", job, p.control.pause, job, paused, controlPayload)
 }
 
 // RequestRun implements lockprovider.Control in one statement.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/baton-go/baton/internal/defaults"
+	"github.com/baton-go/baton/internal/sqlprov"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -41,9 +41,17 @@ func (p *Provider) Migrate(ctx context.Context) error {
 
 // SchemaSQL returns the DDL that Migrate applies, for users who run their
 // own migration tool. It is idempotent.
-func (p *Provider) SchemaSQL() string {
+func (p *Provider) SchemaSQL() string { return schemaText(p.names, p.migrations) }
+
+// SchemaSQL returns the DDL for cfg (nil for the defaults) without a
+// connection. It fails only on invalid identifiers.
+func SchemaSQL(cfg *Config) (string, error) {
+	return sqlprov.Schema(cfg, resolveNames, renderMigrations, schemaText)
+}
+
+func schemaText(_ names, migs []migration) string {
 	var b strings.Builder
-	for _, m := range p.migrations {
+	for _, m := range migs {
 		fmt.Fprintf(&b, "-- baton %s\n%s\n", m.name, strings.TrimSpace(m.sql))
 		if !strings.HasSuffix(strings.TrimSpace(m.sql), ";") {
 			b.WriteString(";")
@@ -51,20 +59,4 @@ func (p *Provider) SchemaSQL() string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// SchemaSQL returns the DDL for cfg (nil for the defaults) without a
-// connection. It fails only on invalid identifiers.
-func SchemaSQL(cfg *Config) (string, error) {
-	c := defaults.Of(cfg)
-	n, err := resolveNames(&c)
-	if err != nil {
-		return "", err
-	}
-	migs, err := renderMigrations(n)
-	if err != nil {
-		return "", err
-	}
-	p := Provider{migrations: migs}
-	return p.SchemaSQL(), nil
 }

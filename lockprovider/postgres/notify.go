@@ -21,10 +21,6 @@ const (
 	// by another session; the listening connection is ours, so the setting
 	// cannot leak into anyone's transaction.
 	listenLockTimeout = "1s"
-	// listenIOTimeout bounds each statement and each connection attempt of
-	// the listener, so a connection that stopped answering is replaced
-	// instead of holding the listener forever.
-	listenIOTimeout = 5 * time.Second
 	// closeWait bounds the clean close (a Terminate message) of a
 	// listening connection.
 	closeWait = 250 * time.Millisecond
@@ -166,9 +162,9 @@ func (l *listener) removed(_, last bool) func() {
 }
 
 // connect opens the listening connection and subscribes it, within
-// listenIOTimeout.
+// notify.IOTimeout.
 func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, listenIOTimeout)
+	ctx, cancel := context.WithTimeout(ctx, notify.IOTimeout)
 	defer cancel()
 	conn, err := l.open(ctx)
 	if err != nil {
@@ -193,7 +189,7 @@ func (l *listener) mark(ctx context.Context, conn *pgx.Conn, names []string) err
 	if len(names) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, listenIOTimeout)
+	ctx, cancel := context.WithTimeout(ctx, notify.IOTimeout)
 	defer cancel()
 	if _, err := conn.Exec(ctx, l.markSQL, names, l.markFor); err != nil {
 		return opError("register waiters", "", err)

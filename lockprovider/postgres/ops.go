@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
-	"github.com/baton-go/baton/internal/ratewire"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -108,51 +108,15 @@ func (p *Provider) ForceRelease(ctx context.Context, fp lockprovider.ForceReleas
 
 // ResetRate implements lockprovider.Admin in one statement.
 func (p *Provider) ResetRate(ctx context.Context, key string) error {
-	if err := check.Args(ctx, batontype.ValidateName(key)); err != nil {
-		return err
-	}
-	if _, err := p.db.Exec(ctx, p.ops.resetRate, key); err != nil {
-		return opError("reset rate", key, err)
-	}
-	return nil
+	return p.run.Exec(ctx, batontype.ValidateName(key), "reset rate", key, p.ops.resetRate, key)
 }
 
 // Ping implements lockprovider.Admin.
-func (p *Provider) Ping(ctx context.Context) error {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return err
-	}
-	var one int
-	if err := p.db.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
-		return opError("ping", "", err)
-	}
-	return nil
-}
+func (p *Provider) Ping(ctx context.Context) error { return p.run.Ping(ctx) }
 
 // ListRates implements lockprovider.RateLister in one statement.
 func (p *Provider) ListRates(ctx context.Context) ([]batontype.RateInfo, error) {
-	if err := lockprovider.CheckContext(ctx); err != nil {
-		return nil, err
-	}
-	rows, err := p.db.Query(ctx, p.ops.listRates)
-	if err != nil {
-		return nil, opError("list rates", "", err)
-	}
-	var out []batontype.RateInfo
-	var (
-		key, lim string
-		exp      int64
-	)
-	_, err = pgx.ForEachRow(rows, []any{&key, &lim, &exp}, func() error {
-		if a, per, ok := ratewire.ParseID(lim); ok {
-			out = append(out, batontype.RateInfo{Key: key, Algorithm: a, Period: per, ResetAt: time.UnixMicro(exp)})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, opError("list rates", "", err)
-	}
-	return out, nil
+	return p.run.ListRates(ctx, p.ops.listRates)
 }
 
 // AcquireRun implements lockprovider.Ledger: acquire.sql with the run row
@@ -264,40 +228,18 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 
 // Register implements lockprovider.Registry in one statement.
 func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
-	b, err := check.Register(ctx, inst, ttl)
-	if err != nil {
-		return err
-	}
-	if _, err := p.db.Exec(ctx, p.ops.register, inst.LockedBy, string(b), ttl); err != nil {
-		return opError("register", inst.LockedBy, err)
-	}
-	return nil
+	return p.run.Register(ctx, p.ops.register, inst, ttl)
 }
 
 // Heartbeat implements lockprovider.Registry in one statement.
 func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Duration) error {
-	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy), batontype.ValidateRegistryTTL(ttl)); err != nil {
-		return err
-	}
-	tag, err := p.db.Exec(ctx, p.ops.heartbeat, lockedBy, ttl)
-	if err != nil {
-		return opError("heartbeat", lockedBy, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return batontype.ErrNotRegistered
-	}
-	return nil
+	return p.run.Changed(ctx, cmp.Or(batontype.ValidateLockedBy(lockedBy), batontype.ValidateRegistryTTL(ttl)),
+		"heartbeat", lockedBy, batontype.ErrNotRegistered, p.ops.heartbeat, lockedBy, ttl)
 }
 
 // Deregister implements lockprovider.Registry in one statement.
 func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
-	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy)); err != nil {
-		return err
-	}
-	if _, err := p.db.Exec(ctx, p.ops.deregister, lockedBy); err != nil {
-		return opError("deregister", lockedBy, err)
-	}
-	return nil
+	return p.run.Exec(ctx, batontype.ValidateLockedBy(lockedBy), "deregister", lockedBy, p.ops.deregister, lockedBy)
 }
 
 // Instances implements lockprovider.Registry in one statement.

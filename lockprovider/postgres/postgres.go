@@ -5,16 +5,11 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"sort"
 	"strconv"
-	"strings"
-	"text/template"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/batontype"
@@ -22,28 +17,25 @@ import (
 	"github.com/baton-go/baton/internal/backenderr/pgerr"
 	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/defaults"
-	"github.com/baton-go/baton/internal/isnil"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/internal/pglease"
+	"github.com/baton-go/baton/internal/sqlprov"
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// DB is the part of pgx the provider uses. *pgxpool.Pool, *pgx.Conn and
-// pgx.Tx satisfy it. The provider never closes it.
+// DB is the part of pgx the provider uses: Exec, Query and QueryRow.
+// *pgxpool.Pool, *pgx.Conn and pgx.Tx satisfy it. The provider never
+// closes it.
 //
 // Pass a pool (or a connection) to run each operation in autocommit. Passing
 // a pgx.Tx runs the operations inside that transaction: the leases become
 // visible to others, and lasting, only when it commits.
-type DB interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+type DB = pglease.DB
 
 // Default names.
 const (
-	DefaultTable     = "baton_locks"
-	DefaultRateTable = "baton_rates"
+	DefaultTable     = sqlprov.DefaultTable
+	DefaultRateTable = sqlprov.DefaultRateTable
 )
 
 // Config configures a Provider. The zero value, or a nil *Config, is valid
@@ -108,6 +100,7 @@ type Provider struct {
 	batchSQL, batchRunSQL, releaseBatchSQL, releaseRunBatchSQL                      string // see batch.go
 
 	listen  *listener
+	run     sqlprov.Ops    // the operations the SQL providers share
 	ops     opsQueries     // see ops.go
 	control controlQueries // see control.go
 }
@@ -142,20 +135,7 @@ type migration struct {
 // New returns a provider on db. cfg may be nil. It does not touch the
 // database; call Migrate (or apply SchemaSQL) before the first Acquire.
 func New(db DB, cfg *Config) (*Provider, error) {
-	if db == nil {
-		return nil, &batontype.ValidationError{Pkg: "postgres", Field: "db", Value: "nil", Reason: "must not be nil", Err: batontype.ErrInvalid}
-	}
-	if isnil.IsNil(db) {
-		// A typed nil (e.g. a *pgxpool.Pool never assigned) would panic at
-		// first use, far from the cause.
-		return nil, &batontype.ValidationError{Pkg: "postgres", Field: "db", Value: fmt.Sprintf("(%T)(nil)", db), Reason: "must not be nil", Err: batontype.ErrInvalid}
-	}
-	c := defaults.Of(cfg)
-	n, err := resolveNames(&c)
-	if err != nil {
-		return nil, err
-	}
-	migs, err := renderMigrations(n)
+	c, n, migs, err := sqlprov.New("postgres", db, cfg, resolveNames, renderMigrations)
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +144,7 @@ func New(db DB, cfg *Config) (*Provider, error) {
 		log:        defaults.Logger(c.Logger),
 		names:      n,
 		migrations: migs,
+		run:        sqlprov.Ops{Conn: pglease.Conn{DB: db}, NoRows: pgx.ErrNoRows, Wrap: opError, Duration: func(d time.Duration) any { return d }},
 	}
 	for _, q := range []struct {
 		file string
@@ -199,14 +180,7 @@ func New(db DB, cfg *Config) (*Provider, error) {
 }
 
 func resolveNames(c *Config) (names, error) {
-	table := c.Table
-	if table == "" {
-		table = DefaultTable
-	}
-	rates := c.RateTable
-	if rates == "" {
-		rates = DefaultRateTable
-	}
+	table, rates := sqlprov.Tables(c.Table, c.RateTable)
 	for _, f := range []struct{ field, v string }{{"Table", table}, {"RateTable", rates}} {
 		if err := pgident.Check(f.field, f.v); err != nil {
 			return names{}, err
@@ -237,35 +211,21 @@ func resolveNames(c *Config) (names, error) {
 }
 
 func render(name, text string, n names) (string, error) {
-	t, err := template.New(name).Option("missingkey=error").Parse(text)
-	if err != nil {
-		return "", fmt.Errorf("postgres: parse %s: %w", name, err)
-	}
-	var b strings.Builder
-	if err := t.Execute(&b, n); err != nil {
-		return "", fmt.Errorf("postgres: render %s: %w", name, err)
-	}
-	return b.String(), nil
+	return sqlprov.Render("postgres", name, text, nil, n)
 }
 
 func renderMigrations(n names) ([]migration, error) {
-	files, err := fs.Glob(migrationFS, "migrations/*.sql")
+	files, err := sqlprov.Files(migrationFS, "migrations")
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files) // NNN_ prefixes order them
 	migs := make([]migration, 0, len(files))
 	for _, f := range files {
-		b, err := migrationFS.ReadFile(f)
+		s, err := render(f.Name, f.Text, n)
 		if err != nil {
 			return nil, err
 		}
-		base := strings.TrimPrefix(f, "migrations/")
-		s, err := render(base, string(b), n)
-		if err != nil {
-			return nil, err
-		}
-		migs = append(migs, migration{name: base, sql: s})
+		migs = append(migs, migration{name: f.Name, sql: s})
 	}
 	return migs, nil
 }
@@ -362,18 +322,13 @@ func (r *acquireRow) result(a lockprovider.AcquireParams) (batontype.Lease, erro
 	}
 }
 
-func acquireError(name string, err error) error {
-	if refused := pglease.Contended(err); refused != nil {
-		return refused
-	}
-	return opError("acquire", name, err)
-}
-
 // opError wraps a failed call once (see backenderr.Wrap), classified by
-// pgerr.Classify.
-func opError(op, name string, err error) error {
-	return backenderr.Wrap("postgres", op, name, err, pgerr.Classify)
-}
+// pgerr.Classify; acquireError is opError for an acquire, except that the
+// refusal pglease.Contended finds is returned as such.
+var (
+	opError      = backenderr.Wrapper("postgres", pgerr.Classify)
+	acquireError = backenderr.AcquireWrapper(opError, pglease.Contended)
+)
 
 // Extend implements lockprovider.Provider in one UPDATE. The returned
 // Lease.Tick is the newest tick granted for the name (the table keeps no
@@ -411,13 +366,7 @@ func (p *Provider) Inspect(ctx context.Context, name string) (batontype.LeaseInf
 		return batontype.LeaseInfo{}, opError("inspect", name, err)
 	}
 	infos, err := collectInfos(rows)
-	if err != nil {
-		return batontype.LeaseInfo{}, opError("inspect", name, err)
-	}
-	if len(infos) == 0 {
-		return batontype.LeaseInfo{Name: name}, nil
-	}
-	return infos[0], nil
+	return sqlprov.Inspected(name, infos, err, opError)
 }
 
 // List implements lockprovider.Inspector. It reads the whole table, ordered

@@ -16,18 +16,17 @@ import (
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/internal/defaults"
+	"github.com/baton-go/baton/internal/sqldb"
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// SQLDB is the part of database/sql the MySQL mode uses; *sql.DB, *sql.Conn
-// and *sql.Tx satisfy it. The mode names no driver: the application opens
-// the handle with the MySQL driver of its choice (go-sql-driver/mysql is
-// the one tested), so users of the other modes never download one.
-type SQLDB interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+// SQLDB is the part of database/sql the MySQL mode uses: ExecContext,
+// QueryContext and QueryRowContext; *sql.DB, *sql.Conn and *sql.Tx satisfy
+// it, as it is the native provider's mysql.DB. The mode names no driver:
+// the application opens the handle with the MySQL driver of its choice
+// (go-sql-driver/mysql is the one tested), so users of the other modes
+// never download one.
+type SQLDB = sqldb.DB
 
 // MySQLConfig configures a MySQL provider. TimeMode has no default and
 // must be set; the other fields default as documented.

@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/baton-go/baton/batontype"
@@ -22,20 +21,18 @@ import (
 	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/pgident"
 	"github.com/baton-go/baton/internal/pglease"
+	"github.com/baton-go/baton/internal/sqlprov"
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// DB is the part of pgx the provider uses; *pgxpool.Pool, *pgx.Conn and
-// pgx.Tx satisfy it, as they satisfy the native provider's postgres.DB.
-type DB interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+// DB is the part of pgx the provider uses: Exec, Query and QueryRow.
+// *pgxpool.Pool, *pgx.Conn and pgx.Tx satisfy it; it is the native
+// provider's postgres.DB.
+type DB = pglease.DB
 
 // defaultNativeTable is the native provider's default table (postgres.DefaultTable),
 // where ExportTokens carries the tokens when not told another.
-const defaultNativeTable = "baton_locks"
+const defaultNativeTable = sqlprov.DefaultTable
 
 // DefaultTable is ShedLock's default table name.
 const DefaultTable = "shedlock"
@@ -196,17 +193,9 @@ func renderSQL(file string, rep representation, data tmplData) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t, err := template.New(file).Option("missingkey=error").Funcs(template.FuncMap{
+	return sqlprov.Render("shedlock", file, string(b), template.FuncMap{
 		"wall": rep.wall, "until": rep.until, "inst": rep.inst,
-	}).Parse(string(b))
-	if err != nil {
-		return "", fmt.Errorf("shedlock: parse %s: %w", file, err)
-	}
-	var s strings.Builder
-	if err := t.Execute(&s, data); err != nil {
-		return "", fmt.Errorf("shedlock: render %s: %w", file, err)
-	}
-	return s.String(), nil
+	}, data)
 }
 
 func (p *Postgres) render(cols ColumnType) (*queries, error) {
