@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/lockprovider/mysql"
 )
 
@@ -61,6 +63,48 @@ func mysqlLockComparison(e *env, p *mysql.Provider, db *sql.DB) comparison {
 		},
 		ratios: []ratio{{"baton provider", "raw ShedLock", 0.95}},
 	}
+}
+
+// mysqlHandoffPolls are the PollIntervals of the MySQL hand-off
+// contenders: the default and the least allowed.
+var mysqlHandoffPolls = []time.Duration{mysql.DefaultPollInterval, 5 * time.Millisecond}
+
+// runMySQLHandoff is the hand-off comparison on MySQL / MariaDB: baton's
+// Locker at each of mysqlHandoffPolls, each waiter with a provider (so a
+// poller) of its own, as if each were a process, on the shared handle.
+func runMySQLHandoff(ctx context.Context, log *slog.Logger, db *sql.DB, rounds int, d time.Duration) (result, error) {
+	var impls []handoffImpl
+	for _, poll := range mysqlHandoffPolls {
+		lockers := make([]*baton.Locker, waiters)
+		for w := range lockers {
+			p, err := mysql.New(db, &mysql.Config{PollInterval: poll})
+			if err != nil {
+				return result{}, err
+			}
+			if lockers[w], err = baton.NewLocker(p, &baton.Config{LockedBy: "bench", AtMostFor: leaseLen}); err != nil {
+				return result{}, err
+			}
+		}
+		name := "handoff-" + poll.String()
+		impls = append(impls, handoffImpl{"baton Locker, PollInterval " + poll.String(), func(w int) func(context.Context) (func(context.Context) error, error) {
+			return func(ctx context.Context) (func(context.Context) error, error) {
+				l, err := lockers[w].Acquire(ctx, name, nil)
+				if err != nil {
+					return nil, err
+				}
+				return l.Release, nil
+			}
+		}})
+	}
+	c := comparison{
+		id:    "handoff-mysql",
+		title: "Contended hand-off on MySQL / MariaDB (one name, 16 waiters)",
+		note: "As the Redis hand-off: 16 waiters, each with a provider of its own, contend for one name; each holder keeps it 2 ms, releases, " +
+			"and waits for another waiter to take it. MySQL has no LISTEN/NOTIFY: each provider polls the release counters of the names it " +
+			"waits on every PollInterval (default " + mysql.DefaultPollInterval.String() + "), so a release reaches the waiters after " +
+			"up to one interval, half of one on average.",
+	}
+	return runHandoffCmp(ctx, log, c, impls, rounds, d)
 }
 
 // setupMySQL opens dsn (or, when it is empty, a private server started
