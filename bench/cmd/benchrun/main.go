@@ -221,13 +221,13 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 			log.Warn("skipped lock-mysql and handoff-mysql: no -mysql DSN and no mariadbd binary")
 		} else {
 			// The hand-off's 32 waiters and pollers need connections too.
-			p, db, stop, err := setupMySQL(ctx, cfg.myDSN, cfg.mariadbd, max(min(maxConc, 32), 2*waiters+4))
+			p, db, serverPid, stop, err := setupMySQL(ctx, cfg.myDSN, cfg.mariadbd, max(min(maxConc, 32), 2*waiters+4))
 			if err != nil {
 				return err
 			}
 			defer stop()
 			if cfg.wants("lock-mysql") {
-				if err := measureCmp(mysqlLockComparison(e, p, db), nil); err != nil {
+				if err := measureCmp(mysqlLockComparison(e, p, db, serverPid), nil); err != nil {
 					return err
 				}
 			}
