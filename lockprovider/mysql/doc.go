@@ -71,14 +71,15 @@
 // unexecuted (a syntax error), and the provider then CALLs the procedure
 // that does the same in two statements, from then on. Entering a
 // procedure costs the server more than a bare statement: measured on
-// MariaDB 10.11 (a loaded 2-core machine, server and client CPU time per
-// acquire + release at 16 goroutines), the procedure's acquire and the
-// release joined to a waiters table cost 578 µs, the single statement and
-// the plain release 430 µs, ShedLock-style INSERT … ON DUPLICATE KEY
-// UPDATE and UPDATE statements (no owner token, no fencing token, no
-// lease times) 330 µs. Most of what remains is the answer: the same upsert
-// without RETURNING, which could not tell a grant from the holder's retry
-// nor report the lease, costs 333 µs. Pass a DSN with
+// MariaDB 10.11 (a loaded 2-core machine, make bench's lock-mysql at 16
+// goroutines), the procedure's acquire and a release joined to a waiters
+// table cost 1.7-1.8 times the CPU (client and server) of ShedLock-style
+// INSERT … ON DUPLICATE KEY UPDATE and UPDATE statements, which issue no
+// owner token, no fencing token and no lease times; the single statement
+// and the single-table release 1.3 times. Most of what remains is the
+// answer: the same upsert without RETURNING costs about what the raw
+// statements cost, but could not tell a grant from the holder's retry
+// nor report the lease. Pass a DSN with
 // interpolateParams=true: otherwise the driver prepares every statement
 // that has arguments, a second round trip (the provider's arguments are
 // integers, booleans and strings, which the driver escapes for the
