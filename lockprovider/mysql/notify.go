@@ -63,9 +63,9 @@ func newPoller(p *Provider) *poller {
 	}
 }
 
-// add registers ch for name. The first registration of a name records it
-// in the waiters table, with the caller's ctx, before add returns: a
-// release after that is announced.
+// add registers ch for name. The first registration of a name reads its
+// release counter, with the caller's ctx, before add returns: a release
+// after that is announced.
 func (w *poller) add(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
 	var first bool
 	sub := w.hub.Add(name, ch, func(firstOfKey, firstOfAll bool) {

@@ -3,11 +3,8 @@
 -- released_at is the time of the last release: every release writes it,
 -- so a release that matches a lease always changes its row, and the
 -- count of changed rows says whether the owner held it whether or not the
--- client set CLIENT_FOUND_ROWS (see Provider.Release). releases counts
--- the releases that ended the lease at once (not those that left it held
--- until its AtLeastFor bound): MySQL has no LISTEN/NOTIFY, so the
--- providers waiting on a name poll this counter (see NotifyRelease), and
--- a release announces itself in the row it writes anyway.
+-- client set CLIENT_FOUND_ROWS (see Provider.Release). The releases
+-- column, which waiting providers poll, is added by 007_release_count.sql.
 -- Names are VARBINARY: compared byte by byte, with no collation and no
 -- trailing-space padding ('a' and 'a ' are two names). Times are
 -- DATETIME(6) in UTC, written from UTC_TIMESTAMP(6): no conversion through
@@ -24,7 +21,6 @@ CREATE TABLE IF NOT EXISTS {{.Locks}} (
     fence          BIGINT         NOT NULL,
     last_tick      DATETIME(6)    NULL,
     released_at    DATETIME(6)    NULL,
-    releases       BIGINT         NOT NULL DEFAULT 0,
     PRIMARY KEY (name)
 ) ENGINE=InnoDB
 //
@@ -32,7 +28,7 @@ CREATE TABLE IF NOT EXISTS {{.Locks}} (
 -- name no lock can have (it starts with a control character), counts the
 -- control changes (see WatchControl), polled with the lease rows'
 -- releases counters. until and the rows of lock names are no longer
--- written (releases are counted in the lease row since 0.1.0).
+-- written (releases are counted in the lease row, 007_release_count.sql).
 CREATE TABLE IF NOT EXISTS {{.Waiters}} (
     name     VARBINARY(200) NOT NULL,
     until    DATETIME(6)    NOT NULL,
