@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -139,8 +140,15 @@ func runMySQLHandoff(ctx context.Context, log *slog.Logger, db *sql.DB, rounds i
 				return result{}, err
 			}
 		}
-		name := "handoff-" + poll.String()
+		// A name per round: an Acquire cut by the round's end may have
+		// been granted all the same (its outcome unknown), and that lease
+		// would keep the next round's waiters out for leaseLen.
+		var round atomic.Int64
 		impls = append(impls, handoffImpl{"baton Locker, PollInterval " + poll.String(), func(w int) func(context.Context) (func(context.Context) error, error) {
+			if w == 0 {
+				round.Add(1)
+			}
+			name := "handoff-" + poll.String() + "-" + strconv.FormatInt(round.Load(), 10)
 			return func(ctx context.Context) (func(context.Context) error, error) {
 				l, err := lockers[w].Acquire(ctx, name, nil)
 				if err != nil {
