@@ -73,7 +73,7 @@
 // procedure costs the server more than a bare statement: measured on
 // MariaDB 10.11 (a loaded 2-core machine, make bench's lock-mysql at 16
 // goroutines), the procedure's acquire and a release joined to a waiters
-// table cost 1.7-1.8 times the CPU (client and server) of ShedLock-style
+// table cost 1.6-1.8 times the CPU (client and server) of ShedLock-style
 // INSERT … ON DUPLICATE KEY UPDATE and UPDATE statements, which issue no
 // owner token, no fencing token and no lease times; the single statement
 // and the single-table release 1.3 times. Most of what remains is the
