@@ -13,7 +13,8 @@ import (
 
 // controlName is the name of the waiters table's row that counts control
 // changes (see WatchControl). A lock name cannot contain a control
-// character, so it never meets a lock's waiters.
+// character, so the poll that reads it with the lock names' counters
+// never mistakes it for a lock.
 const controlName = "\x1fbaton:control"
 
 // controlQueries are the statements of lockprovider.Control.

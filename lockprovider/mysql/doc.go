@@ -14,9 +14,10 @@
 //
 //	name VARBINARY(200) PRIMARY KEY, owner VARBINARY(64), locked_by VARCHAR(255),
 //	locked_at DATETIME(6), lock_until DATETIME(6), at_least_until DATETIME(6),
-//	fence BIGINT, last_tick DATETIME(6), released_at DATETIME(6)
+//	fence BIGINT, last_tick DATETIME(6), released_at DATETIME(6), releases BIGINT
 //
-// Beside it: Table+"_waiters" (see Release notifications), Table+"_runs"
+// Beside it: Table+"_waiters" (the control-change counter, see Release
+// notifications), Table+"_runs"
 // (the run ledger), Table+"_reg" (the job registry), Table+"_paused",
 // Table+"_resumed" and Table+"_runq" (control), and the rate table (Config.RateTable, default
 // baton_rates). Every operation is a stored procedure named after its
@@ -63,13 +64,22 @@
 // # Round trips and transactions
 //
 // Every operation is one CALL of a stored procedure (or one plain SELECT,
-// UPDATE or DELETE), sent as one statement. The procedures cost the
-// server more than ShedLock's bare upsert: measured on MariaDB 10.11 (a
-// loaded 2-core machine, BenchmarkProvider against BenchmarkRawShedLock,
-// the same driver), an acquire and release pair takes about twice as long
-// as ShedLock-style INSERT … ON DUPLICATE KEY UPDATE and UPDATE
-// statements, which issue no owner token, no fencing token and no
-// lease times. Pass a DSN with
+// UPDATE or DELETE), sent as one statement. On MariaDB, Acquire without a
+// tick (the plain lock path) is no procedure but one INSERT … ON DUPLICATE
+// KEY UPDATE … RETURNING, which answers the row as the statement left it;
+// MySQL has neither RETURNING nor SET STATEMENT, refuses that statement
+// unexecuted (a syntax error), and the provider then CALLs the procedure
+// that does the same in two statements, from then on. Entering a
+// procedure costs the server more than a bare statement: measured on
+// MariaDB 10.11 (a loaded 2-core machine, make bench's lock-mysql at 16
+// goroutines), the procedure's acquire and a release joined to a waiters
+// table cost 1.6-1.8 times the CPU (client and server) of ShedLock-style
+// INSERT … ON DUPLICATE KEY UPDATE and UPDATE statements, which issue no
+// owner token, no fencing token and no lease times; the single statement
+// and the single-table release 1.3 times. Most of what remains is the
+// answer: the same upsert without RETURNING costs about what the raw
+// statements cost, but could not tell a grant from the holder's retry
+// nor report the lease. Pass a DSN with
 // interpolateParams=true: otherwise the driver prepares every statement
 // that has arguments, a second round trip (the provider's arguments are
 // integers, booleans and strings, which the driver escapes for the
@@ -84,19 +94,26 @@
 // DUPLICATE KEY UPDATE), whose row the procedure then reads back to
 // answer; Extend is one UPDATE of a live lease held by the owner.
 // Release needs no answer but the count of changed rows, so it is no
-// procedure: one UPDATE of the lease row joined to its waiters row. Every
+// procedure: one UPDATE of the lease row, which also counts the release
+// for waiting providers (see Release notifications). Every
 // release writes released_at, so a lease the owner held always counts as
 // changed, whether or not the client set CLIENT_FOUND_ROWS. A rate-limit decision needs several statements (read
 // every limit of the key, decide, write), so it holds a named lock of the
 // key (GET_LOCK) for the length of the procedure: decisions on one key
 // are serialised, decisions on different keys do not wait for each other.
 //
-// Before the grant, Acquire cuts the session's innodb_lock_wait_timeout
-// to nothing (MariaDB; MySQL's minimum is one second) and restores it
-// after, also on an error: a contender never queues behind another
-// session's open transaction on the row, it gets ErrNotAcquired at once
-// (error 1205, or 3572 on MySQL). SELECT ... NOWAIT is not allowed inside
-// a MariaDB procedure, hence the variable. Deadlocks (1213) also mean
+// A contender never queues behind another session's open transaction on
+// the row: it gets ErrNotAcquired at once (error 1205, or 3572 on MySQL).
+// An autocommit statement is no exception: it waits for a row lock held
+// by an open transaction (a provider on a *sql.Tx that acquired the name,
+// or any transaction that wrote the row) for up to
+// innodb_lock_wait_timeout, 50s by default. So the lock wait is cut to
+// nothing (MariaDB; MySQL's minimum is one second) around the grant: on
+// MariaDB's single-statement acquire by SET STATEMENT
+// innodb_lock_wait_timeout = 0 FOR, for that statement alone; in the
+// procedures by setting the session's variable and restoring it after,
+// also on an error (SELECT ... NOWAIT is not allowed inside a MariaDB
+// procedure, hence the variable). Deadlocks (1213) also mean
 // ErrNotAcquired.
 //
 // The DB may also be a *sql.Tx: the operations then take part in the
@@ -121,18 +138,18 @@
 // # Release notifications
 //
 // MySQL has no LISTEN/NOTIFY, so NotifyRelease polls, and costs nothing
-// while no one waits. The first waiter of a name records it in the
-// waiters table (name, until, released counter); Release, in the same
-// statement, bumps the counter of a name recorded there when the lease ends at
-// once (a lookup by primary key that finds nothing when no one waits),
-// and a goroutine per Provider, running only while waiters exist, reads
-// the counters of all its names every Config.PollInterval (default 25ms)
-// in one statement and wakes the waiters of every name whose counter
-// moved. A release therefore reaches a waiter within about one
-// PollInterval, where PostgreSQL's NOTIFY takes about a millisecond.
-// Records are renewed every 10s and lapse 30s after the last renewal.
-// lockprovider.Control announces its changes on a counter row of the
-// same table, so WatchControl shares the poller.
+// while no one waits. A release that ends the lease at once counts itself
+// in the lease row it writes anyway (column releases), and a goroutine per
+// Provider, running only while waiters exist, reads the counters of all
+// its names every Config.PollInterval (default 25ms) in one statement, a
+// lookup by primary key per name that takes no lock, and wakes the
+// waiters of every name whose counter moved. A release therefore reaches
+// a waiting process after up to one PollInterval, half of one on average;
+// when several processes wait, the first to poll after the release takes
+// the name, so the hand-off shrinks with their number. PostgreSQL's
+// NOTIFY takes about a millisecond. lockprovider.Control announces its
+// changes on a counter row of the waiters table, which the same statement
+// reads, so WatchControl shares the poller.
 //
 // # Differences between MySQL and MariaDB
 //
@@ -150,12 +167,13 @@
 //     the lock wait is cut with innodb_lock_wait_timeout, which MariaDB
 //     accepts as 0 and MySQL raises to 1s. A refused lock wait is error
 //     1205 on MariaDB, 3572 (NOWAIT) or 1205 on MySQL.
-//   - RETURNING: MariaDB has INSERT/DELETE ... RETURNING, MySQL does not;
-//     the procedures read rows back instead.
+//   - RETURNING and SET STATEMENT: MariaDB has both, MySQL neither; on
+//     MySQL the plain acquire is a procedure that reads its row back.
 //   - JSON: MariaDB's JSON is text; the procedures use JSON_TABLE (MySQL
 //     8.0.4, MariaDB 10.6) and cast extracted values, which both accept.
 //   - VALUES() in ON DUPLICATE KEY UPDATE is deprecated in MySQL 8.0.20;
-//     the procedures name their parameters instead.
+//     the procedures name their parameters instead (only MariaDB's
+//     single-statement acquire uses VALUES()).
 //   - ROW_COUNT() counts changed rows, or matched rows when the client set
 //     CLIENT_FOUND_ROWS; no answer depends on which.
 //

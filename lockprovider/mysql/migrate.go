@@ -27,7 +27,8 @@ const procMarker = "SQL SECURITY INVOKER"
 // (GET_LOCK), so running it again, or from several processes at once, is
 // safe. The database named in Config.Database must exist, and the user
 // needs the CREATE, ALTER, ALTER ROUTINE and CREATE ROUTINE privileges
-// (ALTER for a table an older version made, see 006_run_release.sql).
+// (ALTER for a table an older version made, see 006_run_release.sql and
+// 007_release_count.sql).
 //
 // MySQL commits DDL at once, so unlike on PostgreSQL the migration is not
 // one transaction: each statement is idempotent instead. A procedure is

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"text/template"
 	"time"
 
@@ -87,6 +88,10 @@ type Provider struct {
 	migrations []migration
 	q          queries
 	run        sqlprov.Ops // the operations the SQL providers share
+	// noReturning is set once the server refused the single-statement
+	// acquire (MySQL has no INSERT … RETURNING, nor SET STATEMENT): from
+	// then on Acquire without a tick CALLs acquire_fast.
+	noReturning atomic.Bool
 
 	watch *poller // see notify.go
 }
@@ -108,7 +113,7 @@ type names struct {
 	Paused   string // Locks with the suffix _paused: paused jobs
 	RunQueue string // Locks with the suffix _runq: run requests
 	Resumed  string // Locks with the suffix _resumed: each job's latest ended pause
-	Waiters  string // Locks with the suffix _waiters: waited-for names and their release counters
+	Waiters  string // Locks with the suffix _waiters: counter rows of announcements other than releases (control changes)
 }
 
 // proc returns the quoted, qualified name of the procedure suffix (e.g.
@@ -120,12 +125,12 @@ func (n names) rateProc(suffix string) string { return qualify(n.Database, n.rat
 
 // queries are the statements the provider sends, each one round trip.
 type queries struct {
-	acquire, acquireFast, extend, release string
-	inspect, list                         string
-	acquireBatch, releaseBatch            string
-	rateTake, rateSweep                   string
-	ops                                   opsQueries
-	control                               controlQueries
+	acquire, acquireFast, acquireUpsert, extend, release string
+	inspect, list                                        string
+	acquireBatch, releaseBatch                           string
+	rateTake, rateSweep                                  string
+	ops                                                  opsQueries
+	control                                              controlQueries
 }
 
 type migration struct {
@@ -166,15 +171,33 @@ func newQueries(n names) queries {
 	return queries{
 		acquire:     "CALL " + n.proc("acquire") + "(?, ?, ?, ?, ?, ?)",
 		acquireFast: "CALL " + n.proc("acquire_fast") + "(?, ?, ?, ?, ?)",
-		extend:      "CALL " + n.proc("extend") + "(?, ?, ?, ?)",
-		// One clock reading: UTC_TIMESTAMP(6) is the statement's start
-		// wherever it appears. The waiters row is updated only when the
-		// lease ends now (at_least_until passed).
-		release: "UPDATE " + n.Locks + " t LEFT JOIN " + n.Waiters + " w ON w.name = t.name AND w.until > UTC_TIMESTAMP(6)" +
-			" AND t.at_least_until <= UTC_TIMESTAMP(6)" +
-			" SET t.lock_until = GREATEST(UTC_TIMESTAMP(6), t.at_least_until), t.released_at = UTC_TIMESTAMP(6)," +
-			" w.released = w.released + 1" +
-			" WHERE t.name = ? AND t.owner = ? AND t.lock_until > UTC_TIMESTAMP(6)",
+		// acquire_fast as one statement, for MariaDB: no procedure to
+		// enter, and SET STATEMENT cuts the lock wait for this statement
+		// alone. UTC_TIMESTAMP(6) is the statement's start wherever it
+		// appears, RETURNING reads the row as the statement left it, and
+		// lock_until is assigned last so that every condition reads its
+		// old value. Arguments: name, owner, locked_by, most, least, owner.
+		acquireUpsert: "SET STATEMENT innodb_lock_wait_timeout = 0 FOR INSERT INTO " + n.Locks +
+			" (name, owner, locked_by, locked_at, lock_until, at_least_until, fence)" +
+			" VALUES (?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND," +
+			" UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, " + us("UTC_TIMESTAMP(6)") + ")" +
+			" ON DUPLICATE KEY UPDATE" +
+			" owner = IF(lock_until <= UTC_TIMESTAMP(6), VALUES(owner), owner)," +
+			" locked_by = IF(lock_until <= UTC_TIMESTAMP(6), VALUES(locked_by), locked_by)," +
+			" locked_at = IF(lock_until <= UTC_TIMESTAMP(6), VALUES(locked_at), locked_at)," +
+			" at_least_until = IF(lock_until <= UTC_TIMESTAMP(6), VALUES(at_least_until), at_least_until)," +
+			" fence = IF(lock_until <= UTC_TIMESTAMP(6), GREATEST(fence + 1, " + us("UTC_TIMESTAMP(6)") + "), fence)," +
+			" lock_until = IF(lock_until <= UTC_TIMESTAMP(6), VALUES(lock_until), lock_until)" +
+			" RETURNING " + us("UTC_TIMESTAMP(6)") + ", owner = ? AND lock_until > UTC_TIMESTAMP(6), " +
+			us("locked_at") + ", " + us("lock_until") + ", " + us("at_least_until") + ", fence",
+		extend: "CALL " + n.proc("extend") + "(?, ?, ?, ?)",
+		// The rel procedure's UPDATE. One clock reading: UTC_TIMESTAMP(6)
+		// is the statement's start wherever it appears. releases counts
+		// the release only when the lease ends now (at_least_until
+		// passed).
+		release: "UPDATE " + n.Locks + " SET releases = releases + (at_least_until <= UTC_TIMESTAMP(6))," +
+			" lock_until = GREATEST(UTC_TIMESTAMP(6), at_least_until), released_at = UTC_TIMESTAMP(6)" +
+			" WHERE name = ? AND owner = ? AND lock_until > UTC_TIMESTAMP(6)",
 		acquireBatch: "CALL " + n.proc("acquire_batch") + "(?, ?, ?, ?, ?, ?)",
 		releaseBatch: "CALL " + n.proc("release_batch") + "(?, ?)",
 		rateTake:     "CALL " + n.rateProc("take") + "(?, ?, ?, ?, ?, ?)",
@@ -289,9 +312,11 @@ func procName(s string) string {
 	return strings.Trim(q, "`")
 }
 
-// Acquire implements lockprovider.Provider in one CALL. A contender that
-// finds the row locked by another session's open transaction returns
-// ErrNotAcquired at once instead of waiting.
+// Acquire implements lockprovider.Provider in one statement: without a
+// tick, on MariaDB, one INSERT … ON DUPLICATE KEY UPDATE … RETURNING,
+// otherwise one CALL. A contender that finds the row locked by another
+// session's open transaction returns ErrNotAcquired at once instead of
+// waiting.
 func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, a.Validate()); err != nil {
 		return batontype.Lease{}, err
@@ -300,8 +325,19 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (b
 	var err error
 	if a.Tick.IsZero() {
 		// No tick: a refusal can only mean "held by another owner".
-		err = p.db.QueryRowContext(ctx, p.q.acquireFast, a.Name, a.Owner, a.LockedBy,
-			a.AtMostFor.Microseconds(), a.AtLeastFor.Microseconds()).Scan(r.dest()...)
+		most, least := a.AtMostFor.Microseconds(), a.AtLeastFor.Microseconds()
+		if !p.noReturning.Load() {
+			err = p.db.QueryRowContext(ctx, p.q.acquireUpsert, a.Name, a.Owner, a.LockedBy, most, least, a.Owner).
+				Scan(r.dest()[:6]...)
+			if myerr.SyntaxError(err) {
+				// MySQL: the statement was refused unexecuted, so the
+				// procedure may run it again.
+				p.noReturning.Store(true)
+			}
+		}
+		if p.noReturning.Load() {
+			err = p.db.QueryRowContext(ctx, p.q.acquireFast, a.Name, a.Owner, a.LockedBy, most, least).Scan(r.dest()...)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			// The row was deleted between the upsert and the read.
 			return batontype.Lease{}, batontype.ErrNotAcquired
@@ -397,12 +433,12 @@ func (p *Provider) Extend(ctx context.Context, e lockprovider.ExtendParams) (bat
 }
 
 // Release implements lockprovider.Provider in one statement, an UPDATE
-// of the lease row joined to its waiters row: the lease ends now, or at
-// its AtLeastFor bound if that lies ahead, and when it ends now the
-// release counter of a name some process waits on moves (see
-// NotifyRelease). Every release writes released_at, so a lease the owner
-// held always counts as a changed row, whatever the client's
-// CLIENT_FOUND_ROWS flag: no changed row means ErrNotHeld.
+// of the lease row: the lease ends now, or at its AtLeastFor bound if that
+// lies ahead, and when it ends now the row's release counter moves, which
+// waiting providers poll (see NotifyRelease). Every release writes
+// released_at, so a lease the owner held always counts as a changed row,
+// whatever the client's CLIENT_FOUND_ROWS flag: no changed row means
+// ErrNotHeld.
 func (p *Provider) Release(ctx context.Context, r lockprovider.ReleaseParams) error {
 	return p.run.Changed(ctx, r.Validate(), "release", r.Name, batontype.ErrNotHeld, p.q.release, r.Name, r.Owner)
 }

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -20,16 +19,16 @@ const pollChunk = 500
 // NotifyRelease implements lockprovider.ReleaseNotifier by polling, since
 // MySQL has no LISTEN/NOTIFY.
 //
-// The first registration of a name records it in the waiters table
-// (Config.Table+"_waiters") before NotifyRelease returns, with the
-// name's release counter; a Release that ends the lease at once bumps the
-// counter of a name recorded there, in the same CALL. While registrations
+// A Release that ends the lease at once moves the release counter of the
+// lease row it writes (column releases). The first registration of a name
+// reads that counter before NotifyRelease returns; while registrations
 // exist, one goroutine per Provider reads the counters of all its names
-// every Config.PollInterval, in one statement, and signals the waiters of
-// each name whose counter moved; it renews the records every 10s, and a
-// record lapses 30s after its last renewal. So a release reaches a waiter
-// within about one PollInterval (a release on PostgreSQL, through
-// LISTEN/NOTIFY, within a millisecond or so). Expiry is never announced,
+// every Config.PollInterval, in one statement (a lookup by primary key per
+// name, taking no lock), and signals the waiters of each name whose
+// counter moved. So a release reaches a waiter within about one
+// PollInterval (a release on PostgreSQL, through LISTEN/NOTIFY, within a
+// millisecond or so), and when several processes wait, the first whose
+// poll comes after the release wins the name. Expiry is never announced,
 // and a release that leaves the lease held until its AtLeastFor bound is
 // not announced either: waiters must still poll as a fallback.
 func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- struct{}) (stop func(), err error) {
@@ -41,15 +40,13 @@ func (p *Provider) NotifyRelease(ctx context.Context, name string, ch chan<- str
 
 // poller serves NotifyRelease and WatchControl.
 type poller struct {
-	p         *Provider
-	pollSQL   string // the counters of up to pollChunk names: the prefix of an IN list
-	markSQL   string
-	markFor   time.Duration
-	markEvery time.Duration
-	hub       notify.Hub       // keyed by lock name (or controlName)
-	mu        sync.Mutex       // guards run and seen; taken after the hub's lock
-	run       *pollRun         // nil while the hub has no registration
-	seen      map[string]int64 // the counter last signalled, by name
+	p       *Provider
+	pollSQL string           // the counters of up to pollChunk names: the prefix of an IN list
+	ctlSQL  string           // the control counter, appended to every poll
+	hub     notify.Hub       // keyed by lock name (or controlName)
+	mu      sync.Mutex       // guards run and seen; taken after the hub's lock
+	run     *pollRun         // nil while the hub has no registration
+	seen    map[string]int64 // the counter last signalled, by name
 }
 
 type pollRun struct {
@@ -59,18 +56,16 @@ type pollRun struct {
 
 func newPoller(p *Provider) *poller {
 	return &poller{
-		p:         p,
-		pollSQL:   "SELECT w.name, w.released FROM " + p.names.Waiters + " w WHERE w.name IN (",
-		markSQL:   "CALL " + p.names.proc("mark") + "(?, ?)",
-		markFor:   notify.MarkFor,
-		markEvery: notify.MarkEvery,
-		seen:      map[string]int64{},
+		p:       p,
+		pollSQL: "SELECT t.name, t.releases FROM " + p.names.Locks + " t WHERE t.name IN (",
+		ctlSQL:  ") UNION ALL SELECT w.name, w.released FROM " + p.names.Waiters + " w WHERE w.name = ?",
+		seen:    map[string]int64{},
 	}
 }
 
-// add registers ch for name. The first registration of a name records it
-// in the waiters table, with the caller's ctx, before add returns: a
-// release after that is announced.
+// add registers ch for name. The first registration of a name reads its
+// release counter, with the caller's ctx, before add returns: a release
+// after that is announced.
 func (w *poller) add(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
 	var first bool
 	sub := w.hub.Add(name, ch, func(firstOfKey, firstOfAll bool) {
@@ -85,7 +80,7 @@ func (w *poller) add(ctx context.Context, name string, ch chan<- struct{}) (func
 	})
 	stop := w.hub.Stopper(sub, func(lastOfKey, last bool) func() { return w.removed(name, lastOfKey, last) })
 	if first {
-		counters, err := w.mark(ctx, []string{name})
+		counters, err := w.counters(ctx, []string{name})
 		if err != nil {
 			stop()
 			return nil, err
@@ -123,37 +118,9 @@ func (w *poller) removed(name string, lastOfKey, last bool) func() {
 	}
 }
 
-// mark records names as waited for and returns their counters.
-func (w *poller) mark(ctx context.Context, names []string) (map[string]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, notify.IOTimeout)
-	defer cancel()
-	b, err := json.Marshal(names)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := w.p.db.QueryContext(ctx, w.markSQL, string(b), w.markFor.Microseconds())
-	if err != nil {
-		return nil, opError("register waiters", "", err)
-	}
-	defer rows.Close()
-	out := make(map[string]int64, len(names))
-	for rows.Next() {
-		var (
-			n string
-			c int64
-		)
-		if err := rows.Scan(&n, &c); err != nil {
-			return nil, opError("register waiters", "", err)
-		}
-		out[n] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, opError("register waiters", "", err)
-	}
-	return out, nil
-}
-
-// counters reads the counters of names, pollChunk names per statement.
+// counters reads the counters of names, pollChunk names per statement,
+// and the control counter with each. A name that was never locked has no
+// row, and counts as 0.
 func (w *poller) counters(ctx context.Context, names []string) (map[string]int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, notify.IOTimeout)
 	defer cancel()
@@ -161,11 +128,12 @@ func (w *poller) counters(ctx context.Context, names []string) (map[string]int64
 	for len(names) > 0 {
 		chunk := names[:min(len(names), pollChunk)]
 		names = names[len(chunk):]
-		args := make([]any, len(chunk))
+		args := make([]any, len(chunk), len(chunk)+1)
 		for i, n := range chunk {
 			args[i] = n
 		}
-		q := w.pollSQL + strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + ")"
+		args = append(args, controlName)
+		q := w.pollSQL + strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + w.ctlSQL
 		rows, err := w.p.db.QueryContext(ctx, q, args...)
 		if err != nil {
 			return nil, opError("poll releases", "", err)
@@ -194,27 +162,13 @@ func (w *poller) counters(ctx context.Context, names []string) (map[string]int64
 func (w *poller) loop(ctx context.Context, r *pollRun) {
 	defer close(r.done)
 	backoff := notify.Backoff{Min: w.p.poll, Max: 5 * time.Second}
-	nextMark := time.Now().Add(w.markEvery)
 	wait := w.p.poll
-	markFailed := false // a renewal failed: retry at the next poll
 	for clock.Sleep(ctx, wait) {
 		names := w.hub.Keys()
 		if len(names) == 0 {
 			continue // the last registration is being removed
 		}
-		var (
-			got map[string]int64
-			err error
-		)
-		if !time.Now().Before(nextMark) || markFailed {
-			got, err = w.mark(ctx, names)
-			markFailed = err != nil
-			if err == nil {
-				nextMark = time.Now().Add(w.markEvery)
-			}
-		} else {
-			got, err = w.counters(ctx, names)
-		}
+		got, err := w.counters(ctx, names)
 		if ctx.Err() != nil {
 			return
 		}
@@ -230,15 +184,15 @@ func (w *poller) loop(ctx context.Context, r *pollRun) {
 }
 
 // dispatch signals the names whose counter moved since the last poll. A
-// counter that went down (the record lapsed and was made again) counts as
-// moved too: releases may have gone unrecorded meanwhile.
+// counter that went down (an operator deleted the lease row, which the
+// next grant made again) counts as moved too: the name may be free.
 func (w *poller) dispatch(names []string, got map[string]int64) {
 	var moved []string
 	w.mu.Lock()
 	for _, n := range names {
 		base, ok := w.seen[n]
 		if !ok {
-			continue // its first mark has not answered yet
+			continue // its first read has not answered yet
 		}
 		if c := got[n]; c != base {
 			w.seen[n] = c

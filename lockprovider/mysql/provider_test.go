@@ -61,6 +61,16 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceProcedureAcquire runs the suite with Acquire on the
+// procedure it uses on MySQL (MariaDB takes the single statement).
+func TestConformanceProcedureAcquire(t *testing.T) {
+	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
+		p, _ := newProvider(t, nil)
+		mysql.UseProcedureAcquire(p)
+		return p
+	})
+}
+
 func params(name string, atMostFor time.Duration) lockprovider.AcquireParams {
 	return lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: atMostFor}
 }
@@ -112,26 +122,33 @@ func TestMigrateIdempotent(t *testing.T) {
 	}
 }
 
+// migrateOver returns a provider whose schema the statements older
+// turned back into an older version's, then migrated twice.
+func migrateOver(t *testing.T, older ...string) *mysql.Provider {
+	t.Helper()
+	p, my := newProvider(t, nil)
+	for _, q := range older {
+		if _, err := my.DB.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for range 2 {
+		if err := p.Migrate(t.Context()); err != nil {
+			t.Fatalf("Migrate over the older schema: %v", err)
+		}
+	}
+	return p
+}
+
 // A deployment migrated before the ledger recorded force-releases (a runs
 // table without released_by and released_at, the old force_release) is
 // upgraded by Migrate: the columns are added, the procedure replaced, and
 // a force-release then marks its run. Migrate again changes nothing.
 func TestMigrateUpgradesReleaseColumns(t *testing.T) {
-	p, my := newProvider(t, nil)
-	ctx := t.Context()
-	for _, q := range []string{
+	p := migrateOver(t,
 		"ALTER TABLE `baton_locks_runs` DROP COLUMN released_by, DROP COLUMN released_at",
-		"ALTER PROCEDURE `baton_locks_force_release` COMMENT 'baton an older text'",
-	} {
-		if _, err := my.DB.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	for range 2 {
-		if err := p.Migrate(ctx); err != nil {
-			t.Fatalf("Migrate over the older schema: %v", err)
-		}
-	}
+		"ALTER PROCEDURE `baton_locks_force_release` COMMENT 'baton an older text'")
+	ctx := t.Context()
 	l, err := p.AcquireRun(ctx, params("upgraded", time.Minute), lockprovider.RunStart{})
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +162,34 @@ func TestMigrateUpgradesReleaseColumns(t *testing.T) {
 	}
 	if len(runs) != 1 || runs[0].ReleasedBy != "cli:ops@host" || runs[0].ReleasedAt.IsZero() {
 		t.Errorf("runs after the upgrade: %+v, want one released by cli:ops@host", runs)
+	}
+}
+
+// A lease table made before releases were counted in it (no releases
+// column, the old rel) is upgraded by Migrate: the column is added, and a
+// release then reaches a waiter through it. Migrate again changes nothing.
+func TestMigrateUpgradesReleaseCount(t *testing.T) {
+	p := migrateOver(t,
+		"ALTER TABLE `baton_locks` DROP COLUMN releases",
+		"ALTER PROCEDURE `baton_locks_rel` COMMENT 'baton an older text'")
+	ctx := t.Context()
+	a := params("upgraded", time.Minute)
+	if _, err := p.Acquire(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan struct{}, 1)
+	stop, err := p.NotifyRelease(ctx, "upgraded", ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "upgraded", Owner: a.Owner}); err != nil {
+		t.Fatalf("Release after the upgrade: %v", err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second): // many poll intervals, on a loaded machine
+		t.Fatal("no release notification after the upgrade")
 	}
 }
 

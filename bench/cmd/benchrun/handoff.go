@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -150,8 +151,7 @@ func handoffImpls(e *env) ([]handoffImpl, error) {
 	}, nil
 }
 
-// handoffResult is the hand-off comparison in the common result shape (one
-// cell, concurrency = waiters).
+// runHandoffs is the hand-off comparison on Redis.
 func runHandoffs(ctx context.Context, log *slog.Logger, e *env, rounds int, d time.Duration) (result, error) {
 	impls, err := handoffImpls(e)
 	if err != nil {
@@ -164,12 +164,18 @@ func runHandoffs(ctx context.Context, log *slog.Logger, e *env, rounds int, d ti
 			"Latency is from the start of one holder's release to the next grant; ops/s counts hand-offs. baton waiters are woken by " +
 			"the release announcement; redislock retries every 100 ms (its documented strategy), redsync " +
 			"after a random 50–250 ms (its default).",
-		concs: []int{waiters},
+		ratios: []ratio{{"baton Locker", "redislock", 0}, {"baton Locker", "redsync", 0}},
 	}
+	return runHandoffCmp(ctx, log, c, impls, rounds, d)
+}
+
+// runHandoffCmp measures the hand-off contenders impls in rounds, as one
+// cell at concurrency = waiters.
+func runHandoffCmp(ctx context.Context, log *slog.Logger, c comparison, impls []handoffImpl, rounds int, d time.Duration) (result, error) {
+	c.concs = []int{waiters}
 	for _, h := range impls {
 		c.contenders = append(c.contenders, contender{name: h.name})
 	}
-	c.ratios = []ratio{{"baton Locker", "redislock", 0}, {"baton Locker", "redsync", 0}}
 	cl := cell{conc: waiters, samples: make([][]sample, len(impls))}
 	for r := range rounds {
 		for i := range impls {
@@ -178,9 +184,9 @@ func runHandoffs(ctx context.Context, log *slog.Logger, e *env, rounds int, d ti
 			if s.ops == 0 {
 				// A poller can miss every hand-off of a short round on a
 				// loaded machine; the round counts as none.
-				log.Warn("no hand-off in the round", "contender", impls[k].name, "first error", s.firstErr)
+				log.Warn("no hand-off in the round", "comparison", c.id, "contender", impls[k].name, "first error", s.firstErr)
 			} else if s.firstErr != nil {
-				log.Warn("hand-off errors", "contender", impls[k].name, "errors", s.errs, "first", s.firstErr)
+				log.Warn("hand-off errors", "comparison", c.id, "contender", impls[k].name, "errors", s.errs, "first", s.firstErr)
 			}
 			cl.samples[k] = append(cl.samples[k], s)
 		}
@@ -190,4 +196,16 @@ func runHandoffs(ctx context.Context, log *slog.Logger, e *env, rounds int, d ti
 	}
 	log.Info("measured", "comparison", c.id, "summary", cl.summary(c))
 	return result{cmp: c, cells: []cell{cl}}, nil
+}
+
+// isHandoff reports whether the comparison id is a hand-off comparison
+// (latencies, one cell, no allocation or CPU figures).
+func isHandoff(id string) bool { return strings.HasPrefix(id, "handoff-") }
+
+// handoffChart is the file name of a hand-off comparison's latency chart.
+func handoffChart(id string) string {
+	if id == "handoff-redis" {
+		return "handoff-latency.svg"
+	}
+	return id + "-latency.svg"
 }

@@ -55,7 +55,7 @@ func main() {
 		dur      = flag.Duration("d", 200*time.Millisecond, "time per contender per round")
 		hdur     = flag.Duration("handoff", 1500*time.Millisecond, "time per hand-off contender per round")
 		concs    = flag.String("conc", "1,16,64", "concurrencies")
-		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, lock-mysql, redlock, handoff, rate-redis, rate-postgres, telemetry (or one of telemetry-lock-memory, telemetry-lock-redis, telemetry-rate-redis), scheduler); empty: all")
+		only     = flag.String("only", "", "comma-separated comparisons to run (lock-redis, lock-postgres, lock-mysql, redlock, handoff (or one of handoff-redis, handoff-mysql), rate-redis, rate-postgres, telemetry (or one of telemetry-lock-memory, telemetry-lock-redis, telemetry-rate-redis), scheduler); empty: all")
 		jobs     = flag.String("jobs", "1000,10000", "scheduler job counts")
 		srvCost  = flag.Bool("server-cost", false, "report the Redis server's CPU and commands per operation (INFO cpu, commandstats); meaningful on a server of its own (always on with -redis-server)")
 		redisBin = flag.String("redis-server", "", "start a private Redis from this redis-server binary instead of using -redis (and the redlock comparison's masters from it; default: redis-server on the PATH)")
@@ -198,6 +198,14 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 		rep.results = append(rep.results, r)
 		return nil
 	}
+	// addResult adds a comparison measured outside measureCmp (hand-offs).
+	addResult := func(r result, err error) error {
+		if err != nil {
+			return err
+		}
+		rep.results = append(rep.results, r)
+		return nil
+	}
 	if cfg.wants("lock-redis") {
 		if err := measureCmp(redisLockComparison(e)); err != nil {
 			return err
@@ -208,17 +216,25 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 			return err
 		}
 	}
-	if cfg.wants("lock-mysql") {
+	if cfg.wants("lock-mysql") || cfg.wants("handoff-mysql") {
 		if cfg.myDSN == "" && cfg.mariadbd == "" && cfg.only == "" {
-			log.Warn("skipped lock-mysql: no -mysql DSN and no mariadbd binary")
+			log.Warn("skipped lock-mysql and handoff-mysql: no -mysql DSN and no mariadbd binary")
 		} else {
-			p, db, stop, err := setupMySQL(ctx, cfg.myDSN, cfg.mariadbd, min(maxConc, 32))
+			// The hand-off's 32 waiters and pollers need connections too.
+			p, db, serverPid, stop, err := setupMySQL(ctx, cfg.myDSN, cfg.mariadbd, max(min(maxConc, 32), 2*waiters+4))
 			if err != nil {
 				return err
 			}
 			defer stop()
-			if err := measureCmp(mysqlLockComparison(e, p, db), nil); err != nil {
-				return err
+			if cfg.wants("lock-mysql") {
+				if err := measureCmp(mysqlLockComparison(e, p, db, serverPid), nil); err != nil {
+					return err
+				}
+			}
+			if cfg.wants("handoff-mysql") {
+				if err := addResult(runMySQLHandoff(ctx, log, db, min(cfg.rounds, 5), cfg.handoff)); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -232,12 +248,10 @@ func run(ctx context.Context, log *slog.Logger, cfg config) error {
 			return err
 		}
 	}
-	if cfg.wants("handoff") {
-		r, err := runHandoffs(ctx, log, e, min(cfg.rounds, 5), cfg.handoff)
-		if err != nil {
+	if cfg.wants("handoff-redis") {
+		if err := addResult(runHandoffs(ctx, log, e, min(cfg.rounds, 5), cfg.handoff)); err != nil {
 			return err
 		}
-		rep.results = append(rep.results, r)
 	}
 	if cfg.wants("rate-redis") {
 		store, err := redisprovider.New(rc, &redisprovider.Config{Prefix: e.prefix})

@@ -1,19 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/lockprovider/mysql"
 )
 
@@ -37,12 +42,17 @@ const (
 	rawShedLockMySQLRelease = `UPDATE shedlock SET lock_until = UTC_TIMESTAMP(3) WHERE name = ? AND locked_by = ?`
 )
 
-func mysqlLockComparison(e *env, p *mysql.Provider, db *sql.DB) comparison {
-	return comparison{
+// mysqlLockComparison is the lock cycle on MySQL; serverPid, when not 0,
+// is the private server's process, whose CPU time and statement counters
+// are then reported per operation.
+func mysqlLockComparison(e *env, p *mysql.Provider, db *sql.DB, serverPid int) comparison {
+	c := comparison{
 		id:    "lock-mysql",
 		title: "Lock acquire + release on MySQL / MariaDB",
 		note: "Each goroutine locks a name of its own. raw = a ShedLock-style INSERT … ON DUPLICATE KEY UPDATE and UPDATE " +
-			"through go-sql-driver/mysql (no owner token, no fencing token, no lease times, no notification).",
+			"through go-sql-driver/mysql (no owner token, no fencing token, no lease times, no notification). On a private server, " +
+			"server CPU is the mariadbd process's (/proc), and commands/op its Com_ statement counters (statements inside a " +
+			"procedure included).",
 		concs: e.concs,
 		contenders: []contender{
 			{"baton provider", providerCycle(p)},
@@ -61,12 +71,108 @@ func mysqlLockComparison(e *env, p *mysql.Provider, db *sql.DB) comparison {
 		},
 		ratios: []ratio{{"baton provider", "raw ShedLock", 0.95}},
 	}
+	if serverPid > 0 {
+		c.server = mysqlServerStats(db, serverPid)
+	}
+	return c
+}
+
+// mysqlServerStats reads, in the form commandStats gives for Redis, the
+// server's statement counters (Com_call_procedure, Com_insert, ...) and,
+// as "_cpu", the CPU time of its process pid.
+func mysqlServerStats(db *sql.DB, pid int) func(ctx context.Context) (map[string]cmdStat, error) {
+	stat := "/proc/" + strconv.Itoa(pid) + "/stat"
+	return func(ctx context.Context) (map[string]cmdStat, error) {
+		rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN "+
+			"('Com_call_procedure', 'Com_insert', 'Com_update', 'Com_select', 'Com_delete', 'Com_set_option')")
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		m := map[string]cmdStat{}
+		for rows.Next() {
+			var (
+				k string
+				v float64
+			)
+			if err := rows.Scan(&k, &v); err != nil {
+				return nil, err
+			}
+			m[strings.ToLower(strings.TrimPrefix(k, "Com_"))] = cmdStat{calls: v}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return nil, err
+		}
+		// Fields after the command's closing parenthesis: utime and stime
+		// are the 12th and 13th, in clock ticks (USER_HZ, 100 on Linux).
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 13 {
+			return nil, errors.New("short " + stat)
+		}
+		ut, _ := strconv.ParseFloat(f[11], 64)
+		st, _ := strconv.ParseFloat(f[12], 64)
+		m["_cpu"] = cmdStat{usec: (ut + st) * 1e4}
+		return m, nil
+	}
+}
+
+// mysqlHandoffPolls are the PollIntervals of the MySQL hand-off
+// contenders: the default and the least allowed.
+var mysqlHandoffPolls = []time.Duration{mysql.DefaultPollInterval, 5 * time.Millisecond}
+
+// runMySQLHandoff is the hand-off comparison on MySQL / MariaDB: baton's
+// Locker at each of mysqlHandoffPolls, each waiter with a provider (so a
+// poller) of its own, as if each were a process, on the shared handle.
+func runMySQLHandoff(ctx context.Context, log *slog.Logger, db *sql.DB, rounds int, d time.Duration) (result, error) {
+	var impls []handoffImpl
+	for _, poll := range mysqlHandoffPolls {
+		lockers := make([]*baton.Locker, waiters)
+		for w := range lockers {
+			p, err := mysql.New(db, &mysql.Config{PollInterval: poll})
+			if err != nil {
+				return result{}, err
+			}
+			if lockers[w], err = baton.NewLocker(p, &baton.Config{LockedBy: "bench", AtMostFor: leaseLen}); err != nil {
+				return result{}, err
+			}
+		}
+		// A name per round: an Acquire cut by the round's end may have
+		// been granted all the same (its outcome unknown), and that lease
+		// would keep the next round's waiters out for leaseLen.
+		var round atomic.Int64
+		impls = append(impls, handoffImpl{"baton Locker, PollInterval " + poll.String(), func(w int) func(context.Context) (func(context.Context) error, error) {
+			if w == 0 {
+				round.Add(1)
+			}
+			name := "handoff-" + poll.String() + "-" + strconv.FormatInt(round.Load(), 10)
+			return func(ctx context.Context) (func(context.Context) error, error) {
+				l, err := lockers[w].Acquire(ctx, name, nil)
+				if err != nil {
+					return nil, err
+				}
+				return l.Release, nil
+			}
+		}})
+	}
+	c := comparison{
+		id:    "handoff-mysql",
+		title: "Contended hand-off on MySQL / MariaDB (one name, 16 waiters)",
+		note: "As the Redis hand-off: 16 waiters, each with a provider of its own, contend for one name; each holder keeps it 2 ms, releases, " +
+			"and waits for another waiter to take it. MySQL has no LISTEN/NOTIFY: each provider polls the release counters of the names it " +
+			"waits on every PollInterval (default " + mysql.DefaultPollInterval.String() + "), so a release reaches the waiters after " +
+			"up to one interval, half of one on average.",
+	}
+	return runHandoffCmp(ctx, log, c, impls, rounds, d)
 }
 
 // setupMySQL opens dsn (or, when it is empty, a private server started
 // from the mariadbd binary bin) with interpolateParams, creates a
 // database of the run's own, and migrates a provider in it.
-func setupMySQL(ctx context.Context, dsn, bin string, conns int) (p *mysql.Provider, db *sql.DB, stop func(), err error) {
+func setupMySQL(ctx context.Context, dsn, bin string, conns int) (p *mysql.Provider, db *sql.DB, serverPid int, stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -80,46 +186,46 @@ func setupMySQL(ctx context.Context, dsn, bin string, conns int) (p *mysql.Provi
 	}()
 	if dsn == "" {
 		if bin == "" {
-			return nil, nil, stop, errors.New("no -mysql DSN and no mariadbd binary")
+			return nil, nil, 0, stop, errors.New("no -mysql DSN and no mariadbd binary")
 		}
 		var s func()
-		if dsn, s, err = privateMySQL(ctx, bin); err != nil {
-			return nil, nil, stop, err
+		if dsn, serverPid, s, err = privateMySQL(ctx, bin); err != nil {
+			return nil, nil, 0, stop, err
 		}
 		stops = append(stops, s)
 	}
 	cfg, err := gomysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, nil, stop, err
+		return nil, nil, 0, stop, err
 	}
 	name := "benchrun_" + strconv.Itoa(os.Getpid())
 	cfg.InterpolateParams = true
 	admin, err := openMySQL(cfg)
 	if err != nil {
-		return nil, nil, stop, err
+		return nil, nil, 0, stop, err
 	}
 	stops = append(stops, func() { _ = admin.Close() })
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+name); err != nil {
-		return nil, nil, stop, fmt.Errorf("mysql at %s: %w", cfg.Addr, err)
+		return nil, nil, 0, stop, fmt.Errorf("mysql at %s: %w", cfg.Addr, err)
 	}
 	stops = append(stops, func() { _, _ = admin.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE "+name) })
 	cfg.DBName = name
 	if db, err = openMySQL(cfg); err != nil {
-		return nil, nil, stop, err
+		return nil, nil, 0, stop, err
 	}
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	stops = append(stops, func() { _ = db.Close() })
 	if _, err := db.ExecContext(ctx, rawShedLockMySQLTable); err != nil {
-		return nil, nil, stop, err
+		return nil, nil, 0, stop, err
 	}
 	if p, err = mysql.New(db, nil); err != nil {
-		return nil, nil, stop, err
+		return nil, nil, 0, stop, err
 	}
 	if err := p.Migrate(ctx); err != nil {
-		return nil, nil, stop, err
+		return nil, nil, 0, stop, err
 	}
-	return p, db, stop, nil
+	return p, db, serverPid, stop, nil
 }
 
 func openMySQL(cfg *gomysql.Config) (*sql.DB, error) {
@@ -145,22 +251,22 @@ func findMariadbd() string {
 // privateMySQL initialises and starts a MariaDB server of the run's own on
 // a free loopback port (root without a password). stop ends it and
 // removes its data.
-func privateMySQL(ctx context.Context, bin string) (dsn string, stop func(), err error) {
+func privateMySQL(ctx context.Context, bin string) (dsn string, pid int, stop func(), err error) {
 	install := filepath.Join(filepath.Dir(bin), "mariadb-install-db")
 	if _, err := os.Stat(install); err != nil {
 		if install, err = exec.LookPath("mariadb-install-db"); err != nil {
-			return "", nil, errors.New("mariadb-install-db not found next to " + bin + " nor on the PATH")
+			return "", 0, nil, errors.New("mariadb-install-db not found next to " + bin + " nor on the PATH")
 		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	dir, err := os.MkdirTemp("", "benchrun-mysql-")
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	data := filepath.Join(dir, "data")
 	user := []string{}
@@ -170,7 +276,7 @@ func privateMySQL(ctx context.Context, bin string) (dsn string, stop func(), err
 	args := append([]string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"}, user...)
 	if out, err := exec.CommandContext(ctx, install, args...).CombinedOutput(); err != nil {
 		_ = os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("%s: %v: %s", install, err, out)
+		return "", 0, nil, fmt.Errorf("%s: %v: %s", install, err, out)
 	}
 	args = append([]string{"--no-defaults", "--datadir=" + data, "--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--socket=" + filepath.Join(dir, "sock"), "--pid-file=" + filepath.Join(dir, "pid"),
@@ -178,7 +284,7 @@ func privateMySQL(ctx context.Context, bin string) (dsn string, stop func(), err
 	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		_ = os.RemoveAll(dir)
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop = func() {
 		_ = cmd.Process.Kill()
@@ -189,12 +295,12 @@ func privateMySQL(ctx context.Context, bin string) (dsn string, stop func(), err
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
 			_ = c.Close()
-			return "root@tcp(" + addr + ")/", stop, nil
+			return "root@tcp(" + addr + ")/", cmd.Process.Pid, stop, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 			stop()
-			return "", nil, fmt.Errorf("%s on port %d did not accept connections:\n%s", bin, port, log)
+			return "", 0, nil, fmt.Errorf("%s on port %d did not accept connections:\n%s", bin, port, log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

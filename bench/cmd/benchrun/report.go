@@ -116,7 +116,7 @@ func (r report) markdown(chartDir string) string {
 	for _, res := range r.results {
 		c := res.cmp
 		w("## %s\n\n%s\n\n", c.title, c.note)
-		if chartDir != "" && c.id != "handoff-redis" {
+		if chartDir != "" && !isHandoff(c.id) {
 			w("![%s](%s)\n\n", c.title, chartDir+c.id+".svg")
 		}
 		srv := c.server != nil
@@ -131,7 +131,7 @@ func (r report) markdown(chartDir string) string {
 			for i, k := range c.contenders {
 				st := cl.stats(i)
 				allocs := fmt.Sprintf("%.0f", st.allocs)
-				if c.id == "handoff-redis" {
+				if isHandoff(c.id) {
 					allocs = "–"
 				}
 				name := k.name
@@ -139,7 +139,7 @@ func (r report) markdown(chartDir string) string {
 					name += fmt.Sprintf(" (%d errors)", st.errs)
 				}
 				cpu := fmt.Sprintf("%.1f", st.clientUS)
-				if c.id == "handoff-redis" {
+				if isHandoff(c.id) {
 					cpu = "–"
 				}
 				w("| %d | %s | %.0f | %s | %s | %s | %s |", cl.conc, name, st.opsPerSec, fmtDur(st.p50), fmtDur(st.p99), allocs, cpu)
@@ -182,8 +182,8 @@ func (r report) markdown(chartDir string) string {
 			}
 			w("\n")
 		}
-		if c.id == "handoff-redis" && chartDir != "" {
-			w("![hand-off latency distribution](%shandoff-latency.svg)\n\n", chartDir)
+		if isHandoff(c.id) && chartDir != "" {
+			w("![hand-off latency distribution](%s%s)\n\n", chartDir, handoffChart(c.id))
 		}
 	}
 	if s := r.sched; s != nil {
@@ -251,12 +251,12 @@ func (r report) write(dir, file string) error {
 		return err
 	}
 	for _, res := range r.results {
-		if res.cmp.id != "handoff-redis" {
+		if !isHandoff(res.cmp.id) {
 			if err := throughputChart(res, filepath.Join(dir, "bench", res.cmp.id+".svg")); err != nil {
 				return err
 			}
 		} else {
-			if err := latencyChart(res, filepath.Join(dir, "bench", "handoff-latency.svg")); err != nil {
+			if err := latencyChart(res, filepath.Join(dir, "bench", handoffChart(res.cmp.id))); err != nil {
 				return err
 			}
 		}

@@ -23,6 +23,7 @@ const (
 	lockNowait      = 3572 // ER_LOCK_NOWAIT (MySQL 8)
 	serverShutdown  = 1053 // ER_SERVER_SHUTDOWN
 	connKilled      = 1927 // ER_CONNECTION_KILLED (MariaDB)
+	parseError      = 1064 // ER_PARSE_ERROR
 )
 
 // Classify reports whether err, from a database/sql call on the MySQL
@@ -69,4 +70,12 @@ func Contended(err error) error {
 		return fmt.Errorf("%w (error %d)", batontype.ErrNotAcquired, myErr.Number)
 	}
 	return nil
+}
+
+// SyntaxError reports whether err is the server's refusal to parse a
+// statement (1064): a statement the server does not know, which it
+// therefore did not execute.
+func SyntaxError(err error) bool {
+	var myErr *gomysql.MySQLError
+	return errors.As(err, &myErr) && myErr.Number == parseError
 }

@@ -57,3 +57,14 @@ func TestContended(t *testing.T) {
 		}
 	}
 }
+
+func TestSyntaxError(t *testing.T) {
+	if !myerr.SyntaxError(fmt.Errorf("query: %w", &gomysql.MySQLError{Number: 1064})) {
+		t.Error("SyntaxError(error 1064) = false")
+	}
+	for _, err := range []error{&gomysql.MySQLError{Number: 1205}, errors.New("other"), nil} {
+		if myerr.SyntaxError(err) {
+			t.Errorf("SyntaxError(%v) = true", err)
+		}
+	}
+}

@@ -3,7 +3,8 @@
 -- released_at is the time of the last release: every release writes it,
 -- so a release that matches a lease always changes its row, and the
 -- count of changed rows says whether the owner held it whether or not the
--- client set CLIENT_FOUND_ROWS (see Provider.Release).
+-- client set CLIENT_FOUND_ROWS (see Provider.Release). The releases
+-- column, which waiting providers poll, is added by 007_release_count.sql.
 -- Names are VARBINARY: compared byte by byte, with no collation and no
 -- trailing-space padding ('a' and 'a ' are two names). Times are
 -- DATETIME(6) in UTC, written from UTC_TIMESTAMP(6): no conversion through
@@ -23,13 +24,11 @@ CREATE TABLE IF NOT EXISTS {{.Locks}} (
     PRIMARY KEY (name)
 ) ENGINE=InnoDB
 //
--- Names some process waits on (NotifyRelease), until "until", with a
--- counter of the releases announced: MySQL has no LISTEN/NOTIFY, so a
--- release that ends a lease at once bumps the counter of a waited-for
--- name, and the waiting provider polls the counters of its names. Kept
--- apart from the lease rows so that registering and polling never lock a
--- lease row. One row with a name no lock can have (it starts with a
--- control character) counts the control changes (see WatchControl).
+-- Counters of announcements that are no lease release: one row, with a
+-- name no lock can have (it starts with a control character), counts the
+-- control changes (see WatchControl), polled with the lease rows'
+-- releases counters. until and the rows of lock names are no longer
+-- written (releases are counted in the lease row, 007_release_count.sql).
 CREATE TABLE IF NOT EXISTS {{.Waiters}} (
     name     VARBINARY(200) NOT NULL,
     until    DATETIME(6)    NOT NULL,
@@ -177,25 +176,20 @@ BEGIN
     WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
 END
 //
--- The release, shared by release, release_run and release_batch: the
--- lease ends now, or at its at_least_until bound if that lies ahead.
--- o_held says whether the owner held the lease (released_at changes on
--- every match, so ROW_COUNT() counts it whatever CLIENT_FOUND_ROWS says).
--- A lease that ends now is announced to the processes waiting for the
--- name (a live row in the waiters table, see NotifyRelease): a lookup by
--- primary key that finds nothing when nobody waits. Release itself is the
--- same UPDATE as one plain statement (see Provider.Release).
+-- The release, shared by release_run and release_batch: the lease ends
+-- now, or at its at_least_until bound if that lies ahead. o_held says
+-- whether the owner held the lease (released_at changes on every match,
+-- so ROW_COUNT() counts it whatever CLIENT_FOUND_ROWS says). A lease that
+-- ends now counts in releases, which waiting providers poll (see
+-- NotifyRelease); releases is assigned first, so it reads the old
+-- lock_until's bound. Release itself is the same UPDATE as one plain
+-- statement (see Provider.Release).
 CREATE PROCEDURE {{proc "rel"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64), OUT o_held BOOLEAN)
     SQL SECURITY INVOKER
 BEGIN
     DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DECLARE CONTINUE HANDLER FOR NOT FOUND BEGIN END;
-    UPDATE {{.Locks}} SET lock_until = GREATEST(v_now, at_least_until), released_at = v_now
+    UPDATE {{.Locks}} SET releases = releases + (at_least_until <= v_now),
+        lock_until = GREATEST(v_now, at_least_until), released_at = v_now
     WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
     SET o_held = ROW_COUNT() > 0;
-    IF o_held THEN
-        UPDATE {{.Waiters}} SET released = released + 1
-        WHERE name = p_name AND until > v_now
-          AND EXISTS (SELECT 1 FROM {{.Locks}} t WHERE t.name = p_name AND t.lock_until <= v_now);
-    END IF;
 END

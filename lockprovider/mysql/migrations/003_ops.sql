@@ -113,7 +113,7 @@ BEGIN
 END
 //
 -- ForceRelease: end the live lease on p_name whoever holds it (only the
--- one with fence p_token unless that is 0), announce it as rel does, and
+-- one with fence p_token unless that is 0), count it in releases as rel does, and
 -- report what was freed; a NULL fence means nothing was. The UPDATE
 -- frees only the lease the SELECT read (same fence), so a lease granted
 -- in between is never freed in its place. The row stays, so the next
@@ -133,38 +133,16 @@ BEGIN
     FROM {{.Locks}} WHERE name = p_name AND lock_until > v_now AND (p_token = 0 OR fence = p_token);
     IF v_fence IS NOT NULL THEN
         SET v_now = UTC_TIMESTAMP(6);
-        UPDATE {{.Locks}} SET lock_until = v_now, at_least_until = v_now
+        UPDATE {{.Locks}} SET lock_until = v_now, at_least_until = v_now, releases = releases + 1
         WHERE name = p_name AND fence = v_fence AND lock_until > v_now;
         IF ROW_COUNT() = 0 THEN
             SET v_fence = NULL;
         ELSE
-            UPDATE {{.Waiters}} SET released = released + 1 WHERE name = p_name AND until > v_now;
             UPDATE {{.Runs}} SET released_by = p_released_by, released_at = v_now
             WHERE job = p_name AND token = v_fence;
         END IF;
     END IF;
     SELECT v_fence, v_by, v_at, v_until, v_tick, v_least;
-END
-//
--- Register names p_names (a JSON array of strings) as waited for, for
--- p_for microseconds (renewed while waiters remain), and answer their
--- release counters. Marks that lapsed a while ago (their processes
--- stopped waiting or died) are deleted on the way.
-CREATE PROCEDURE {{proc "mark"}}(IN p_names LONGTEXT CHARACTER SET utf8mb4, IN p_for BIGINT)
-    SQL SECURITY INVOKER
-BEGIN
-    DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DECLARE v_until DATETIME(6) DEFAULT v_now + INTERVAL p_for MICROSECOND;
-    DELETE FROM {{.Waiters}} WHERE until < v_now - INTERVAL 5 MINUTE;
-    INSERT INTO {{.Waiters}} (name, until)
-    SELECT DISTINCT CAST(j.name AS BINARY), v_until
-    FROM JSON_TABLE(p_names, '$[*]' COLUMNS (name VARCHAR(200) CHARACTER SET utf8mb4 PATH '$')) j
-    ORDER BY 1
-    ON DUPLICATE KEY UPDATE until = GREATEST(until, v_until);
-    SELECT w.name, w.released
-    FROM {{.Waiters}} w
-    WHERE w.name IN (SELECT CAST(j.name AS BINARY)
-        FROM JSON_TABLE(p_names, '$[*]' COLUMNS (name VARCHAR(200) CHARACTER SET utf8mb4 PATH '$')) j);
 END
 //
 -- Register (lockprovider.Registry): publish an instance and drop lapsed
