@@ -28,7 +28,7 @@ END
 //
 -- Set (p_paused) or clear the paused flag of p_job, and announce it.
 -- Setting a set flag keeps its paused_at. Clearing one records the ended
--- pause in the _resumed table (007_pause_spans.sql), replacing the job's
+-- pause in the _resumed table (008_pause_spans.sql), replacing the job's
 -- previous one; each statement is its own transaction (see 001_locks.sql),
 -- so only the resume whose DELETE removed the row it read records it.
 CREATE PROCEDURE {{proc "ctl_pause"}}(IN p_job VARBINARY(200), IN p_paused BOOLEAN, IN p_ctl VARBINARY(200))
