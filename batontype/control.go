@@ -1,8 +1,11 @@
 package batontype
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -64,11 +67,32 @@ func ValidateRunRequestID(id string) error {
 }
 
 // ControlState is the operators' control of the scheduled jobs as a
-// backend holds it: the jobs paused cluster-wide and the pending run
-// requests.
+// backend holds it: the jobs paused cluster-wide, the pending run
+// requests, and the known pause spans.
 type ControlState struct {
 	Paused   []string     `json:"paused"`   // jobs paused cluster-wide, sorted
 	Requests []RunRequest `json:"requests"` // pending requests, oldest first
+	// Pauses are the cluster-wide pause spans the backend remembers:
+	// per job, its latest ended pause and its current one (if it is
+	// paused), sorted by job then From. Ticks inside a span were skipped
+	// on purpose, not missed. Older pauses are forgotten, and a flag set
+	// by a version that did not record its start has no span.
+	Pauses []PauseSpan `json:"pauses"`
+}
+
+// PauseSpan is one cluster-wide pause of a job, on the backend's clock:
+// from its SetPaused(true) to its SetPaused(false). Until is zero while
+// the job is still paused.
+type PauseSpan struct {
+	Job   string    `json:"job"`
+	From  time.Time `json:"from"`
+	Until time.Time `json:"until,omitzero"`
+}
+
+// Covers reports whether t falls within the span: From <= t <= Until, or
+// From <= t while the job is still paused.
+func (p PauseSpan) Covers(t time.Time) bool {
+	return !t.Before(p.From) && (p.Until.IsZero() || !t.After(p.Until))
 }
 
 // IsPaused reports whether job is in s.Paused.
@@ -79,4 +103,29 @@ func (s ControlState) IsPaused(job string) bool {
 		}
 	}
 	return false
+}
+
+// PausesOf returns the pause spans of job in s.Pauses, oldest first.
+func (s ControlState) PausesOf(job string) []PauseSpan {
+	var out []PauseSpan
+	for _, p := range s.Pauses {
+		if p.Job == job {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// InPause reports whether t falls within one of spans (one job's, see
+// ControlState.PausesOf): a tick then was skipped on purpose, not missed.
+func InPause(spans []PauseSpan, t time.Time) bool {
+	return slices.ContainsFunc(spans, func(p PauseSpan) bool { return p.Covers(t) })
+}
+
+// SortPauses sorts pause spans by job, then From, as
+// ControlState.Pauses lists them.
+func SortPauses(spans []PauseSpan) {
+	slices.SortFunc(spans, func(a, b PauseSpan) int {
+		return cmp.Or(strings.Compare(a.Job, b.Job), a.From.Compare(b.From))
+	})
 }

@@ -17,6 +17,12 @@ type Control interface {
 	// set, or clearing one that is not, is not an error. A flag lasts
 	// until it is cleared; providers whose keys must expire keep it for
 	// their record lifetime after the last change (see their docs).
+	//
+	// It records, on the backend's clock, when a pause begins (setting a
+	// flag that is clear) and when it ends (clearing a flag that is set),
+	// for ControlState.Pauses: setting a set flag keeps the start, and
+	// clearing a clear one records nothing. Of the ended pauses only each
+	// job's latest is kept.
 	SetPaused(ctx context.Context, job string, paused bool) error
 
 	// RequestRun records a request to run r.Job now and announces it. The
@@ -31,8 +37,9 @@ type Control interface {
 	// batontype.ErrNoRequest.
 	ClaimRun(ctx context.Context, id string) (batontype.RunRequest, error)
 
-	// ControlState returns the jobs paused cluster-wide and the pending
-	// requests. Expired requests are dropped on the way.
+	// ControlState returns the jobs paused cluster-wide, their pause
+	// spans (the current pause and the latest ended one per job) and the
+	// pending requests. Expired requests are dropped on the way.
 	ControlState(ctx context.Context) (batontype.ControlState, error)
 
 	// WatchControl arranges a non-blocking send on ch each time SetPaused

@@ -34,8 +34,9 @@
 // --force` did it), the lock now, pending run requests and the problems
 // of the last 24 hours.
 // Timeline draws the run ledger (lockprovider.Ledger): one group per job,
-// a row of ticks with missed ticks marked (and, for a job paused now,
-// paused ticks, never missed), and one lane per replica with each run
+// a row of ticks with missed ticks marked (and paused ticks, never
+// missed: for a job paused now, and within a past cluster-wide pause the
+// backend remembers, its latest), and one lane per replica with each run
 // from start to finish, coloured by outcome; catch-up and manual runs are
 // outlined, and hovering a run shows its token, duration and error.
 // Locks lists held leases (lockprovider.Inspector) with holder, token,

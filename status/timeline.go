@@ -96,7 +96,9 @@ type laneJobJSON struct {
 	MissedSg []segmentJSON `json:"missed_segments,omitempty"`
 	// Paused is "cluster" or "replicas" for a job paused now (see
 	// jobJSON.Paused): its unclaimed ticks since its last claimed one are
-	// paused ticks, never missed ones.
+	// paused ticks, never missed ones. So are, whether or not it is paused
+	// now, its unclaimed ticks within a cluster-wide pause the backend
+	// remembers (batontype.ControlState.Pauses).
 	Paused   string         `json:"paused,omitempty"`
 	PausedT  []int64        `json:"paused_ticks,omitempty"`
 	PausedSg []segmentJSON  `json:"paused_segments,omitempty"`
@@ -198,6 +200,8 @@ type timelineJob struct {
 	rj  jobstate.RegisteredJob
 	// paused is "cluster" or "replicas" when the job is paused now.
 	paused string
+	// pauses are the job's cluster-wide pause spans the backend remembers.
+	pauses []batontype.PauseSpan
 }
 
 func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.Time) timelineJSON {
@@ -224,7 +228,7 @@ func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.T
 		}
 		for _, rj := range jobstate.Jobs(insts) {
 			if rj.Spec.Locked && (q.filter == "" || strings.Contains(rj.Spec.Name, q.filter)) {
-				tj := timelineJob{b: b, led: led, rj: rj}
+				tj := timelineJob{b: b, led: led, rj: rj, pauses: cs.PausesOf(rj.Spec.Name)}
 				switch {
 				case cs.IsPaused(rj.Spec.Name):
 					tj.paused = "cluster"
@@ -300,7 +304,7 @@ func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, n
 			evidence = q.from
 		}
 	}
-	lj := layout(s, j.b.Name, j.rj.Replicas, runs, evidence, q, now, h.cfg.Grace, lease, j.paused != "")
+	lj := layout(s, j.b.Name, j.rj.Replicas, runs, evidence, q, now, h.cfg.Grace, lease, j.paused != "", j.pauses)
 	lj.Paused = j.paused
 	return lj, nil
 }
@@ -315,9 +319,11 @@ func firstTick(s batontype.JobSpec, t time.Time) time.Time {
 }
 
 // layout places runs in lanes and buckets. It only computes; lease is the
-// job's lease read after runs, nil when there is none to read.
+// job's lease read after runs, nil when there is none to read; paused
+// tells a job paused now, pauses are its known cluster-wide pause spans.
 func layout(s batontype.JobSpec, backend string, replicas []string, runs []batontype.RunRecord,
-	evidence time.Time, q timelineQuery, now time.Time, grace time.Duration, lease *batontype.LeaseInfo, paused bool) laneJobJSON {
+	evidence time.Time, q timelineQuery, now time.Time, grace time.Duration, lease *batontype.LeaseInfo,
+	paused bool, pauses []batontype.PauseSpan) laneJobJSON {
 	lj := laneJobJSON{Backend: backend, Job: s.Name, Schedule: s.Schedule, Counts: map[string]int{}}
 	span := q.to.Sub(q.from)
 	bucket := func(t time.Time) int {
@@ -329,7 +335,8 @@ func layout(s batontype.JobSpec, backend string, replicas []string, runs []baton
 	}
 
 	// Ticks claimed by a run, before runs is filtered in place, and the
-	// latest of them: a paused job's unclaimed ticks after it are paused.
+	// latest of them: a paused job's unclaimed ticks after it are paused,
+	// like the unclaimed ticks within a known pause span.
 	claimed := make(map[int64]bool, len(runs))
 	var lastClaimed int64
 	for _, r := range runs {
@@ -376,7 +383,7 @@ func layout(s batontype.JobSpec, backend string, replicas []string, runs []baton
 			ticks = append(ticks, ms)
 			switch {
 			case claimed[ms]:
-			case paused && ms > lastClaimed && !t.After(now) && !t.Before(evidence):
+			case ((paused && ms > lastClaimed) || batontype.InPause(pauses, t)) && !t.After(now) && !t.Before(evidence):
 				pausedTicks = append(pausedTicks, ms)
 			case !t.After(due) && !t.Before(evidence):
 				missed = append(missed, ms)

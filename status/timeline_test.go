@@ -118,39 +118,10 @@ func decodeRecorder(t *testing.T, rec *httptest.ResponseRecorder, v any) {
 // started after the outage; ticks before the job's first run are not.
 func TestTimelineOutageAtStart(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
-	tick := func(i int) time.Time { return base.Add(time.Duration(i) * time.Minute) }
-	var clock time.Time
-	p := newMemory(t, &memory.Config{Now: func() time.Time {
-		if clock.IsZero() {
-			return time.Now()
-		}
-		return clock
-	}})
-	spec := batontype.JobSpec{Name: "export", Schedule: "@every 1m0s", Locked: true, AtMostFor: 30 * time.Second}
-	for _, i := range []int{2, 3, 4, 10, 11, 12} { // ran at ticks 2-4, down for 5-9, back from 10
-		clock = tick(i).Add(time.Second)
-		owner := lockprovider.NewOwner()
-		l, err := p.AcquireRun(ctx, lockprovider.AcquireParams{Name: "export", Owner: owner, AtMostFor: 30 * time.Second, Tick: tick(i), LockedBy: "app-1"}, lockprovider.RunStart{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clock = clock.Add(2 * time.Second)
-		if err := p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "export", Owner: owner}, lockprovider.RunEnd{
-			Run: batontype.RunRecord{Job: "export", Token: l.Token, Tick: tick(i), LockedBy: "app-1", Started: l.GrantedAt}, Outcome: batontype.OutcomeSucceeded,
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	clock = time.Time{}
-	if err := p.Register(ctx, batontype.Instance{LockedBy: "app-1", Started: tick(10), Jobs: []batontype.JobSpec{spec}}, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newMinuteJob(t)
+	tick := m.tick
+	m.ran(t, 2, 3, 4, 10, 11, 12) // ran at ticks 2-4, down for 5-9, back from 10
+	h := m.handler(t, tick(10))
 	for _, c := range []struct {
 		from, to int
 		want     []int
@@ -181,4 +152,115 @@ func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Once resumed, a job's unclaimed ticks within the cluster-wide pause the
+// backend remembers are drawn as paused ticks, never missed; those before
+// and after the pause are missed.
+func TestTimelineResumedPause(t *testing.T) {
+	t.Parallel()
+	m := newMinuteJob(t)
+	tick := m.tick
+	m.ran(t, 0, 1, 2) // ran at ticks 0-2, then nothing
+	// Paused cluster-wide from before tick 4 to after tick 8.
+	for _, c := range []struct {
+		at     time.Time
+		paused bool
+	}{{tick(4).Add(-30 * time.Second), true}, {tick(8).Add(30 * time.Second), false}} {
+		m.clock = c.at
+		if err := m.p.SetPaused(t.Context(), "export", c.paused); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := m.handler(t, tick(10))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(0).UnixMilli(), tick(12).Add(30*time.Second).UnixMilli()), nil))
+	var tl struct {
+		Jobs []struct {
+			Paused      string
+			Missed      []int64
+			PausedTicks []int64 `json:"paused_ticks"`
+			Counts      map[string]int
+		}
+	}
+	decodeRecorder(t, rec, &tl)
+	ms := func(is ...int) []int64 {
+		var out []int64
+		for _, i := range is {
+			out = append(out, tick(i).UnixMilli())
+		}
+		return out
+	}
+	if len(tl.Jobs) != 1 {
+		t.Fatalf("jobs %+v, want one", tl.Jobs)
+	}
+	j := tl.Jobs[0]
+	if want := ms(4, 5, 6, 7, 8); !slices.Equal(j.PausedTicks, want) || j.Counts["paused"] != len(want) {
+		t.Errorf("paused ticks %v (counted %d), want %v", j.PausedTicks, j.Counts["paused"], want)
+	}
+	if want := ms(3, 9, 10, 11, 12); !slices.Equal(j.Missed, want) || j.Counts["missed"] != len(want) {
+		t.Errorf("missed ticks %v (counted %d), want %v", j.Missed, j.Counts["missed"], want)
+	}
+	if j.Paused != "" {
+		t.Errorf("a resumed job is shown paused %q", j.Paused)
+	}
+}
+
+// minuteJob is a memory backend whose clock the test sets (zero: the
+// real clock) and the locked job "export", ticking every minute since
+// base, about an hour ago.
+type minuteJob struct {
+	p     *memory.Provider
+	base  time.Time
+	clock time.Time
+}
+
+func newMinuteJob(t *testing.T) *minuteJob {
+	m := &minuteJob{base: time.Now().Add(-time.Hour).Truncate(time.Minute)}
+	m.p = newMemory(t, &memory.Config{Now: func() time.Time {
+		if m.clock.IsZero() {
+			return time.Now()
+		}
+		return m.clock
+	}})
+	return m
+}
+
+func (m *minuteJob) tick(i int) time.Time { return m.base.Add(time.Duration(i) * time.Minute) }
+
+// ran records a succeeded run of each tick i, from 1s to 3s after it.
+func (m *minuteJob) ran(t *testing.T, ticks ...int) {
+	t.Helper()
+	ctx := t.Context()
+	for _, i := range ticks {
+		m.clock = m.tick(i).Add(time.Second)
+		owner := lockprovider.NewOwner()
+		l, err := m.p.AcquireRun(ctx, lockprovider.AcquireParams{Name: "export", Owner: owner, AtMostFor: 30 * time.Second, Tick: m.tick(i), LockedBy: "app-1"}, lockprovider.RunStart{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.clock = m.clock.Add(2 * time.Second)
+		if err := m.p.ReleaseRun(ctx, lockprovider.ReleaseParams{Name: "export", Owner: owner}, lockprovider.RunEnd{
+			Run: batontype.RunRecord{Job: "export", Token: l.Token, Tick: m.tick(i), LockedBy: "app-1", Started: l.GrantedAt}, Outcome: batontype.OutcomeSucceeded,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.clock = time.Time{}
+}
+
+// handler registers a live instance of the job started at started, on
+// the real clock, and returns the status handler of the backend.
+func (m *minuteJob) handler(t *testing.T, started time.Time) http.Handler {
+	t.Helper()
+	m.clock = time.Time{}
+	spec := batontype.JobSpec{Name: "export", Schedule: "@every 1m0s", Locked: true, AtMostFor: 30 * time.Second}
+	if err := m.p.Register(t.Context(), batontype.Instance{LockedBy: "app-1", Started: started, Jobs: []batontype.JobSpec{spec}}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "memory", Provider: m.p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

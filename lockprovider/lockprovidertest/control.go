@@ -19,6 +19,7 @@ import (
 func controlCases() []testCase {
 	return []testCase{
 		{"PauseAndResume", testControlPause},
+		{"PauseSpans", testControlPauseSpans},
 		{"RequestAndClaim", testControlRequest},
 		{"ClaimExactlyOnce", testControlClaimOnce},
 		{"RequestExpires", testControlExpiry},
@@ -50,7 +51,7 @@ func (e *env) setPaused(job string, paused bool) {
 // Flags are set and cleared idempotently and listed sorted; a fresh
 // backend has none.
 func testControlPause(e *env) {
-	if st := e.controlState(); len(st.Paused) != 0 || len(st.Requests) != 0 {
+	if st := e.controlState(); len(st.Paused) != 0 || len(st.Requests) != 0 || len(st.Pauses) != 0 {
 		e.t.Fatalf("fresh backend: ControlState %+v, want empty", st)
 	}
 	base := e.name()
@@ -69,6 +70,67 @@ func testControlPause(e *env) {
 	e.setPaused(e.name(), false) // never paused
 	if got := e.controlState().Paused; !slices.Equal(got, []string{a}) {
 		e.t.Fatalf("Paused after resuming %q: %q, want %q", b, got, []string{a})
+	}
+}
+
+// setPausedAt sets or clears the flag and returns the local times
+// bracketing the call, widened by inspectTol for the backend's clock and
+// its resolution.
+func (e *env) setPausedAt(job string, paused bool) (lo, hi time.Time) {
+	e.t.Helper()
+	lo = time.Now().Add(-inspectTol)
+	e.setPaused(job, paused)
+	return lo, time.Now().Add(inspectTol)
+}
+
+func within(t, lo, hi time.Time) bool { return !t.Before(lo) && !t.After(hi) }
+
+// The backend remembers when a pause began and ended (its clock): the
+// current pause and the latest ended one per job. Setting a set flag
+// keeps From; clearing a clear flag invents no span; a new pause after a
+// resume starts a new span.
+func testControlPauseSpans(e *env) {
+	job, other := e.name(), e.name()
+	lo, hi := e.setPausedAt(job, true)
+	sp := e.controlState().PausesOf(job)
+	if len(sp) != 1 || !sp[0].Until.IsZero() || !within(sp[0].From, lo, hi) {
+		e.t.Fatalf("paused: spans %+v, want one open span from within [%v, %v]", sp, lo, hi)
+	}
+	from1 := sp[0].From
+	e.setPaused(job, true) // already paused: From stays
+	if sp := e.controlState().PausesOf(job); len(sp) != 1 || !sp[0].From.Equal(from1) || !sp[0].Until.IsZero() {
+		e.t.Fatalf("paused again: spans %+v, want the open span from %v", sp, from1)
+	}
+	lo, hi = e.setPausedAt(job, false)
+	st := e.controlState()
+	sp = st.PausesOf(job)
+	if len(sp) != 1 || !sp[0].From.Equal(from1) || !within(sp[0].Until, lo, hi) || sp[0].Until.Before(sp[0].From) {
+		e.t.Fatalf("resumed: spans %+v, want one from %v until within [%v, %v]", sp, from1, lo, hi)
+	}
+	until1 := sp[0].Until
+	if !batontype.InPause(sp, from1) || !batontype.InPause(sp, until1) || batontype.InPause(sp, from1.Add(-time.Millisecond)) ||
+		batontype.InPause(sp, until1.Add(time.Millisecond)) || len(st.PausesOf(other)) != 0 {
+		e.t.Errorf("InPause disagrees with the span %+v", sp[0])
+	}
+	e.setPaused(job, false)   // already resumed: nothing changes
+	e.setPaused(other, false) // never paused: no span
+	st = e.controlState()
+	if sp := st.PausesOf(job); len(sp) != 1 || !sp[0].From.Equal(from1) || !sp[0].Until.Equal(until1) {
+		e.t.Fatalf("resumed again: spans %+v, want the one ended span", sp)
+	}
+	if sp := st.PausesOf(other); len(sp) != 0 {
+		e.t.Fatalf("a job never paused has spans %+v", sp)
+	}
+	e.setPaused(job, true)
+	sp = e.controlState().PausesOf(job)
+	if len(sp) != 2 || !sp[0].From.Equal(from1) || !sp[0].Until.Equal(until1) || !sp[1].Until.IsZero() || sp[1].From.Before(until1) {
+		e.t.Fatalf("paused after the resume: spans %+v, want the ended span then a new open one from at least %v", sp, until1)
+	}
+	from2 := sp[1].From
+	e.setPaused(job, false)
+	sp = e.controlState().PausesOf(job)
+	if len(sp) != 1 || !sp[0].From.Equal(from2) || sp[0].Until.Before(from2) {
+		e.t.Fatalf("resumed twice: spans %+v, want only the latest, from %v", sp, from2)
 	}
 }
 

@@ -5,16 +5,19 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
 	"github.com/baton-go/baton/lockprovider"
 )
 
-// controlState holds the paused flags, the pending run requests and the
+// controlState holds the paused flags (with the time each pause began),
+// the latest ended pause of each job, the pending run requests and the
 // watchers. Guarded by Provider.mu.
 type controlState struct {
-	paused   map[string]struct{}
+	paused   map[string]time.Time
+	ended    map[string]batontype.PauseSpan
 	requests map[string]batontype.RunRequest
 	watchers map[*waiter]struct{}
 }
@@ -27,13 +30,19 @@ func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := &p.control
-	if paused {
+	from, was := c.paused[job]
+	switch {
+	case paused && !was:
 		if c.paused == nil {
-			c.paused = make(map[string]struct{})
+			c.paused = make(map[string]time.Time)
 		}
-		c.paused[job] = struct{}{}
-	} else {
+		c.paused[job] = p.now()
+	case !paused && was:
 		delete(c.paused, job)
+		if c.ended == nil {
+			c.ended = make(map[string]batontype.PauseSpan)
+		}
+		c.ended[job] = batontype.PauseSpan{Job: job, From: from, Until: p.now()}
 	}
 	p.announceControlLocked()
 	return nil
@@ -86,6 +95,13 @@ func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, er
 	c := &p.control
 	now := p.now()
 	st := batontype.ControlState{Paused: slices.Sorted(maps.Keys(c.paused))}
+	for _, sp := range c.ended {
+		st.Pauses = append(st.Pauses, sp)
+	}
+	for job, from := range c.paused {
+		st.Pauses = append(st.Pauses, batontype.PauseSpan{Job: job, From: from})
+	}
+	batontype.SortPauses(st.Pauses)
 	for id, r := range c.requests {
 		if !now.Before(r.Until) {
 			delete(c.requests, id)

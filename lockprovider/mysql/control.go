@@ -32,7 +32,10 @@ func newControlQueries(n names) controlQueries {
 }
 
 // SetPaused implements lockprovider.Control in one CALL, which also
-// announces the change to watchers. A flag lasts until it is cleared.
+// announces the change to watchers. A flag lasts until it is cleared. The
+// flag's row holds when the pause began; the resume that deletes it
+// records the ended pause in the _resumed table, one row per job (the
+// latest).
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
 	return p.run.Exec(ctx, batontype.ValidateName(job), "set paused", job, p.q.control.pause, job, paused, controlName)
 }
@@ -86,15 +89,20 @@ func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, er
 	var st batontype.ControlState
 	for rows.Next() {
 		var (
-			isReq       bool
+			kind        int
 			job, id, by string
 			at, until   sql.NullInt64
 		)
-		if err := rows.Scan(&isReq, &job, &id, &by, &at, &until); err != nil {
+		if err := rows.Scan(&kind, &job, &id, &by, &at, &until); err != nil {
 			return batontype.ControlState{}, opError("control state", "", err)
 		}
-		if !isReq {
+		switch kind { // see ctl_state
+		case 0: // a paused job and when its pause began
 			st.Paused = append(st.Paused, job)
+			st.Pauses = append(st.Pauses, batontype.PauseSpan{Job: job, From: time.UnixMicro(at.Int64)})
+			continue
+		case 1: // a job's latest ended pause
+			st.Pauses = append(st.Pauses, batontype.PauseSpan{Job: job, From: time.UnixMicro(at.Int64), Until: time.UnixMicro(until.Int64)})
 			continue
 		}
 		st.Requests = append(st.Requests, batontype.RunRequest{ID: id, Job: job, RequestedBy: by,
@@ -104,6 +112,7 @@ func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, er
 		return batontype.ControlState{}, opError("control state", "", err)
 	}
 	slices.Sort(st.Paused)
+	batontype.SortPauses(st.Pauses)
 	return st, nil
 }
 

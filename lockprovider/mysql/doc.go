@@ -18,8 +18,8 @@
 //
 // Beside it: Table+"_waiters" (the control-change counter, see Release
 // notifications), Table+"_runs"
-// (the run ledger), Table+"_reg" (the job registry), Table+"_paused" and
-// Table+"_runq" (control), and the rate table (Config.RateTable, default
+// (the run ledger), Table+"_reg" (the job registry), Table+"_paused",
+// Table+"_resumed" and Table+"_runq" (control), and the rate table (Config.RateTable, default
 // baton_rates). Every operation is a stored procedure named after its
 // table (Table+"_acquire", RateTable+"_take", ...), which Migrate creates.
 //

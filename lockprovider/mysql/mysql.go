@@ -112,6 +112,7 @@ type names struct {
 	Registry string // Locks with the suffix _reg: the job registry
 	Paused   string // Locks with the suffix _paused: paused jobs
 	RunQueue string // Locks with the suffix _runq: run requests
+	Resumed  string // Locks with the suffix _resumed: each job's latest ended pause
 	Waiters  string // Locks with the suffix _waiters: counter rows of announcements other than releases (control changes)
 }
 
@@ -230,6 +231,7 @@ func resolveNames(c *Config) (names, error) {
 		Registry: qualify(d, table+"_reg"),
 		Paused:   qualify(d, table+"_paused"),
 		RunQueue: qualify(d, table+"_runq"),
+		Resumed:  qualify(d, table+"_resumed"),
 		Waiters:  qualify(d, table+"_waiters"),
 	}, nil
 }

@@ -193,6 +193,41 @@ func TestMigrateUpgradesReleaseCount(t *testing.T) {
 	}
 }
 
+// A deployment migrated before pause spans were recorded (no _resumed
+// table, the old ctl_pause and ctl_state) is upgraded by Migrate: a
+// flag set before the upgrade, resumed after it, yields its span.
+func TestMigrateUpgradesPauseSpans(t *testing.T) {
+	p, my := newProvider(t, nil)
+	ctx := t.Context()
+	if err := p.SetPaused(ctx, "upgraded", true); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"DROP TABLE `baton_locks_resumed`",
+		"ALTER PROCEDURE `baton_locks_ctl_pause` COMMENT 'baton an older text'",
+		"ALTER PROCEDURE `baton_locks_ctl_state` COMMENT 'baton an older text'",
+	} {
+		if _, err := my.DB.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for range 2 {
+		if err := p.Migrate(ctx); err != nil {
+			t.Fatalf("Migrate over the older schema: %v", err)
+		}
+	}
+	if err := p.SetPaused(ctx, "upgraded", false); err != nil {
+		t.Fatalf("resume after the upgrade: %v", err)
+	}
+	st, err := p.ControlState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp := st.PausesOf("upgraded"); len(sp) != 1 || sp[0].From.IsZero() || sp[0].Until.Before(sp[0].From) || len(st.Paused) != 0 {
+		t.Errorf("after the upgrade: paused %q, spans %+v; want none paused and one ended span", st.Paused, sp)
+	}
+}
+
 func TestDatabaseQualifiedTable(t *testing.T) {
 	my := mysqlenv.Database(t)
 	other := mysqlenv.Database(t)

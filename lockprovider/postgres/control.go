@@ -17,6 +17,7 @@ import (
 const (
 	pausedSuffix   = "_paused"
 	runQueueSuffix = "_runq"
+	resumedSuffix  = "_resumed"
 )
 
 // controlPayload is the notification payload that announces a control
@@ -51,7 +52,10 @@ func (q *controlQueries) render(p *Provider) error {
 }
 
 // SetPaused implements lockprovider.Control in one statement, which also
-// announces the change to watchers. A flag lasts until it is cleared.
+// announces the change to watchers. A flag lasts until it is cleared. The
+// flag's row holds when the pause began; the resume that deletes it
+// records the ended pause in the _resumed table, one row per job (the
+// latest).
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
 	return p.run.Exec(ctx, batontype.ValidateName(job), "set paused", job, p.control.pause, job, paused, controlPayload)
 }
@@ -101,13 +105,18 @@ func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, er
 	}
 	var st batontype.ControlState
 	var (
-		isReq       bool
+		kind        int
 		job, id, by string
 		at, until   pgtype.Timestamptz
 	)
-	_, err = pgx.ForEachRow(rows, []any{&isReq, &job, &id, &by, &at, &until}, func() error {
-		if !isReq {
+	_, err = pgx.ForEachRow(rows, []any{&kind, &job, &id, &by, &at, &until}, func() error {
+		switch kind {
+		case stateRowPaused:
 			st.Paused = append(st.Paused, job)
+			st.Pauses = append(st.Pauses, batontype.PauseSpan{Job: job, From: at.Time})
+			return nil
+		case stateRowEnded:
+			st.Pauses = append(st.Pauses, batontype.PauseSpan{Job: job, From: at.Time, Until: until.Time})
 			return nil
 		}
 		st.Requests = append(st.Requests, batontype.RunRequest{ID: id, Job: job, RequestedBy: by, Requested: at.Time, Until: until.Time})
@@ -117,8 +126,16 @@ func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, er
 		return batontype.ControlState{}, opError("control state", "", err)
 	}
 	slices.Sort(st.Paused) // byte order, whatever the database's collation
+	batontype.SortPauses(st.Pauses)
 	return st, nil
 }
+
+// Kinds of the rows of control_state.sql.
+const (
+	stateRowPaused = 0 // a paused job and when its pause began
+	stateRowEnded  = 1 // a job's latest ended pause
+	// 2: a pending run request
+)
 
 // WatchControl implements lockprovider.Control on the provider's release
 // listener (see NotifyRelease): the same dedicated LISTEN connection, the

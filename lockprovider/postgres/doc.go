@@ -114,7 +114,7 @@
 // see Config.Listen for where it comes from.
 //
 // lockprovider.Control (cluster-wide pauses and run requests, in the tables
-// Table+"_paused" and Table+"_runq") announces its changes on the same
+// Table+"_paused", Table+"_resumed" and Table+"_runq") announces its changes on the same
 // channel, with a payload no lock name can have, so WatchControl shares the
 // listening connection; every change is announced, as control changes are
 // rare operator actions.

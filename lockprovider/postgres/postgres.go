@@ -124,6 +124,7 @@ type names struct {
 	Registry   string // Locks with the suffix _reg: the job registry
 	Paused     string // Locks with the suffix _paused: paused jobs (control.go)
 	RunQueue   string // Locks with the suffix _runq: run requests (control.go)
+	Resumed    string // Locks with the suffix _resumed: each job's latest ended pause (control.go)
 }
 
 type migration struct {
@@ -205,6 +206,7 @@ func resolveNames(c *Config) (names, error) {
 	n.Registry = pgident.Qualify(c.Schema, table+registrySuffix)
 	n.Paused = pgident.Qualify(c.Schema, table+pausedSuffix)
 	n.RunQueue = pgident.Qualify(c.Schema, table+runQueueSuffix)
+	n.Resumed = pgident.Qualify(c.Schema, table+resumedSuffix)
 	return n, nil
 }
 

@@ -21,16 +21,19 @@ var controlSrc string
 
 var controlScript = goredis.NewScript(controlSrc)
 
-// controlKeys are the keys of the paused flags and the run requests, in
-// one slot of their own, and the channel that announces changes to them.
+// controlKeys are the keys of the paused flags, the run requests and the
+// pause spans, in one slot of their own, and the channel that announces
+// changes to them.
 func (p *Provider) controlKeys() (keys []string, channel string) {
 	base := p.prefix + "control:{baton}"
-	return []string{base + ":p", base + ":q", base + ":e"}, base
+	return []string{base + ":p", base + ":q", base + ":e", base + ":ps", base + ":pe"}, base
 }
 
 // SetPaused implements lockprovider.Control in one script call. The set of
 // paused jobs expires RecordTTL after the last pause: a flag older than
-// that lapses, and the job runs again.
+// that lapses, and the job runs again. Each pause's start (backend clock)
+// lapses with the flags; the latest ended pause of each job
+// (ControlState.Pauses) is kept until RecordTTL after the last resume.
 func (p *Provider) SetPaused(ctx context.Context, job string, paused bool) error {
 	if err := check.Args(ctx, batontype.ValidateName(job)); err != nil {
 		return err
@@ -114,7 +117,24 @@ func (p *Provider) ControlState(ctx context.Context) (batontype.ControlState, er
 		st.Paused = append(st.Paused, s)
 	}
 	slices.Sort(st.Paused)
-	for _, x := range v[2+n:] {
+	rest := v[2+n:]
+	if len(rest) < 1 {
+		return bad()
+	}
+	m, ok := keyspace.Int(rest[0])
+	if !ok || int(m) > len(rest)-1 {
+		return bad()
+	}
+	for _, x := range rest[1 : 1+m] {
+		s, _ := x.(string)
+		sp, ok := parsePauseSpan(s)
+		if !ok {
+			return bad()
+		}
+		st.Pauses = append(st.Pauses, sp)
+	}
+	batontype.SortPauses(st.Pauses)
+	for _, x := range rest[1+m:] {
 		s, _ := x.(string)
 		r, ok := parseRequest("", s)
 		if !ok {
@@ -139,6 +159,29 @@ func parseRequest(id, s string) (batontype.RunRequest, bool) {
 		return batontype.RunRequest{}, false
 	}
 	return batontype.RunRequest{ID: f[4], Job: f[2], RequestedBy: f[3], Requested: time.UnixMilli(req), Until: time.UnixMilli(until)}, true
+}
+
+// parsePauseSpan decodes a pause span of the state script (see
+// control.lua): job, from and until (ms; empty while paused), each on its
+// own line.
+func parsePauseSpan(s string) (batontype.PauseSpan, bool) {
+	f := strings.SplitN(s, "\n", 3)
+	if len(f) != 3 {
+		return batontype.PauseSpan{}, false
+	}
+	from, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return batontype.PauseSpan{}, false
+	}
+	sp := batontype.PauseSpan{Job: f[0], From: time.UnixMilli(from)}
+	if f[2] != "" {
+		until, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return batontype.PauseSpan{}, false
+		}
+		sp.Until = time.UnixMilli(until)
+	}
+	return sp, true
 }
 
 // WatchControl implements lockprovider.Control: a sharded pub/sub

@@ -8,7 +8,7 @@
 // e.g. after a restart, failover or SCRIPT FLUSH, which costs that call a
 // second command). It does not own the client and never closes it. It
 // also implements the operator capabilities, lockprovider.Control
-// included: paused flags and run requests under P+"control:{baton}",
+// included: paused flags, pause spans and run requests under P+"control:{baton}",
 // announced on that sharded channel (see docs/operations.md for the keys).
 //
 // # Keys

@@ -84,10 +84,12 @@ var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the re
 // cluster-wide (lockprovider.Control), or on every live replica that has
 // them (RegisteredJob.PausedEverywhere), are not checked: their ticks are
 // skipped on purpose; the report lists them. A missed tick of a job whose
-// lease is held now names the holder (Problem.Holder). A resumed job is checked
-// again, ticks of the pause included: until Grace after the resume its
-// latest due tick is a paused one, reported missed. With no live instance
-// it returns the report and ErrNoInstances.
+// lease is held now names the holder (Problem.Holder). A resumed job is
+// checked again, but an unclaimed tick within a cluster-wide pause the
+// backend remembers (batontype.ControlState.Pauses: the job's latest ended
+// pause) is a paused tick, not a missed one. Pauses on replicas alone
+// (Job.Pause) leave no such record: once resumed, their ticks count as
+// missed. With no live instance it returns the report and ErrNoInstances.
 func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOptions) (CheckReport, error) {
 	if ctx == nil {
 		return CheckReport{}, batontype.ErrNilContext
@@ -115,25 +117,23 @@ func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOption
 	if len(insts) == 0 {
 		return rep, ErrNoInstances
 	}
-	var paused []string
+	var cs batontype.ControlState
 	if ctl, ok := provider.(lockprovider.Control); ok {
-		st, err := ctl.ControlState(ctx)
-		if err != nil {
+		if cs, err = ctl.ControlState(ctx); err != nil {
 			return rep, err
 		}
-		paused = st.Paused
 	}
 	for _, js := range Jobs(insts) {
 		if !js.Spec.Locked || (len(opts.Jobs) > 0 && !slices.Contains(opts.Jobs, js.Spec.Name)) {
 			continue
 		}
-		if slices.Contains(paused, js.Spec.Name) || js.PausedEverywhere() {
+		if cs.IsPaused(js.Spec.Name) || js.PausedEverywhere() {
 			rep.Paused = append(rep.Paused, js.Spec.Name)
 			continue
 		}
 		rep.Checked = append(rep.Checked, js.Spec.Name)
 		in, _ := provider.(lockprovider.Inspector)
-		ps, err := checkJob(ctx, led, in, js, opts, rep.Now)
+		ps, err := checkJob(ctx, led, in, js, cs.PausesOf(js.Spec.Name), opts, rep.Now)
 		if err != nil {
 			return rep, err
 		}
@@ -142,7 +142,10 @@ func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOption
 	return rep, nil
 }
 
-func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Inspector, js RegisteredJob, opts CheckOptions, now time.Time) ([]Problem, error) {
+// checkJob checks the due ticks of one job; pauses are its known
+// cluster-wide pause spans.
+func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Inspector, js RegisteredJob, pauses []batontype.PauseSpan,
+	opts CheckOptions, now time.Time) ([]Problem, error) {
 	sched, err := ParseSchedule(js.Spec.Schedule, js.Spec.TimeZone)
 	if err != nil {
 		return nil, err
@@ -192,6 +195,8 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 		t := ticks[i]
 		r, ok := byTick[t.UnixMilli()]
 		switch {
+		case !ok && batontype.InPause(pauses, t):
+			// Skipped on purpose: a paused tick.
 		case !ok:
 			p := Problem{Job: js.Spec.Name, Tick: t, Kind: "missed"}
 			if i == 0 && in != nil { // the latest due tick: who holds the lease now

@@ -842,6 +842,59 @@ func TestCheckSkipsPausedJobs(t *testing.T) {
 	}
 }
 
+// Once resumed, the ticks of a cluster-wide pause are paused ticks, not
+// missed ones: Check (with Since) reports the unclaimed ticks before and
+// after the pause the backend remembers, never those within it.
+func TestCheckResumedPauseSpan(t *testing.T) {
+	t.Parallel()
+	base := time.Now().UTC().Truncate(time.Hour)
+	var clock atomic.Int64 // the backend's clock, set by the test
+	p := newMemory(t, &memory.Config{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	set := func(t time.Time) { clock.Store(t.UnixNano()) }
+	spec := func(name string) batontype.JobSpec {
+		return batontype.JobSpec{Name: name, Schedule: "0 * * * *", TimeZone: "UTC", Locked: true, AtMostFor: time.Minute}
+	}
+	set(base.Add(-5*time.Hour - 30*time.Minute))
+	if err := p.SetPaused(t.Context(), "hourly", true); err != nil {
+		t.Fatal(err)
+	}
+	set(base.Add(-2*time.Hour - 30*time.Minute))
+	if err := p.SetPaused(t.Context(), "hourly", false); err != nil {
+		t.Fatal(err)
+	}
+	set(base.Add(30 * time.Minute))
+	inst := batontype.Instance{LockedBy: "a", Started: base.Add(-10 * time.Hour), Jobs: []batontype.JobSpec{spec("hourly"), spec("other")}}
+	if err := p.Register(t.Context(), inst, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := jobstate.Check(t.Context(), p, jobstate.CheckOptions{Now: base.Add(30 * time.Minute), Since: base.Add(-10 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missed := map[string][]time.Time{}
+	for _, pr := range rep.Problems {
+		if pr.Kind != "missed" {
+			t.Errorf("problem %+v, want only missed ticks", pr)
+		}
+		missed[pr.Job] = append(missed[pr.Job], pr.Tick)
+	}
+	var want []time.Time // hours -9 to 0 but -5, -4 and -3 (the pause)
+	for h := -9; h <= 0; h++ {
+		if h < -5 || h > -3 {
+			want = append(want, base.Add(time.Duration(h)*time.Hour))
+		}
+	}
+	if got := missed["hourly"]; !slices.EqualFunc(got, want, time.Time.Equal) {
+		t.Errorf("missed ticks of the resumed job:\n got %v\nwant %v (none within the pause)", got, want)
+	}
+	if got := missed["other"]; len(got) != 10 {
+		t.Errorf("missed ticks of the job never paused: %v, want 10", got)
+	}
+	if len(rep.Paused) != 0 || !slices.Equal(rep.Checked, []string{"hourly", "other"}) {
+		t.Errorf("Checked %q, Paused %q: want both checked, none paused", rep.Checked, rep.Paused)
+	}
+}
+
 // A job paused cluster-wide does not catch up when an instance starts:
 // while it is paused no replica runs its ticks, so its latest tick before
 // Start always looks missed, and a restart during an incident must not

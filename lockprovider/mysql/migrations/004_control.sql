@@ -27,13 +27,28 @@ BEGIN
 END
 //
 -- Set (p_paused) or clear the paused flag of p_job, and announce it.
+-- Setting a set flag keeps its paused_at. Clearing one records the ended
+-- pause in the _resumed table (008_pause_spans.sql), replacing the job's
+-- previous one; each statement is its own transaction (see 001_locks.sql),
+-- so only the resume whose DELETE removed the row it read records it.
 CREATE PROCEDURE {{proc "ctl_pause"}}(IN p_job VARBINARY(200), IN p_paused BOOLEAN, IN p_ctl VARBINARY(200))
     SQL SECURITY INVOKER
 BEGIN
+    DECLARE v_from DATETIME(6) DEFAULT NULL;
+    DECLARE v_now DATETIME(6);
+    DECLARE CONTINUE HANDLER FOR NOT FOUND BEGIN END;
     IF p_paused THEN
         INSERT IGNORE INTO {{.Paused}} (job, paused_at) VALUES (p_job, UTC_TIMESTAMP(6));
     ELSE
-        DELETE FROM {{.Paused}} WHERE job = p_job;
+        SELECT paused_at INTO v_from FROM {{.Paused}} WHERE job = p_job;
+        IF v_from IS NOT NULL THEN
+            DELETE FROM {{.Paused}} WHERE job = p_job AND paused_at = v_from;
+            IF ROW_COUNT() > 0 THEN
+                SET v_now = UTC_TIMESTAMP(6);
+                INSERT INTO {{.Resumed}} (job, paused_at, resumed_at) VALUES (p_job, v_from, v_now)
+                ON DUPLICATE KEY UPDATE paused_at = v_from, resumed_at = v_now;
+            END IF;
+        END IF;
     END IF;
     CALL {{proc "ctl_announce"}}(p_ctl);
 END
@@ -74,15 +89,18 @@ BEGIN
     SELECT v_job, v_by, v_at, v_until, v_live;
 END
 //
--- The paused jobs and the live requests, dropping expired requests on the
--- way.
+-- The paused jobs with the starts of their pauses (kind 0), each job's
+-- latest ended pause (kind 1) and the live requests (kind 2), dropping
+-- expired requests on the way.
 CREATE PROCEDURE {{proc "ctl_state"}}()
     SQL SECURITY INVOKER
 BEGIN
     DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DELETE FROM {{.RunQueue}} WHERE until <= v_now;
-    SELECT FALSE, job, '', '', NULL, NULL FROM {{.Paused}}
+    SELECT 0, job, '', '', {{us "paused_at"}}, NULL FROM {{.Paused}}
     UNION ALL
-    SELECT TRUE, job, id, requested_by, {{us "requested_at"}}, {{us "until"}} FROM {{.RunQueue}} WHERE until > v_now
+    SELECT 1, job, '', '', {{us "paused_at"}}, {{us "resumed_at"}} FROM {{.Resumed}}
+    UNION ALL
+    SELECT 2, job, id, requested_by, {{us "requested_at"}}, {{us "until"}} FROM {{.RunQueue}} WHERE until > v_now
     ORDER BY 1, 5, 2;
 END
