@@ -1,15 +1,12 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -201,34 +198,11 @@ func TestCLIMySQLOneBackendFails(t *testing.T) {
 func TestServeMySQL(t *testing.T) {
 	b := mysqlBackend(t)
 	seed(t, b.p)
-	cmd := exec.Command(binary, "serve", "--mysql", b.args[1], "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=", "BATON_MYSQL_URL=")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("baton serve after SIGINT: %v, want exit 0", err)
-		}
-	}()
-	lines := bufio.NewReader(stdout)
-	var got []string
-	for range 2 {
-		line, err := lines.ReadString('\n')
-		if err != nil {
-			break
-		}
-		got = append(got, line)
-	}
+	got, _ := startServe(t, []string{"BATON_REDIS_URL=", "BATON_POSTGRES_URL=", "BATON_MYSQL_URL="}, 2,
+		"--mysql", b.args[1], "--addr", "127.0.0.1:0")
 	if len(got) != 2 || !strings.HasPrefix(got[1], "baton: mysql (database "+dbName(t, b.args[1])+", table baton_locks on 127.0.0.1:") ||
 		!strings.Contains(got[1], "): reached: 1 scheduler instances, 1 jobs, 1 locks held") {
-		t.Fatalf("baton serve's start lines:\n%s", strings.Join(got, ""))
+		t.Fatalf("baton serve's start lines:\n%s", strings.Join(got, "\n"))
 	}
 	_, rest, _ := strings.Cut(got[0], "http://")
 	base := "http://" + strings.Fields(rest)[0]

@@ -1,14 +1,9 @@
 package main_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,31 +30,11 @@ func TestServeReachAndLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(binary, "serve", "--redis", url, "--redis-prefix", prefix, "--postgres", "postgres://postgres@127.0.0.1:1/test?connect_timeout=2",
+	lines, err := startServe(t, []string{"BATON_REDIS_URL=", "BATON_POSTGRES_URL="}, 3,
+		"--redis", url, "--redis-prefix", prefix, "--postgres", "postgres://postgres@127.0.0.1:1/test?connect_timeout=2",
 		"--limit", "token_bucket:10/1m", "--addr", "127.0.0.1:0", "--timeout", "3s")
-	cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
-	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("baton serve after SIGINT: %v, want exit 0", err)
-		}
-	}()
-	out := bufio.NewReader(stdout)
-	var lines []string
-	for range 3 {
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("baton serve printed %q, then %v", lines, err)
-		}
-		lines = append(lines, strings.TrimSpace(line))
+		t.Fatalf("baton serve printed %q, then %v", lines, err)
 	}
 	if !strings.HasPrefix(lines[0], "baton: status page on http://") ||
 		lines[1] != `baton: redis (prefix "`+prefix+`" on `+strings.TrimPrefix(url, "redis://")+`): reached: 0 scheduler instances, 0 jobs, 0 locks held` ||

@@ -1,15 +1,11 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
+	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,72 +30,55 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, actions := range []bool{false, true} {
-		args := []string{"serve", "--redis", url, "--redis-prefix", prefix, "--addr", "127.0.0.1:0"}
-		if actions {
-			args = append(args, "--actions")
-		}
-		cmd := exec.Command(binary, args...)
-		cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = io.Discard
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := bufio.NewReader(stdout)
-		line, err := lines.ReadString('\n')
-		if err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatalf("baton serve printed no address: %v", err)
-		}
-		base := strings.Fields(strings.TrimPrefix(line, "baton: status page on "))[0]
-		// At start it says what it reached.
-		if line, err := lines.ReadString('\n'); err != nil || !strings.HasPrefix(line, "baton: redis (prefix \""+prefix+"\"") || !strings.Contains(line, "): reached: ") {
-			t.Errorf("baton serve's backend line: %q, %v", line, err)
-		}
-
-		resp, err := http.Get(base + "api/locks")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var locks struct {
-			Locks []struct {
-				Name, Backend string
-				Token         int64
+		t.Run(fmt.Sprintf("actions=%v", actions), func(t *testing.T) {
+			args := []string{"--redis", url, "--redis-prefix", prefix, "--addr", "127.0.0.1:0"}
+			if actions {
+				args = append(args, "--actions")
 			}
-		}
-		err = json.NewDecoder(resp.Body).Decode(&locks)
-		resp.Body.Close()
-		if err != nil || len(locks.Locks) != 1 || locks.Locks[0].Name != "nightly" || locks.Locks[0].Backend != "redis" || locks.Locks[0].Token != lease.Token {
-			t.Errorf("api/locks: %v %+v", err, locks)
-		}
-		// With actions off the release is refused; with --actions a
-		// release of another token is refused by the backend (409), so
-		// the lock stays held in both cases.
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"api/actions/force-release",
-			strings.NewReader(`{"backend":"redis","name":"nightly","token":1}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err = http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		want := http.StatusForbidden
-		if actions {
-			want = http.StatusConflict
-		}
-		if resp.StatusCode != want {
-			t.Errorf("actions=%v: force-release of another token: %s, want %d", actions, resp.Status, want)
-		}
-		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("baton serve after SIGINT: %v, want exit 0", err)
-		}
+			lines, err := startServe(t, []string{"BATON_REDIS_URL=", "BATON_POSTGRES_URL="}, 2, args...)
+			if len(lines) == 0 {
+				t.Fatalf("baton serve printed no address: %v", err)
+			}
+			base := strings.Fields(strings.TrimPrefix(lines[0], "baton: status page on "))[0]
+			// At start it says what it reached.
+			if len(lines) < 2 || !strings.HasPrefix(lines[1], "baton: redis (prefix \""+prefix+"\"") || !strings.Contains(lines[1], "): reached: ") {
+				t.Errorf("baton serve's backend line: %q, %v", lines, err)
+			}
+
+			resp, err := http.Get(base + "api/locks")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var locks struct {
+				Locks []struct {
+					Name, Backend string
+					Token         int64
+				}
+			}
+			err = json.NewDecoder(resp.Body).Decode(&locks)
+			resp.Body.Close()
+			if err != nil || len(locks.Locks) != 1 || locks.Locks[0].Name != "nightly" || locks.Locks[0].Backend != "redis" || locks.Locks[0].Token != lease.Token {
+				t.Errorf("api/locks: %v %+v", err, locks)
+			}
+			// With actions off the release is refused; with --actions a
+			// release of another token is refused by the backend (409), so
+			// the lock stays held in both cases.
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"api/actions/force-release",
+				strings.NewReader(`{"backend":"redis","name":"nightly","token":1}`))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			want := http.StatusForbidden
+			if actions {
+				want = http.StatusConflict
+			}
+			if resp.StatusCode != want {
+				t.Errorf("actions=%v: force-release of another token: %s, want %d", actions, resp.Status, want)
+			}
+		})
 	}
 	if i, err := p.Inspect(t.Context(), "nightly"); err != nil || !i.Held || i.Token != lease.Token {
 		t.Errorf("nightly after the refused releases: %+v %v", i, err)
@@ -111,31 +90,10 @@ func TestServe(t *testing.T) {
 func TestServeReportsBackends(t *testing.T) {
 	t.Parallel()
 	bad := pgenv.Schema(t) // not migrated
-	cmd := exec.Command(binary, "serve", "--redis", testenv.RedisURL(t), "--redis-prefix", testenv.Prefix(t), "--postgres", bad.URL, "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "BATON_REDIS_URL=", "BATON_POSTGRES_URL=")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	lines := bufio.NewReader(stdout)
-	for range 3 {
-		line, err := lines.ReadString('\n')
-		if err != nil {
-			break
-		}
-		got = append(got, line)
-	}
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("baton serve after SIGINT: %v, want exit 0", err)
-	}
+	got, _ := startServe(t, []string{"BATON_REDIS_URL=", "BATON_POSTGRES_URL="}, 3,
+		"--redis", testenv.RedisURL(t), "--redis-prefix", testenv.Prefix(t), "--postgres", bad.URL, "--addr", "127.0.0.1:0")
 	if len(got) != 3 || !strings.Contains(got[0], "status page on") || !strings.HasPrefix(got[1], "baton: redis (") || !strings.Contains(got[1], "): reached: ") ||
 		!strings.HasPrefix(got[2], "baton: postgres (") || !strings.Contains(got[2], "): NOT reached: ") || !strings.Contains(got[2], "run Migrate") || !strings.Contains(got[2], "served anyway") {
-		t.Errorf("baton serve's start lines:\n%s", strings.Join(got, ""))
+		t.Errorf("baton serve's start lines:\n%s", strings.Join(got, "\n"))
 	}
 }
