@@ -52,6 +52,10 @@ type javaPG struct {
 	lockedBy string
 	inserted map[string]bool // ShedLock's LockRecordRegistry
 	now      func() time.Time
+	// lockedAt is the locked_at the last client-time lock bound: ShedLock
+	// reads the clock again for it, so it can be a millisecond past
+	// createdAt.
+	lockedAt time.Time
 }
 
 func newJavaPG(t testing.TB, pg *pgenv.PG, mode shedlock.TimeMode, zone *time.Location) *javaPG {
@@ -102,9 +106,11 @@ func (j *javaPG) lock(ctx context.Context, name string, atMostFor time.Duration)
 		case j.mode == shedlock.DBTime:
 			sql, args = javaDBTimeUpdate, []any{name, secs(atMostFor), j.lockedBy}
 		case insert:
-			sql, args = javaClientInsert, []any{name, j.ts(createdAt.Add(atMostFor)), j.ts(j.clock()), j.lockedBy}
+			j.lockedAt = j.clock()
+			sql, args = javaClientInsert, []any{name, j.ts(createdAt.Add(atMostFor)), j.ts(j.lockedAt), j.lockedBy}
 		default:
-			sql, args = javaClientUpdate, []any{name, j.ts(createdAt.Add(atMostFor)), j.ts(j.clock()), j.lockedBy}
+			j.lockedAt = j.clock()
+			sql, args = javaClientUpdate, []any{name, j.ts(createdAt.Add(atMostFor)), j.ts(j.lockedAt), j.lockedBy}
 		}
 		tag, err := j.db.Exec(ctx, sql, args...)
 		if err != nil {

@@ -100,16 +100,17 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	ctx := t.Context()
 	java := newJavaPG(t, pg, shedlock.ClientTimeZone, ny)
 
-	createdAt, ok, err := java.lock(ctx, "nightly", time.Minute)
+	_, ok, err := java.lock(ctx, "nightly", time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("java lock: %v %v", ok, err)
 	}
-	// The replayed statement stored New York wall-clock time.
+	// The replayed statement stored New York wall-clock time; ShedLock
+	// reads the clock for locked_at after createdAt.
 	var lockedAt time.Time
 	if err := pg.Pool.QueryRow(ctx, "SELECT locked_at FROM shedlock WHERE name = 'nightly'").Scan(&lockedAt); err != nil {
 		t.Fatal(err)
 	}
-	wantWall := createdAt.In(ny)
+	wantWall := java.lockedAt.In(ny)
 	if got := time.Date(lockedAt.Year(), lockedAt.Month(), lockedAt.Day(), lockedAt.Hour(), lockedAt.Minute(), lockedAt.Second(), lockedAt.Nanosecond(), ny); !got.Equal(wantWall) {
 		t.Fatalf("stored locked_at %v, want the New York wall time of %v", lockedAt, wantWall)
 	}
@@ -122,8 +123,8 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !info.Held || info.LockedBy != "java-host" || !info.GrantedAt.Equal(createdAt) {
-		t.Errorf("Inspect = %+v, want held by java-host since %v", info, createdAt)
+	if !info.Held || info.LockedBy != "java-host" || !info.GrantedAt.Equal(java.lockedAt) {
+		t.Errorf("Inspect = %+v, want held by java-host since %v", info, java.lockedAt)
 	}
 
 	// The same row read as UTC wall time (the wrong configuration) looks
