@@ -76,14 +76,22 @@
 // table cost 1.6-1.8 times the CPU (client and server) of ShedLock-style
 // INSERT … ON DUPLICATE KEY UPDATE and UPDATE statements, which issue no
 // owner token, no fencing token and no lease times; the single statement
-// and the single-table release 1.3 times. Most of what remains is the
-// answer: the same upsert without RETURNING costs about what the raw
-// statements cost, but could not tell a grant from the holder's retry
-// nor report the lease. Pass a DSN with
-// interpolateParams=true: otherwise the driver prepares every statement
-// that has arguments, a second round trip (the provider's arguments are
-// integers, booleans and strings, which the driver escapes for the
-// session's sql_mode).
+// and the single-table release 1.3 times, most of it the server parsing
+// the long upsert at every call. On a *sql.DB the provider therefore runs
+// the lock cycle's two statements (the acquire without a tick and the
+// release) as server-side prepared statements: each is prepared once per
+// connection of the pool (one more round trip, the first time a
+// connection runs it) and then only executed, one round trip per call.
+// That brought the cycle to about 0.95 times the raw statements sent as
+// text (docs/benchmarks.md). A *sql.Tx or *sql.Conn gets text
+// statements: a statement prepared on either would be bound to it. The
+// prepared statements hold two of the server's max_prepared_stmt_count
+// slots per connection and provider; they are closed when the provider is
+// garbage collected, and by the server when a connection closes. Pass a
+// DSN with interpolateParams=true: otherwise the driver prepares every
+// other statement that has arguments at each call, a second round trip
+// (the provider's arguments are integers, booleans and strings, which the
+// driver escapes for the session's sql_mode).
 //
 // A procedure never starts a transaction: START TRANSACTION inside one
 // would commit a caller's. In autocommit (a *sql.DB or *sql.Conn as the

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"text/template"
@@ -92,6 +93,8 @@ type Provider struct {
 	// acquire (MySQL has no INSERT … RETURNING, nor SET STATEMENT): from
 	// then on Acquire without a tick CALLs acquire_fast.
 	noReturning atomic.Bool
+	// hot runs the lock cycle's statements prepared; see sqldb.Prepared.
+	hot *sqldb.Prepared
 
 	watch *poller // see notify.go
 }
@@ -160,7 +163,11 @@ func New(db DB, cfg *Config) (*Provider, error) {
 	}
 	p := &Provider{db: db, log: defaults.Logger(c.Logger), names: n, poll: poll, migrations: migs}
 	p.q = newQueries(n)
-	p.run = sqlprov.Ops{Conn: sqldb.Conn{DB: db}, NoRows: sql.ErrNoRows, Wrap: opError, Duration: micros}
+	p.hot = sqldb.NewPrepared(db, p.q.acquireUpsert, p.q.release)
+	// The statements live on the server per connection until closed: a
+	// provider no longer referenced closes them.
+	runtime.AddCleanup(p, func(h *sqldb.Prepared) { h.Close() }, p.hot)
+	p.run = sqlprov.Ops{Conn: sqldb.Conn{DB: p.hot}, NoRows: sql.ErrNoRows, Wrap: opError, Duration: micros}
 	p.watch = newPoller(p)
 	return p, nil
 }
@@ -327,7 +334,7 @@ func (p *Provider) Acquire(ctx context.Context, a lockprovider.AcquireParams) (b
 		// No tick: a refusal can only mean "held by another owner".
 		most, least := a.AtMostFor.Microseconds(), a.AtLeastFor.Microseconds()
 		if !p.noReturning.Load() {
-			err = p.db.QueryRowContext(ctx, p.q.acquireUpsert, a.Name, a.Owner, a.LockedBy, most, least, a.Owner).
+			err = p.hot.QueryRowContext(ctx, p.q.acquireUpsert, a.Name, a.Owner, a.LockedBy, most, least, a.Owner).
 				Scan(r.dest()[:6]...)
 			if myerr.SyntaxError(err) {
 				// MySQL: the statement was refused unexecuted, so the

@@ -42,14 +42,20 @@ var (
 func newProvider(t testing.TB, cfg *mysql.Config) (*mysql.Provider, *mysqlenv.MY) {
 	t.Helper()
 	my := mysqlenv.Database(t)
-	p, err := mysql.New(my.DB, cfg)
+	return migrated(t, my.DB, cfg), my
+}
+
+// migrated returns a migrated provider on db.
+func migrated(t testing.TB, db mysql.DB, cfg *mysql.Config) *mysql.Provider {
+	t.Helper()
+	p, err := mysql.New(db, cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	if err := p.Migrate(context.Background()); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	return p, my
+	return p
 }
 
 // The conformance suite, every capability the provider implements, each
@@ -530,14 +536,8 @@ func TestPreparedStatements(t *testing.T) {
 	}
 	db := sql.OpenDB(c)
 	t.Cleanup(func() { _ = db.Close() })
-	p, err := mysql.New(db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := migrated(t, db, nil)
 	ctx := t.Context()
-	if err := p.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	a := params("prepared", time.Minute)
 	a.Tick = time.Now()
 	l, err := p.Acquire(ctx, a)
@@ -559,6 +559,57 @@ func TestPreparedStatements(t *testing.T) {
 		Limits: []batontype.RateLimit{{Algorithm: batontype.TokenBucket, Rate: 5, Period: time.Second, Burst: 5}}})
 	if err != nil || !r.Allowed || r.Limits[0].Remaining != 4 {
 		t.Fatalf("RateLimit: %+v, %v", r, err)
+	}
+}
+
+// On a *sql.DB the lock cycle's statements are prepared once per
+// connection and then only executed; the rest stays text.
+func TestHotStatementsPrepared(t *testing.T) {
+	my := mysqlenv.Database(t)
+	db := mysqlenv.Open(t, my.DSN)
+	db.SetMaxOpenConns(1) // one connection, so its session counters see every call
+	p := migrated(t, db, nil)
+	ctx := t.Context()
+	counters := func() (prepares, executes int64) {
+		rows, err := db.QueryContext(ctx, "SHOW SESSION STATUS WHERE Variable_name IN ('Com_stmt_prepare', 'Com_stmt_execute')")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var v int64
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			if k == "Com_stmt_prepare" {
+				prepares = v
+			} else {
+				executes = v
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return prepares, executes
+	}
+	prep0, exec0 := counters()
+	for i := range 5 {
+		a := params("hot", time.Minute)
+		l, err := p.Acquire(ctx, a)
+		if err != nil {
+			t.Fatalf("cycle %d: %v", i, err)
+		}
+		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: l.Name, Owner: l.Owner}); err != nil {
+			t.Fatalf("cycle %d: %v", i, err)
+		}
+	}
+	if _, err := p.Inspect(ctx, "hot"); err != nil {
+		t.Fatal(err)
+	}
+	prep1, exec1 := counters()
+	if prep1-prep0 != 2 || exec1-exec0 != 10 {
+		t.Errorf("5 lock cycles and an Inspect: %d prepares, %d executions; want 2 and 10", prep1-prep0, exec1-exec0)
 	}
 }
 

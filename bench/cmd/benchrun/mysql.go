@@ -19,6 +19,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/internal/sqldb"
 	"github.com/baton-go/baton/lockprovider/mysql"
 )
 
@@ -46,30 +47,42 @@ const (
 // is the private server's process, whose CPU time and statement counters
 // are then reported per operation.
 func mysqlLockComparison(e *env, p *mysql.Provider, db *sql.DB, serverPid int) comparison {
+	rawCycle := func(acquire, release func(ctx context.Context, args ...any) (sql.Result, error)) func(ctx context.Context, w int) error {
+		return func(ctx context.Context, w int) error {
+			name := workerNames[w]
+			res, err := acquire(ctx, name, leaseLen.Microseconds(), "bench")
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return errLost
+			}
+			_, err = release(ctx, name, "bench")
+			return err
+		}
+	}
+	// The raw statements prepared the way the provider prepares its own.
+	prep := sqldb.NewPrepared(db, rawShedLockMySQLAcquire, rawShedLockMySQLRelease)
+	exec := func(db sqldb.DB, q string) func(ctx context.Context, args ...any) (sql.Result, error) {
+		return func(ctx context.Context, args ...any) (sql.Result, error) { return db.ExecContext(ctx, q, args...) }
+	}
 	c := comparison{
 		id:    "lock-mysql",
 		title: "Lock acquire + release on MySQL / MariaDB",
 		note: "Each goroutine locks a name of its own. raw = a ShedLock-style INSERT … ON DUPLICATE KEY UPDATE and UPDATE " +
-			"through go-sql-driver/mysql (no owner token, no fencing token, no lease times, no notification). On a private server, " +
-			"server CPU is the mariadbd process's (/proc), and commands/op its Com_ statement counters (statements inside a " +
-			"procedure included).",
+			"through go-sql-driver/mysql (no owner token, no fencing token, no lease times, no notification), sent as text with " +
+			"interpolateParams, as ShedLock's JDBC provider sends it by default (Connector/J prepares on the client). The provider " +
+			"runs its acquire and release as server-side prepared statements, prepared once per connection; \"raw ShedLock, " +
+			"prepared\" does the same with the raw statements. On a private server, server CPU is the mariadbd process's (/proc), and " +
+			"commands/op its Com_ statement counters (statements inside a procedure included; a prepared statement's execution " +
+			"counts as its statement).",
 		concs: e.concs,
 		contenders: []contender{
 			{"baton provider", providerCycle(p)},
-			{"raw ShedLock", func(ctx context.Context, w int) error {
-				name := workerNames[w]
-				res, err := db.ExecContext(ctx, rawShedLockMySQLAcquire, name, leaseLen.Microseconds(), "bench")
-				if err != nil {
-					return err
-				}
-				if n, _ := res.RowsAffected(); n == 0 {
-					return errLost
-				}
-				_, err = db.ExecContext(ctx, rawShedLockMySQLRelease, name, "bench")
-				return err
-			}},
+			{"raw ShedLock", rawCycle(exec(db, rawShedLockMySQLAcquire), exec(db, rawShedLockMySQLRelease))},
+			{"raw ShedLock, prepared", rawCycle(exec(prep, rawShedLockMySQLAcquire), exec(prep, rawShedLockMySQLRelease))},
 		},
-		ratios: []ratio{{"baton provider", "raw ShedLock", 0.95}},
+		ratios: []ratio{{"baton provider", "raw ShedLock", 0.95}, {"baton provider", "raw ShedLock, prepared", 0}},
 	}
 	if serverPid > 0 {
 		c.server = mysqlServerStats(db, serverPid)

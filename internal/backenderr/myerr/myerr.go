@@ -76,6 +76,9 @@ func Contended(err error) error {
 // statement (1064): a statement the server does not know, which it
 // therefore did not execute.
 func SyntaxError(err error) bool {
+	if err == nil { // the lock cycle asks after every acquire: no allocation then
+		return false
+	}
 	var myErr *gomysql.MySQLError
 	return errors.As(err, &myErr) && myErr.Number == parseError
 }
