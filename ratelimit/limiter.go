@@ -220,8 +220,10 @@ func (l *Limiter) Wait(ctx context.Context, key string) error { return l.WaitN(c
 // come first served), then WaitN sleeps until it. The reservation is made
 // only if the slot falls before ctx's deadline; otherwise WaitN returns
 // ErrWouldExceedDeadline at once and nothing is charged. If ctx ends during
-// the sleep, WaitN gives the units back (a refund, best effort, bounded by
-// refundTimeout, one second) and returns the context's error.
+// the sleep, or is cancelled while the booking is on its way (the booking is
+// then given up to refundTimeout to answer), WaitN gives the units back (a
+// refund, best effort, bounded by refundTimeout, one second) and returns the
+// context's error.
 //
 // With a window algorithm among the limits, nothing can be booked ahead:
 // WaitN tries, and when refused sleeps for the RetryAfter the provider
@@ -253,12 +255,18 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 		if l.reservable {
 			req.MaxDelay = min(budget, batontype.MaxDuration).Truncate(time.Microsecond)
 		}
-		res, err := l.provider.RateLimit(ctx, req)
+		res, err := l.take(ctx, req)
 		if l.obs != nil {
 			l.waited(ctx, start, n, res, err)
 		}
 		if err != nil {
 			return err
+		}
+		if l.reservable && res.Allowed && ctx.Err() != nil {
+			// ctx ended while the booking was on its way: the caller is
+			// gone, so the slot it booked goes back.
+			l.refund(ctx, key, n)
+			return ctx.Err()
 		}
 		// The slot (or retry time) counts from the server's decision, which
 		// came no later than now: sleeping from now is never early.
@@ -288,9 +296,41 @@ func (l *Limiter) WaitN(ctx context.Context, key string, n int64) error {
 }
 
 // refundTimeout bounds a refund, which runs after the caller's context
-// ended: long enough for one round trip to a healthy provider, short
-// enough not to hold up a caller that is giving up.
+// ended, and how long a booking already sent may take to answer once the
+// caller's context is cancelled: long enough for one round trip to a
+// healthy provider, short enough not to hold up a caller that is giving up.
 const refundTimeout = time.Second
+
+// take sends WaitN's request. A booking cut off mid-flight would leave its
+// outcome unknown, and a slot booked then could never be given back; so a
+// cancellation of ctx leaves a booking refundTimeout to answer, after which
+// it is cut. ctx's deadline still applies: the server books nothing past
+// it (MaxDelay), so a slot lost to a deadline cut is unused capacity, never
+// extra.
+func (l *Limiter) take(ctx context.Context, req lockprovider.RateRequest) (lockprovider.RateResult, error) {
+	if !l.reservable {
+		return l.provider.RateLimit(ctx, req)
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel() // last: it also ends the grace goroutine below
+	detached := rctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancelDL context.CancelFunc
+		rctx, cancelDL = context.WithDeadline(rctx, dl)
+		defer cancelDL()
+	}
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(refundTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-detached.Done():
+		}
+	})
+	defer stop()
+	return l.provider.RateLimit(rctx, req)
+}
 
 // refund gives back a reservation that will not be used, even though ctx
 // has ended.

@@ -433,6 +433,79 @@ func TestMultiLimitAtomicProviders(t *testing.T) {
 	}
 }
 
+// cancelInFlight cancels the caller's context once a booking has been
+// made and before its answer is read, as a cancellation arriving while the
+// reply is on the wire would; the driver then reports the context's error
+// whatever the server did, as database/sql drivers do.
+type cancelInFlight struct {
+	lockprovider.RateLimiter
+	cancel context.CancelFunc
+}
+
+func (c cancelInFlight) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
+	res, err := c.RateLimiter.RateLimit(ctx, r)
+	if r.Refund {
+		return res, err
+	}
+	c.cancel()
+	if ctx.Err() != nil {
+		return lockprovider.RateResult{}, ctx.Err()
+	}
+	return res, err
+}
+
+// A Wait cancelled while its booking is in flight gives the booked slot
+// back: the booking is not cut off mid-way, so its outcome is known.
+func TestWaitCancelledInFlight(t *testing.T) {
+	t.Parallel()
+	mem := memoryAt(t, newFakeClock(epoch))
+	lim := ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Hour, Burst: 1}
+	plain := mustNew(t, mem, lim)
+	allow(t, plain, "k", 1) // the next slot is an hour away
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := mustNew(t, cancelInFlight{RateLimiter: mem, cancel: cancel}, lim)
+	if err := l.Wait(ctx, "k"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait cancelled in flight: %v; want context.Canceled", err)
+	}
+	if q := allow(t, plain, "k", 0).ResetAfter; q != time.Hour {
+		t.Errorf("queue reaches %v after the cancelled Wait; want the hour booked before, its slot given back", q)
+	}
+}
+
+// hung never answers: it returns only when its context ends.
+type hung struct {
+	lockprovider.RateLimiter
+	called chan struct{}
+}
+
+func (h hung) RateLimit(ctx context.Context, _ lockprovider.RateRequest) (lockprovider.RateResult, error) {
+	h.called <- struct{}{}
+	<-ctx.Done()
+	return lockprovider.RateResult{}, ctx.Err()
+}
+
+// The grace a booking in flight gets after a cancellation is bounded: a
+// Wait on a provider that never answers still returns once cancelled.
+func TestWaitCancelledHungProvider(t *testing.T) {
+	t.Parallel()
+	h := hung{RateLimiter: memoryAt(t, newFakeClock(epoch)), called: make(chan struct{}, 1)}
+	l := mustNew(t, h, ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Hour, Burst: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Wait(ctx, "k") }()
+	<-h.called
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Wait on a hung provider, cancelled: %v; want context.Canceled", err)
+		}
+	case <-time.After(time.Minute): // the grace is one second; a minute is no race
+		t.Fatal("Wait on a hung provider did not return after its context was cancelled")
+	}
+}
+
 // Wait on every provider: concurrent waiters get successive slots (never
 // early), a deadline before the next slot fails at once without booking,
 // and a cancelled wait gives its slot back.
