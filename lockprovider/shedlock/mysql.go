@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -147,12 +146,8 @@ func NewMySQL(db SQLDB, config *MySQLConfig) (*MySQL, error) {
 		return nil, err
 	}
 	cfg.Logger = defaults.Logger(cfg.Logger)
-	p := &MySQL{db: db, cfg: cfg, table: table, lockedBy: cfg.LockedBy}
-	if p.lockedBy == "" {
-		h, _ := os.Hostname()
-		p.lockedBy = batontype.Shorten(h, batontype.MaxLockedByLen-len("…"))
-	}
-	if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: p.lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
+	p := &MySQL{db: db, cfg: cfg, table: table}
+	if p.lockedBy, err = lockedByOf(cfg.LockedBy); err != nil {
 		return nil, err
 	}
 	p.poll = newPoller(cfg.PollInterval, p.states, cfg.Logger)
@@ -536,15 +531,11 @@ func (p *MySQL) Acquire(ctx context.Context, a lockprovider.AcquireParams) (bato
 	if err := p.myNameCheck(a.Name); err != nil {
 		return batontype.Lease{}, err
 	}
-	info := a.LockedBy
-	if info == "" {
-		info = p.lockedBy
-	}
 	var tick any
 	if !a.Tick.IsZero() {
 		tick = a.Tick.UnixMicro()
 	}
-	holder := holderText(info, a.Owner)
+	holder := holderText(infoOf(a, p.lockedBy), a.Owner)
 	res, err := p.db.ExecContext(ctx, p.acquireSQL(),
 		acquireArgs(a.Name, a.Owner, holder, msCeil(a.AtMostFor), msCeil(a.AtLeastFor), tick)...)
 	if err != nil {
@@ -560,22 +551,15 @@ func (p *MySQL) Acquire(ctx context.Context, a lockprovider.AcquireParams) (bato
 	if err != nil {
 		return batontype.Lease{}, sqlError("acquire", a.Name, err)
 	}
-	switch {
-	case !ok:
-		return batontype.Lease{}, batontype.ErrNotAcquired
-	case (n > 0 || r.held) && r.mine(a.Owner):
-		l := r.lease(a.Name, a.Owner)
-		if tick != nil && r.lastTick.Valid {
-			l.Tick = usTime(r.lastTick)
-		}
-		return l, nil
-	case r.held:
-		return batontype.Lease{}, batontype.ErrNotAcquired
-	case tick != nil:
-		// Free, yet not granted: only the tick condition refuses.
-		return batontype.Lease{}, batontype.ErrStaleTick
+	seen := acquired{granted: ok && (n > 0 || r.held) && r.mine(a.Owner), existed: ok, held: r.held, ticked: tick != nil}
+	if err := seen.refusal(); err != nil {
+		return batontype.Lease{}, err
 	}
-	return batontype.Lease{}, batontype.ErrNotAcquired
+	l := r.lease(a.Name, a.Owner)
+	if tick != nil && r.lastTick.Valid {
+		l.Tick = usTime(r.lastTick)
+	}
+	return l, nil
 }
 
 // Extend implements lockprovider.Provider: one UPDATE of a live lease held
@@ -672,9 +656,18 @@ func (p *MySQL) List(ctx context.Context) ([]batontype.LeaseInfo, error) {
 	if _, err := p.readyLen(); err != nil {
 		return nil, err
 	}
-	rs, err := p.rows(ctx, nil)
+	infos, err := p.infos(ctx, nil)
 	if err != nil {
 		return nil, sqlError("list", p.table, err)
+	}
+	return infos, nil
+}
+
+// infos reads the rows of names (nil: every row), ordered by name.
+func (p *MySQL) infos(ctx context.Context, names []string) ([]batontype.LeaseInfo, error) {
+	rs, err := p.rows(ctx, names)
+	if err != nil {
+		return nil, err
 	}
 	infos := make([]batontype.LeaseInfo, len(rs))
 	for i, r := range rs {
@@ -692,18 +685,13 @@ func (p *MySQL) NotifyRelease(ctx context.Context, name string, ch chan<- struct
 	return p.poll.register(ctx, name, ch)
 }
 
-func (p *MySQL) states(ctx context.Context, names []string) (map[string]nameState, error) {
+func (p *MySQL) states(ctx context.Context, names []string) ([]batontype.LeaseInfo, error) {
 	if _, err := p.readyLen(); err != nil {
 		return nil, err
 	}
-	rs, err := p.rows(ctx, names)
+	infos, err := p.infos(ctx, names)
 	if err != nil {
 		return nil, sqlError("poll", p.table, err)
 	}
-	m := make(map[string]nameState, len(rs))
-	for _, r := range rs {
-		i := r.info()
-		m[r.name] = nameState{held: i.Held, grant: i.GrantedAt.String() + "\x00" + i.LockedBy}
-	}
-	return m, nil
+	return infos, nil
 }

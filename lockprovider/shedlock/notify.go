@@ -3,9 +3,11 @@ package shedlock
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/notify"
 )
@@ -26,7 +28,20 @@ type nameState struct {
 	grant string // changes with every grant, Java's or Go's
 }
 
-type stateFunc func(ctx context.Context, names []string) (map[string]nameState, error)
+// stateFunc reads the leases of names; a name missing from its answer is
+// free.
+type stateFunc func(ctx context.Context, names []string) ([]batontype.LeaseInfo, error)
+
+// statesOf is what the poller compares of each lease. The token changes
+// with every Go grant, even one released (and its record deleted) between
+// two reads; locked_at and locked_by with Java's.
+func statesOf(infos []batontype.LeaseInfo) map[string]nameState {
+	m := make(map[string]nameState, len(infos))
+	for _, i := range infos {
+		m[i.Name] = nameState{held: i.Held, grant: strconv.FormatInt(i.Token, 10) + "\x00" + i.GrantedAt.String() + "\x00" + i.LockedBy}
+	}
+	return m
+}
 
 // poller implements lockprovider.ReleaseNotifier by reading the state of
 // the awaited names every interval. Java replicas announce nothing, so a
@@ -57,10 +72,11 @@ func newPoller(interval time.Duration, states stateFunc, log *slog.Logger) *poll
 // register reads name's state once (so a release right after register
 // returns is seen) and arranges signals on ch.
 func (p *poller) register(ctx context.Context, name string, ch chan<- struct{}) (func(), error) {
-	st, err := p.states(ctx, []string{name})
+	infos, err := p.states(ctx, []string{name})
 	if err != nil {
 		return nil, err
 	}
+	st := statesOf(infos)
 	reg := p.hub.Add(name, ch, func(firstOfKey, _ bool) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -112,7 +128,7 @@ func (p *poller) run(quit, done chan struct{}) {
 		}
 		names := p.hub.Keys()
 		rctx, rcancel := context.WithTimeout(ctx, 5*p.interval+time.Second)
-		st, err := p.states(rctx, names)
+		infos, err := p.states(rctx, names)
 		rcancel()
 		if err != nil {
 			if ctx.Err() == nil {
@@ -120,6 +136,7 @@ func (p *poller) run(quit, done chan struct{}) {
 			}
 			continue
 		}
+		st := statesOf(infos)
 		var released []string
 		p.mu.Lock()
 		for _, n := range names {

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"text/template"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -153,14 +151,8 @@ func NewPostgres(db DB, config *PostgresConfig) (*Postgres, error) {
 		return nil, err
 	}
 	cfg.Logger = defaults.Logger(cfg.Logger)
-	p := &Postgres{db: db, cfg: cfg, table: table, lockedBy: cfg.LockedBy}
-	if p.lockedBy == "" {
-		h, _ := os.Hostname()
-		p.lockedBy = batontype.Shorten(h, batontype.MaxLockedByLen-len("…"))
-	}
-	// The shared validation of LockedBy (length, UTF-8, no control
-	// characters), through the parameters it normally checks.
-	if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: p.lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
+	p := &Postgres{db: db, cfg: cfg, table: table}
+	if p.lockedBy, err = lockedByOf(cfg.LockedBy); err != nil {
 		return nil, err
 	}
 	if cfg.Columns != DetectColumns {
@@ -381,17 +373,6 @@ func (p *Postgres) queries() (*queries, error) {
 	return p.q, nil
 }
 
-// holderText is the locked_by value of a Go grant: the informational part,
-// shortened to fit ShedLock's VARCHAR(255), then '#' and the owner token.
-func holderText(info, owner string) string {
-	max := batontype.MaxLockedByLen - 1 - utf8.RuneCountInString(owner)
-	if utf8.RuneCountInString(info) > max {
-		r := []rune(info)
-		info = string(r[:max])
-	}
-	return info + "#" + owner
-}
-
 // Acquire implements lockprovider.Provider in one statement.
 func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, a.Validate()); err != nil {
@@ -400,10 +381,6 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (b
 	q, err := p.queries()
 	if err != nil {
 		return batontype.Lease{}, err
-	}
-	info := a.LockedBy
-	if info == "" {
-		info = p.lockedBy
 	}
 	var tick any
 	if !a.Tick.IsZero() {
@@ -417,7 +394,7 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (b
 		fence                  pgtype.Int8
 		lastTick               pgtype.Timestamptz
 	)
-	err = p.db.QueryRow(ctx, q.acquire, a.Name, a.Owner, holderText(info, a.Owner), a.AtMostFor, a.AtLeastFor, tick).
+	err = p.db.QueryRow(ctx, q.acquire, a.Name, a.Owner, holderText(infoOf(a, p.lockedBy), a.Owner), a.AtMostFor, a.AtLeastFor, tick).
 		Scan(&granted, &existed, &held, &mine, &open, &at, &until, &atLeast, &fence, &lastTick)
 	if err != nil {
 		if refused := pglease.Contended(err); refused != nil {
@@ -425,27 +402,20 @@ func (p *Postgres) Acquire(ctx context.Context, a lockprovider.AcquireParams) (b
 		}
 		return batontype.Lease{}, pgError("acquire", a.Name, err)
 	}
-	switch {
-	case granted, held.Bool && mine:
-		l := batontype.Lease{
-			Name: a.Name, Owner: a.Owner, Token: fence.Int64,
-			GrantedAt: at.Time, Until: until.Time, AtLeastUntil: atLeast.Time,
-		}
-		if tick != nil && lastTick.Valid {
-			l.Tick = lastTick.Time
-		}
-		return l, nil
-	case !existed, held.Bool:
-		return batontype.Lease{}, batontype.ErrNotAcquired
-	case open:
-		// Free and the tick newer when the statement started, yet another
-		// session locked or changed the row first: it took the name.
-		return batontype.Lease{}, batontype.ErrNotAcquired
-	case tick != nil:
-		// Free, yet not granted: only the tick condition refuses.
-		return batontype.Lease{}, batontype.ErrStaleTick
+	// open: free and the tick newer when the statement started, yet not
+	// granted, so another session locked or changed the row first.
+	seen := acquired{granted: granted || held.Bool && mine, existed: existed, held: held.Bool, raced: open, ticked: tick != nil}
+	if err := seen.refusal(); err != nil {
+		return batontype.Lease{}, err
 	}
-	return batontype.Lease{}, batontype.ErrNotAcquired
+	l := batontype.Lease{
+		Name: a.Name, Owner: a.Owner, Token: fence.Int64,
+		GrantedAt: at.Time, Until: until.Time, AtLeastUntil: atLeast.Time,
+	}
+	if tick != nil && lastTick.Valid {
+		l.Tick = lastTick.Time
+	}
+	return l, nil
 }
 
 // Extend implements lockprovider.Provider in one UPDATE.
@@ -539,16 +509,12 @@ func (p *Postgres) NotifyRelease(ctx context.Context, name string, ch chan<- str
 	return p.poll.register(ctx, name, ch)
 }
 
-func (p *Postgres) states(ctx context.Context, names []string) (map[string]nameState, error) {
+func (p *Postgres) states(ctx context.Context, names []string) ([]batontype.LeaseInfo, error) {
 	infos, err := p.read(ctx, names)
 	if err != nil {
 		return nil, pgError("poll", p.table, err)
 	}
-	m := make(map[string]nameState, len(infos))
-	for _, i := range infos {
-		m[i.Name] = nameState{held: i.Held, grant: i.GrantedAt.String() + "\x00" + i.LockedBy}
-	}
-	return m, nil
+	return infos, nil
 }
 
 // ExportTokens prepares the switch from this ShedLock table to baton's

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,12 +126,8 @@ func NewRedis(client RedisClient, config *RedisConfig) (*Redis, error) {
 		return nil, err
 	}
 	cfg.Logger = defaults.Logger(cfg.Logger)
-	lockedBy := cfg.LockedBy
-	if lockedBy == "" {
-		h, _ := os.Hostname()
-		lockedBy = batontype.Shorten(h, batontype.MaxLockedByLen-len("…"))
-	}
-	if err := (lockprovider.AcquireParams{Name: "x", Owner: "x", LockedBy: lockedBy, AtMostFor: time.Second}).Validate(); err != nil {
+	lockedBy, err := lockedByOf(cfg.LockedBy)
+	if err != nil {
 		return nil, err
 	}
 	r := &Redis{
@@ -221,16 +216,12 @@ func (r *Redis) Acquire(ctx context.Context, a lockprovider.AcquireParams) (bato
 	if err := check.Args(ctx, a.Validate()); err != nil {
 		return batontype.Lease{}, err
 	}
-	info := a.LockedBy
-	if info == "" {
-		info = r.lockedBy
-	}
 	var tick int64
 	if !a.Tick.IsZero() {
 		tick = a.Tick.UnixMilli()
 	}
 	key, meta := r.keys(a.Name)
-	v, err := r.acquire.Run(ctx, r.client, []string{key, meta}, a.Owner, info,
+	v, err := r.acquire.Run(ctx, r.client, []string{key, meta}, a.Owner, infoOf(a, r.lockedBy),
 		a.AtMostFor.Milliseconds(), a.AtLeastFor.Milliseconds(), tick, r.recordTTL).Int64Slice()
 	if err != nil {
 		return batontype.Lease{}, redisError("acquire", a.Name, err)
@@ -439,16 +430,15 @@ func (r *Redis) NotifyRelease(ctx context.Context, name string, ch chan<- struct
 	return r.poll.register(ctx, name, ch)
 }
 
-func (r *Redis) states(ctx context.Context, names []string) (map[string]nameState, error) {
-	m := make(map[string]nameState, len(names))
+func (r *Redis) states(ctx context.Context, names []string) ([]batontype.LeaseInfo, error) {
+	infos := make([]batontype.LeaseInfo, 0, len(names))
 	for _, n := range names {
 		info, err := r.read(ctx, n)
 		if err != nil {
 			return nil, redisError("poll", n, err)
 		}
-		// The token changes with every Go grant, even one released (and
-		// its key deleted) between two reads.
-		m[n] = nameState{held: info.Held, grant: strconv.FormatInt(info.Token, 10) + "\x00" + info.GrantedAt.String() + "\x00" + info.LockedBy}
+		info.Name = n
+		infos = append(infos, info)
 	}
-	return m, nil
+	return infos, nil
 }
