@@ -112,8 +112,10 @@ const (
 	// Cost is the units asked for; Start and Duration time the round
 	// trip. Policy is the tightest limit's name.
 	RateDecision Kind = iota + 64
-	// RateError: the provider failed to decide (outcome unknown). Err is
-	// set; Outcome is OutcomeError; Start and Duration time the call.
+	// RateError: the provider failed to decide (outcome unknown), or
+	// failed to give back a slot that WaitN booked and will not use (Err
+	// then reads "ratelimit: refund: ..."). Err is set; Outcome is
+	// OutcomeError; Start and Duration time the call.
 	RateError
 	// RateFallback: the HTTP middleware handled a request without a
 	// decision because the provider failed. Outcome is OutcomeFailOpen

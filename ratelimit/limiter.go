@@ -335,10 +335,15 @@ func (l *Limiter) take(ctx context.Context, req lockprovider.RateRequest) (lockp
 // refund gives back a reservation that will not be used, even though ctx
 // has ended.
 func (l *Limiter) refund(ctx context.Context, key string, n int64) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
+	start := time.Now()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
 	defer cancel()
-	// Best effort: if the refund is lost, the slot simply goes unused.
-	_, _ = l.provider.RateLimit(ctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi, Refund: true})
+	// Best effort: if the refund is lost, the slot simply goes unused; the
+	// observer hears of it, as of any provider failure.
+	_, err := l.provider.RateLimit(rctx, lockprovider.RateRequest{Key: key, N: n, Limits: l.spi, Refund: true})
+	if err != nil && l.obs != nil {
+		l.failed(ctx, start, fmt.Errorf("ratelimit: refund: %w", err))
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

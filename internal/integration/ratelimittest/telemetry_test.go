@@ -148,3 +148,49 @@ func withObserver(t *testing.T, p lockprovider.RateLimiter, l *ratelimit.Limiter
 	}
 	return o
 }
+
+// noRefund fails every refund, as a backend lost just after the booking
+// would.
+type noRefund struct{ lockprovider.RateLimiter }
+
+var errRefundLost = errors.New("connection lost")
+
+func (n noRefund) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
+	if r.Refund {
+		return lockprovider.RateResult{}, errRefundLost
+	}
+	return n.RateLimiter.RateLimit(ctx, r)
+}
+
+// A slot that WaitN booked and could not give back is not lost silently:
+// the observer hears a RateError naming the refund.
+func TestObserverRefundLost(t *testing.T) {
+	t.Parallel()
+	mem := memoryAt(t, newFakeClock(epoch))
+	lim := ratelimit.Limit{Algorithm: ratelimit.GCRA, Rate: 1, Period: time.Hour, Burst: 1}
+	allow(t, mustNew(t, mem, lim), "k", 1) // the next slot is an hour away
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &recorder.Recorder{}
+	// The Wait books the slot, is cancelled before it reads the answer,
+	// and then cannot give the slot back.
+	l, err := ratelimit.New(cancelInFlight{RateLimiter: noRefund{mem}, cancel: cancel}, []ratelimit.Limit{lim}, &ratelimit.Config{Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Wait(ctx, "k"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait cancelled in flight: %v; want context.Canceled", err)
+	}
+	var lost []observe.Event
+	for _, e := range rec.Events() {
+		if e.Kind == observe.RateError {
+			lost = append(lost, e)
+		}
+	}
+	if len(lost) != 1 {
+		t.Fatalf("%d RateError events for one lost refund; want 1 (events %v)", len(lost), rec.Events())
+	}
+	if e := lost[0]; !errors.Is(e.Err, errRefundLost) || e.Outcome != observe.OutcomeError || e.Policy != "1-per-1h" {
+		t.Errorf("refund event: err %v, outcome %q, policy %q", e.Err, e.Outcome, e.Policy)
+	}
+}
