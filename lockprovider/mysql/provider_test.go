@@ -520,6 +520,150 @@ func TestSweepRates(t *testing.T) {
 	}
 }
 
+// The sweep never deletes a row of a key whose decision is in progress
+// (its named lock held): such a decision may have read its clock before
+// the sweep's and would read its state after the delete, deciding on an
+// empty state too early (the rate-limit conformance bound check saw a GCRA
+// key admit 13 requests in 150 ms where its bound allows 12).
+func TestSweepSkipsKeyInDecision(t *testing.T) {
+	p, my := newProvider(t, nil)
+	ctx := t.Context()
+	busy, idle := "busy", "idle"
+	lim := []batontype.RateLimit{{Algorithm: batontype.GCRA, Rate: 1, Period: time.Millisecond}}
+	for _, k := range []string{busy, idle} {
+		if _, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: k, N: 1, Limits: lim}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // both rows expire after 1 ms
+	conn, err := my.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// The name the decision procedure locks (migrations/002_ratelimit.sql);
+	// the connection's database is the procedure's.
+	const name = "CONCAT('baton:', SHA1(CONCAT(DATABASE(), 0x00, '`baton_rates`', 0x00, ?)))"
+	var got int
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK("+name+", 0)", busy).Scan(&got); err != nil || got != 1 {
+		t.Fatalf("GET_LOCK of the key: %d, %v", got, err)
+	}
+	keys := func() string {
+		t.Helper()
+		var ks string
+		if err := my.DB.QueryRowContext(ctx, "SELECT COALESCE(GROUP_CONCAT(rkey ORDER BY rkey), '') FROM baton_rates").Scan(&ks); err != nil {
+			t.Fatal(err)
+		}
+		return ks
+	}
+	if n, err := p.SweepRates(ctx); err != nil || n != 1 || keys() != busy {
+		t.Fatalf("SweepRates with the key busy: %d deleted (%v), rows left for %q; want 1, the busy key's row kept", n, err, keys())
+	}
+	if _, err := conn.ExecContext(ctx, "DO RELEASE_LOCK("+name+")", busy); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.SweepRates(ctx); err != nil || n != 1 || keys() != "" {
+		t.Fatalf("SweepRates once the key is free: %d deleted (%v), rows left for %q; want 1, none left", n, err, keys())
+	}
+	// The sweep released every lock it took.
+	for _, k := range []string{busy, idle} {
+		var free int
+		if err := my.DB.QueryRowContext(ctx, "SELECT IS_FREE_LOCK("+name+")", k).Scan(&free); err != nil || free != 1 {
+			t.Errorf("the named lock of %q after the sweeps: free %d (%v); want free", k, free, err)
+		}
+	}
+}
+
+// A decision held up between reading its clock and reading its rows (here
+// by another transaction holding its first limit's row) keeps its key's
+// state: a sweep meanwhile may not delete the second limit's row, though
+// it has expired by the sweep's clock. Deleted, the decision would see no
+// state at a time before the row's expiry and admit a request that GCRA
+// refuses.
+func TestSweepDuringDecision(t *testing.T) {
+	p, my := newProvider(t, nil)
+	ctx := t.Context()
+	const gap = 2 * time.Second // GCRA: one request per gap, burst 1
+	lims := []batontype.RateLimit{
+		{Algorithm: batontype.FixedWindow, Rate: 1000, Period: time.Hour},
+		{Algorithm: batontype.GCRA, Rate: 1, Period: gap},
+	}
+	req := lockprovider.RateRequest{Key: "k", N: 1, Limits: lims}
+	first, err := p.RateLimit(ctx, req)
+	if err != nil || !first.Allowed {
+		t.Fatalf("first request: %+v, %v", first, err)
+	}
+	// Hold the fixed window's row (its a is the window number, the GCRA
+	// row's a a time in µs): the next decision reads its clock, then
+	// waits for this row.
+	tx, err := my.DB.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var window int64
+	if err := tx.QueryRowContext(ctx, "SELECT a FROM baton_rates WHERE rkey = 'k' AND a < 1000000000000 FOR UPDATE").Scan(&window); err != nil {
+		t.Fatalf("locking the fixed window's row: %v", err)
+	}
+	type answer struct {
+		res lockprovider.RateResult
+		err error
+	}
+	second := make(chan answer, 1)
+	go func() {
+		res, err := p.RateLimit(ctx, req)
+		second <- answer{res, err}
+	}()
+	// The bounds below only stop a broken test from hanging: the steps
+	// take milliseconds.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatal("the second decision never waited for the held row")
+		}
+		// The decision's session is at its row read (it read its clock
+		// before): InnoDB lists the wait of an autocommit read nowhere
+		// else.
+		var waiting int
+		if err := my.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT t.a, t.b%FOR UPDATE'").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Past the GCRA row's expiry, by the server's clock, sweep.
+	for {
+		if time.Now().After(deadline.Add(gap)) {
+			t.Fatal("the server's clock did not pass the GCRA row's expiry")
+		}
+		var now int64
+		if err := my.DB.QueryRowContext(ctx, "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6))").Scan(&now); err != nil {
+			t.Fatal(err)
+		}
+		if now > first.Now.Add(gap).UnixMicro()+1000 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := p.SweepRates(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	a := <-second
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	// GCRA with burst 1 admits the second request no sooner than one gap
+	// after the first, in the server time each decision reports.
+	if since := a.res.Now.Sub(first.Now); a.res.Allowed && since < gap {
+		t.Fatalf("second request admitted %v after the first; GCRA allows one per %v (the sweep deleted the state of a decision in progress)", since, gap)
+	}
+}
+
 // Without interpolateParams the driver prepares each statement (two round
 // trips); every operation still works, the CALLs with result sets
 // included.

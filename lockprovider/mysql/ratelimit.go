@@ -28,9 +28,10 @@ const sweepBatch = 10000
 // the error then says the outcome is unknown, as for any error.
 //
 // Expired rows (expires_at, µs, in the past) no longer affect any
-// decision. About one call in 64 deletes up to 512 of them, skipping rows
-// other sessions hold, so the table stays bounded by the keys in use;
-// SweepRates deletes all of them at once, e.g. from a periodic job.
+// decision. About one call in 64 deletes up to 512 of them, each under its
+// key's named lock, skipping keys with a decision in progress, so the
+// table stays bounded by the keys in use; SweepRates deletes all of them
+// at once, e.g. from a periodic job.
 func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (lockprovider.RateResult, error) {
 	if err := check.Args(ctx, r.Validate()); err != nil {
 		return lockprovider.RateResult{}, err
@@ -59,7 +60,8 @@ func (p *Provider) RateLimit(ctx context.Context, r lockprovider.RateRequest) (l
 
 // SweepRates deletes every expired rate-limit row and returns how many. It
 // is optional (decisions sweep as they go) and safe to run concurrently
-// with decisions: rows other sessions hold are skipped.
+// with decisions: it deletes a row under its key's named lock, as a
+// decision holds it, and skips the keys of decisions in progress.
 func (p *Provider) SweepRates(ctx context.Context) (int64, error) {
 	return batch.Sweep(ctx, sweepBatch, func(ctx context.Context) (int64, error) {
 		var n int64

@@ -17,16 +17,23 @@ CREATE TABLE IF NOT EXISTS {{.Rates}} (
     KEY expires (expires_at)
 ) ENGINE=InnoDB
 //
--- <rate table>_lock(key) takes the named lock (GET_LOCK) of a key: every
--- decision and reset of the key holds it, so that one decision's reads and
+-- <rate table>_lock(key, wait, lock) takes the named lock (GET_LOCK) of a
+-- key: every decision and reset of the key holds it, and so does the sweep
+-- while it deletes one of the key's rows, so that one decision's reads and
 -- writes, separate statements in autocommit, are atomic with respect to
--- the others. The name is a hash, within GET_LOCK's 64 characters, of the
--- table and the key. It fails after 10s.
-CREATE PROCEDURE {{rateProc "lock"}}(IN p_key VARBINARY(200), OUT o_lock VARCHAR(64) CHARACTER SET ascii)
+-- the others and to the sweep. Named locks are the server's: the name is
+-- a hash, within GET_LOCK's 64 characters, of the database (a routine's
+-- own), the table and the key. With a wait (seconds) it fails
+-- when the lock stayed taken that long; with none, o_lock is NULL when the
+-- lock is taken.
+CREATE PROCEDURE {{rateProc "lock"}}(IN p_key VARBINARY(200), IN p_wait INT, OUT o_lock VARCHAR(64) CHARACTER SET ascii)
     SQL SECURITY INVOKER
 BEGIN
-    SET o_lock = CONCAT('baton:', SHA1(CONCAT('{{.Rates}}', 0x00, p_key)));
-    IF COALESCE(GET_LOCK(o_lock, 10), 0) <> 1 THEN
+    DECLARE v_name VARCHAR(64) CHARACTER SET ascii DEFAULT CONCAT('baton:', SHA1(CONCAT(DATABASE(), 0x00, '{{.Rates}}', 0x00, p_key)));
+    SET o_lock = NULL;
+    IF COALESCE(GET_LOCK(v_name, p_wait), 0) = 1 THEN
+        SET o_lock = v_name;
+    ELSEIF p_wait > 0 THEN
         SIGNAL SQLSTATE 'HY000' SET MESSAGE_TEXT = 'baton: the rate-limit key stayed locked for 10s';
     END IF;
 END
@@ -42,7 +49,7 @@ BEGIN
         END IF;
         RESIGNAL;
     END;
-    CALL {{rateProc "lock"}}(p_key, v_lock);
+    CALL {{rateProc "lock"}}(p_key, 10, v_lock);
     DELETE FROM {{.Rates}} WHERE rkey = p_key;
     DO RELEASE_LOCK(v_lock);
 END
@@ -80,7 +87,7 @@ BEGIN
         END IF;
         RESIGNAL;
     END;
-    CALL {{rateProc "lock"}}(p_key, v_lock);
+    CALL {{rateProc "lock"}}(p_key, 10, v_lock);
     SET now_us = {{us "UTC_TIMESTAMP(6)"}};
 
     WHILE i < nk DO
@@ -254,9 +261,7 @@ BEGIN
 
     -- Sweep: about one call in 64 deletes up to 512 expired rows, 8 per
     -- call on average, at least the rows a call can create, so the table
-    -- stays bounded by the keys in use. Each row is deleted by its primary
-    -- key (a record lock, no range of gap locks that a concurrent insert
-    -- could deadlock on), without waiting for rows others hold.
+    -- stays bounded by the keys in use.
     IF RAND() < 1.0 / 64 THEN
         CALL {{rateProc "sweep"}}(now_us, 512, s);
     END IF;
@@ -264,9 +269,15 @@ BEGIN
     SELECT v_res;
 END
 //
--- Delete up to p_max rows that expired before p_now, by primary key,
--- skipping rows another session holds (its lock wait cut to nothing, its
--- error ignored); o_n is how many.
+-- Delete up to p_max rows that expired before p_now, each by its primary
+-- key (a record lock, no range of gap locks that a concurrent insert could
+-- deadlock on) and under its key's named lock, skipping keys whose lock or
+-- row another session holds; o_n is how many. The key's lock keeps the
+-- delete out of a decision in progress: one that had read its clock before
+-- p_now and its rows after the delete would take the row's expiry for its
+-- own and decide on an empty state too early. A decision that begins after
+-- the delete reads a clock past p_now, where the row had expired anyway.
+-- The caller's own key is locked already; GET_LOCK nests.
 CREATE PROCEDURE {{rateProc "sweep"}}(IN p_now BIGINT, IN p_max INT, OUT o_n INT)
     SQL SECURITY INVOKER
 BEGIN
@@ -274,11 +285,15 @@ BEGIN
     DECLARE v_done BOOLEAN DEFAULT FALSE;
     DECLARE v_key VARBINARY(200);
     DECLARE v_lim VARBINARY(32);
+    DECLARE v_lock VARCHAR(64) CHARACTER SET ascii DEFAULT NULL;
     DECLARE v_n INT DEFAULT 0;
     DECLARE old CURSOR FOR
         SELECT rkey, lim FROM {{.Rates}} WHERE expires_at < p_now ORDER BY expires_at LIMIT p_max;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = TRUE;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN
+        IF v_lock IS NOT NULL THEN
+            DO RELEASE_LOCK(v_lock);
+        END IF;
         SET SESSION innodb_lock_wait_timeout = v_wait;
         RESIGNAL;
     END;
@@ -289,11 +304,16 @@ BEGIN
         IF v_done THEN
             LEAVE next_row;
         END IF;
-        BEGIN
-            DECLARE CONTINUE HANDLER FOR 1205, 1213 BEGIN END;
-            DELETE FROM {{.Rates}} WHERE rkey = v_key AND lim = v_lim AND expires_at < p_now;
-            SET v_n = v_n + GREATEST(ROW_COUNT(), 0);
-        END;
+        CALL {{rateProc "lock"}}(v_key, 0, v_lock);
+        IF v_lock IS NOT NULL THEN
+            BEGIN
+                DECLARE CONTINUE HANDLER FOR 1205, 1213 BEGIN END;
+                DELETE FROM {{.Rates}} WHERE rkey = v_key AND lim = v_lim AND expires_at < p_now;
+                SET v_n = v_n + GREATEST(ROW_COUNT(), 0);
+            END;
+            DO RELEASE_LOCK(v_lock);
+            SET v_lock = NULL;
+        END IF;
     END LOOP;
     CLOSE old;
     SET SESSION innodb_lock_wait_timeout = v_wait;
