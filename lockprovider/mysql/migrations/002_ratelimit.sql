@@ -23,18 +23,19 @@ CREATE TABLE IF NOT EXISTS {{.Rates}} (
 -- writes, separate statements in autocommit, are atomic with respect to
 -- the others and to the sweep. Named locks are the server's: the name is
 -- a hash, within GET_LOCK's 64 characters, of the database (a routine's
--- own), the table and the key. With a wait (seconds) it fails
--- when the lock stayed taken that long; with none, o_lock is NULL when the
--- lock is taken.
+-- own), the table and the key. With a wait (seconds) it fails when the
+-- lock stayed taken that long; with none, o_lock is NULL when the lock is
+-- taken.
 CREATE PROCEDURE {{rateProc "lock"}}(IN p_key VARBINARY(200), IN p_wait INT, OUT o_lock VARCHAR(64) CHARACTER SET ascii)
     SQL SECURITY INVOKER
 BEGIN
     DECLARE v_name VARCHAR(64) CHARACTER SET ascii DEFAULT CONCAT('baton:', SHA1(CONCAT(DATABASE(), 0x00, '{{.Rates}}', 0x00, p_key)));
+    DECLARE v_msg VARCHAR(64) CHARACTER SET ascii DEFAULT CONCAT('baton: the rate-limit key stayed locked for ', p_wait, 's');
     SET o_lock = NULL;
     IF COALESCE(GET_LOCK(v_name, p_wait), 0) = 1 THEN
         SET o_lock = v_name;
     ELSEIF p_wait > 0 THEN
-        SIGNAL SQLSTATE 'HY000' SET MESSAGE_TEXT = 'baton: the rate-limit key stayed locked for 10s';
+        SIGNAL SQLSTATE 'HY000' SET MESSAGE_TEXT = v_msg;
     END IF;
 END
 //
