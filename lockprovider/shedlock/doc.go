@@ -36,7 +36,9 @@
 // from the database server, so JVM clocks must agree with it within
 // lockAtLeastFor, which is ShedLock's own rule between JVMs.
 //
-// Every operation is one SQL statement or one script call. ParseDuration
+// Every operation is one SQL statement or one script call, except in the
+// MySQL mode, where Extend, and Acquire on MySQL (not MariaDB), read the
+// row back in a second statement (see MySQL). ParseDuration
 // and SchedulerLock read ShedLock's lockAtMostFor and lockAtLeastFor
 // strings, so a Go job can be configured from the same properties as the
 // Java job it replaces: a parsed SchedulerLock (a Lock) is what

@@ -70,11 +70,14 @@ type MySQLConfig struct {
 // default), and DBTime on TIMESTAMP columns unless the server's default
 // time zone, which the Java sessions use, is UTC.
 //
-// Acquire is two statements: an INSERT … ON DUPLICATE KEY UPDATE that
-// decides, whose count of changed rows says whether it granted, and a
-// SELECT of the row (MySQL has no RETURNING, and ShedLock's table is no
-// place for stored procedures). The driver must therefore report changed
-// rows, not matched rows: do not set clientFoundRows (CLIENT_FOUND_ROWS).
+// Acquire on MariaDB 10.5 or later is one INSERT … ON DUPLICATE KEY
+// UPDATE … RETURNING, which decides and answers the row as it left it.
+// MySQL has no RETURNING, and ShedLock's table is no place for stored
+// procedures, so there Acquire is two statements: the same upsert, whose
+// count of changed rows says whether it granted, then a SELECT of the row.
+// The driver must therefore report changed rows, not matched rows: do not
+// set clientFoundRows (CLIENT_FOUND_ROWS). Check reads the server's
+// VERSION() to choose.
 // Extend is an UPDATE and a SELECT, Release one UPDATE (and a SELECT when
 // it changed nothing). Pass a DSN with interpolateParams=true so that
 // each statement is one round trip.
@@ -85,10 +88,13 @@ type MySQL struct {
 	lockedBy string
 	poll     *poller
 
+	acquireQ   string // acquireSQL
+	acquireRet string // acquireSQL … RETURNING the row (MariaDB)
+
 	mu      sync.RWMutex
 	ready   bool
-	nameLen int   // the name column's length in characters
-	refused error // the last Check's refusal, until a Check passes
+	checked checked // what the last passed Check learnt
+	refused error   // the last Check's refusal, until a Check passes
 }
 
 var (
@@ -147,6 +153,8 @@ func NewMySQL(db SQLDB, config *MySQLConfig) (*MySQL, error) {
 	}
 	cfg.Logger = defaults.Logger(cfg.Logger)
 	p := &MySQL{db: db, cfg: cfg, table: table}
+	p.acquireQ = p.acquireSQL()
+	p.acquireRet = p.acquireQ + "\nRETURNING " + myCols
 	if p.lockedBy, err = lockedByOf(cfg.LockedBy); err != nil {
 		return nil, err
 	}
@@ -274,12 +282,12 @@ func (p *MySQL) Check(ctx context.Context) error {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return err
 	}
-	n, err := p.check(ctx)
+	c, err := p.check(ctx)
 	var v verdict
 	switch {
 	case err == nil:
 		p.mu.Lock()
-		p.ready, p.nameLen, p.refused = true, n, nil
+		p.ready, p.checked, p.refused = true, c, nil
 		p.mu.Unlock()
 	case errors.As(err, &v):
 		err = v.err
@@ -290,11 +298,17 @@ func (p *MySQL) Check(ctx context.Context) error {
 	return err
 }
 
-func (p *MySQL) check(ctx context.Context) (int, error) {
-	refuse := func(err error) (int, error) { return 0, verdict{err} }
+// checked is what a passed Check learnt of the table and the server.
+type checked struct {
+	nameLen   int  // the name column's length in characters
+	returning bool // the server has INSERT … RETURNING
+}
+
+func (p *MySQL) check(ctx context.Context) (checked, error) {
+	refuse := func(err error) (checked, error) { return checked{}, verdict{err} }
 	cols, err := p.columns(ctx)
 	if err != nil {
-		return 0, err
+		return checked{}, err
 	}
 	if len(cols) == 0 {
 		return refuse(fmt.Errorf("shedlock: table %s does not exist (run Migrate)", p.table))
@@ -321,11 +335,11 @@ func (p *MySQL) check(ctx context.Context) (int, error) {
 		}
 		typ = col.typ
 	}
-	var session, global, system string
+	var session, global, system, version string
 	var offset int64
 	if err := p.db.QueryRowContext(ctx, `SELECT @@session.time_zone, @@global.time_zone, @@system_time_zone,
-    TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())`).Scan(&session, &global, &system, &offset); err != nil {
-		return 0, fmt.Errorf("shedlock: check time zone: %w", err)
+    TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW()), VERSION()`).Scan(&session, &global, &system, &offset, &version); err != nil {
+		return checked{}, fmt.Errorf("shedlock: check time zone: %w", err)
 	}
 	if typ == "timestamp" && (!utcZone(session, system) || offset != 0) {
 		return refuse(timeError("time_zone", session,
@@ -343,11 +357,26 @@ func (p *MySQL) check(ctx context.Context) (int, error) {
 				"ClientTimeZone on DATETIME columns is supported only when the JVMs run in UTC (they store wall-clock times of their zone)"))
 		}
 	}
-	n := 0
+	c := checked{returning: hasReturning(version)}
 	if l := cols["name"].length; l.Valid {
-		n = int(l.Int64)
+		c.nameLen = int(l.Int64)
 	}
-	return n, nil
+	return c, nil
+}
+
+// hasReturning reports whether a server's VERSION() is MariaDB 10.5 or
+// later, the first with INSERT … RETURNING; MySQL's is a bare number.
+func hasReturning(version string) bool {
+	var major, minor int
+	if !strings.Contains(version, "MariaDB") {
+		return false
+	}
+	// Some proxies prefix MariaDB's version with the 5.5.5- its protocol
+	// handshake carries for old clients.
+	if _, err := fmt.Sscanf(strings.TrimPrefix(version, "5.5.5-"), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 10 || major == 10 && minor >= 5
 }
 
 // utcZone reports whether a MySQL time_zone value is UTC; SYSTEM stands
@@ -364,30 +393,35 @@ func utcZone(z, system string) bool {
 }
 
 func (p *MySQL) readyLen() (int, error) {
+	c, err := p.readyState()
+	return c.nameLen, err
+}
+
+func (p *MySQL) readyState() (checked, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	switch {
 	case p.refused != nil:
-		return 0, p.refused
+		return checked{}, p.refused
 	case !p.ready:
-		return 0, ErrNotReady
+		return checked{}, ErrNotReady
 	}
-	return p.nameLen, nil
+	return p.checked, nil
 }
 
 // myNameCheck refuses a name the name column cannot hold: in a
 // non-strict sql_mode MySQL would truncate it silently, and two names
-// would share a row.
-func (p *MySQL) myNameCheck(name string) error {
-	n, err := p.readyLen()
+// would share a row. It answers what Check learnt.
+func (p *MySQL) myNameCheck(name string) (checked, error) {
+	c, err := p.readyState()
 	if err != nil {
-		return err
+		return c, err
 	}
-	if n > 0 && utf8.RuneCountInString(name) > n {
-		return &batontype.ValidationError{Pkg: "shedlock", Field: "Name", Value: fmt.Sprintf("%q", name),
+	if n := c.nameLen; n > 0 && utf8.RuneCountInString(name) > n {
+		return c, &batontype.ValidationError{Pkg: "shedlock", Field: "Name", Value: fmt.Sprintf("%q", name),
 			Reason: fmt.Sprintf("longer than the %d characters of %s's name column", n, p.table), Err: batontype.ErrInvalid}
 	}
-	return nil
+	return c, nil
 }
 
 // SQL fragments. now is ShedLock's own server time; us turns a stored time
@@ -455,11 +489,15 @@ func acquireArgs(name, owner, holder string, atMost, atLeast int64, tick any) []
 	return args
 }
 
+// myCols is a row's state as myRow scans it: selected by readSQL and
+// returned by the acquire upsert on MariaDB.
+var myCols = `name, lock_until > ` + myNow + `, locked_by, owner, ` + us("locked_at") + `, ` + us("lock_until") + `,
+    ` + us("at_least_until") + `, COALESCE(fence, 0), ` + us("last_tick")
+
 // readSQL is the state of one name, read back after a write, and of the
 // names of Inspect, List and the poller.
 func (p *MySQL) readSQL(where string) string {
-	return `SELECT name, lock_until > ` + myNow + `, locked_by, owner, ` + us("locked_at") + `, ` + us("lock_until") + `,
-    ` + us("at_least_until") + `, COALESCE(fence, 0), ` + us("last_tick") + `
+	return `SELECT ` + myCols + `
 FROM ` + p.table + where + ` ORDER BY name`
 }
 
@@ -503,12 +541,17 @@ func (p *MySQL) rows(ctx context.Context, names []string) ([]myRow, error) {
 	var out []myRow
 	for rows.Next() {
 		var r myRow
-		if err := rows.Scan(&r.name, &r.held, &r.lockedBy, &r.owner, &r.at, &r.until, &r.atLeast, &r.fence, &r.lastTick); err != nil {
+		if err := rows.Scan(r.dest()...); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// dest is where Scan puts the columns of myCols.
+func (r *myRow) dest() []any {
+	return []any{&r.name, &r.held, &r.lockedBy, &r.owner, &r.at, &r.until, &r.atLeast, &r.fence, &r.lastTick}
 }
 
 // row reads name's row back; ok is false when there is none.
@@ -521,14 +564,16 @@ func (p *MySQL) row(ctx context.Context, name string) (myRow, bool, error) {
 }
 
 // Acquire implements lockprovider.Provider: one INSERT … ON DUPLICATE KEY
-// UPDATE that decides, then one SELECT of the row, which after a grant is
-// the grant (no one else may write a live lease) and otherwise tells why
-// there was none.
+// UPDATE that decides. On MariaDB it returns the row as it left it; on
+// MySQL one SELECT of the row follows. That row, after a grant, is the
+// grant (no one else may write a live lease) and otherwise tells why there
+// was none.
 func (p *MySQL) Acquire(ctx context.Context, a lockprovider.AcquireParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, a.Validate()); err != nil {
 		return batontype.Lease{}, err
 	}
-	if err := p.myNameCheck(a.Name); err != nil {
+	c, err := p.myNameCheck(a.Name)
+	if err != nil {
 		return batontype.Lease{}, err
 	}
 	var tick any
@@ -536,22 +581,34 @@ func (p *MySQL) Acquire(ctx context.Context, a lockprovider.AcquireParams) (bato
 		tick = a.Tick.UnixMicro()
 	}
 	holder := holderText(infoOf(a, p.lockedBy), a.Owner)
-	res, err := p.db.ExecContext(ctx, p.acquireSQL(),
-		acquireArgs(a.Name, a.Owner, holder, msCeil(a.AtMostFor), msCeil(a.AtLeastFor), tick)...)
-	if err != nil {
-		return batontype.Lease{}, sqlError("acquire", a.Name, err)
+	args := acquireArgs(a.Name, a.Owner, holder, msCeil(a.AtMostFor), msCeil(a.AtLeastFor), tick)
+	var r myRow
+	granted, existed := false, true
+	if c.returning {
+		// The row as the statement left it, read at the statement's
+		// clock: a grant by it is live and the owner's.
+		err = p.db.QueryRowContext(ctx, p.acquireRet, args...).Scan(r.dest()...)
+		if err != nil {
+			return batontype.Lease{}, sqlError("acquire", a.Name, err)
+		}
+		granted = r.held && r.mine(a.Owner)
+	} else {
+		res, err := p.db.ExecContext(ctx, p.acquireQ, args...)
+		if err != nil {
+			return batontype.Lease{}, sqlError("acquire", a.Name, err)
+		}
+		// 1 (inserted) or 2 (updated): this statement granted the name. A
+		// grant of a very short lease may have ended before the read-back.
+		n, err := res.RowsAffected()
+		if err != nil {
+			return batontype.Lease{}, sqlError("acquire", a.Name, err)
+		}
+		if r, existed, err = p.row(ctx, a.Name); err != nil {
+			return batontype.Lease{}, sqlError("acquire", a.Name, err)
+		}
+		granted = existed && (n > 0 || r.held) && r.mine(a.Owner)
 	}
-	// 1 (inserted) or 2 (updated): this statement granted the name. A
-	// grant of a very short lease may have ended before the read-back.
-	n, err := res.RowsAffected()
-	if err != nil {
-		return batontype.Lease{}, sqlError("acquire", a.Name, err)
-	}
-	r, ok, err := p.row(ctx, a.Name)
-	if err != nil {
-		return batontype.Lease{}, sqlError("acquire", a.Name, err)
-	}
-	seen := acquired{granted: ok && (n > 0 || r.held) && r.mine(a.Owner), existed: ok, held: r.held, ticked: tick != nil}
+	seen := acquired{granted: granted, existed: existed, held: r.held, ticked: tick != nil}
 	if err := seen.refusal(); err != nil {
 		return batontype.Lease{}, err
 	}
@@ -569,7 +626,7 @@ func (p *MySQL) Extend(ctx context.Context, e lockprovider.ExtendParams) (batont
 	if err := check.Args(ctx, e.Validate()); err != nil {
 		return batontype.Lease{}, err
 	}
-	if err := p.myNameCheck(e.Name); err != nil {
+	if _, err := p.myNameCheck(e.Name); err != nil {
 		return batontype.Lease{}, err
 	}
 	if _, err := p.db.ExecContext(ctx, "UPDATE "+p.table+` SET
@@ -597,7 +654,7 @@ func (p *MySQL) Release(ctx context.Context, r lockprovider.ReleaseParams) error
 	if err := check.Args(ctx, r.Validate()); err != nil {
 		return err
 	}
-	if err := p.myNameCheck(r.Name); err != nil {
+	if _, err := p.myNameCheck(r.Name); err != nil {
 		return err
 	}
 	res, err := p.db.ExecContext(ctx, "UPDATE "+p.table+` SET

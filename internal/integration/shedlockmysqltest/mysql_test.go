@@ -91,6 +91,100 @@ func TestMySQLConformance(t *testing.T) {
 			})
 		})
 	}
+	// MySQL's path (no RETURNING: the upsert, then a SELECT) on this
+	// MariaDB, which Check takes for MySQL 8.
+	t.Run("TwoStatementAcquire", func(t *testing.T) {
+		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
+			p, _ := newCounted(t, true)
+			return p
+		})
+	})
+}
+
+// statements is a shedlock.SQLDB on a real server that counts the
+// statements sent and, with mysql8, has the server answer VERSION() as
+// MySQL 8.0 would: the statement text is rewritten, the server runs it.
+type statements struct {
+	shedlock.SQLDB
+	mysql8 bool
+	n      atomic.Int64
+}
+
+func (s *statements) text(q string) string {
+	s.n.Add(1)
+	if s.mysql8 {
+		q = strings.ReplaceAll(q, "VERSION()", "'8.0.40'")
+	}
+	return q
+}
+
+func (s *statements) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return s.SQLDB.ExecContext(ctx, s.text(q), args...)
+}
+
+func (s *statements) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return s.SQLDB.QueryContext(ctx, s.text(q), args...)
+}
+
+func (s *statements) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return s.SQLDB.QueryRowContext(ctx, s.text(q), args...)
+}
+
+// newCounted is a migrated DBTime provider in a private database, on a
+// statements handle.
+func newCounted(t testing.TB, mysql8 bool) (*shedlock.MySQL, *statements) {
+	t.Helper()
+	my := mysqlenv.Database(t)
+	s := &statements{SQLDB: mysqlenv.Open(t, withZone(my.DSN, "+00:00")), mysql8: mysql8}
+	p, err := shedlock.NewMySQL(s, &shedlock.MySQLConfig{TimeMode: shedlock.DBTime})
+	if err != nil {
+		t.Fatalf("NewMySQL: %v", err)
+	}
+	if err := p.Migrate(context.Background()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return p, s
+}
+
+// On MariaDB an acquire is one statement whether it grants, finds the name
+// held or finds the tick stale; on MySQL (no RETURNING) it is two.
+func TestMySQLAcquireStatements(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		mysql8 bool
+		want   int64
+	}{{"MariaDB", false, 1}, {"MySQL8", true, 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			p, s := newCounted(t, c.mysql8)
+			tick := time.Now().Add(-time.Second).Truncate(time.Millisecond)
+			acquire := func(owner string, tick time.Time) error {
+				t.Helper()
+				before := s.n.Load()
+				_, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "job", Owner: owner, LockedBy: "test",
+					AtMostFor: time.Minute, Tick: tick})
+				if got := s.n.Load() - before; got != c.want {
+					t.Errorf("Acquire by %s (%v) sent %d statements; want %d", owner, err, got, c.want)
+				}
+				return err
+			}
+			if err := acquire("a", tick); err != nil {
+				t.Fatalf("first acquire: %v", err)
+			}
+			if err := acquire("b", time.Time{}); !errors.Is(err, batontype.ErrNotAcquired) {
+				t.Errorf("acquire of a held name: %v; want ErrNotAcquired", err)
+			}
+			if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "job", Owner: "a"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := acquire("b", tick); !errors.Is(err, batontype.ErrStaleTick) {
+				t.Errorf("acquire of a tick already run: %v; want ErrStaleTick", err)
+			}
+			if err := acquire("b", time.Time{}); err != nil {
+				t.Errorf("acquire of the released name: %v", err)
+			}
+		})
+	}
 }
 
 // javaMy replays ShedLock's JDBC provider on MySQL: with DBTime the
@@ -547,5 +641,30 @@ func TestFaultMySQLShedLockBlackhole(t *testing.T) {
 	_, err = p.Acquire(ctx, a)
 	if !errors.As(err, &ue) || !ue.NotSent {
 		t.Fatalf("Acquire on a closed handle: %v; want ErrUnavailable with NotSent", err)
+	}
+}
+
+// One acquire and one release of a free name, sequentially, on MariaDB's
+// one-statement acquire and on MySQL's two-statement path (VERSION()
+// rewritten, same server).
+func BenchmarkMySQLLockCycle(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		mysql8 bool
+	}{{"Returning", false}, {"TwoStatement", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			p, _ := newCounted(b, c.mysql8)
+			a := lockprovider.AcquireParams{Name: "bench", Owner: "o", LockedBy: "bench", AtMostFor: time.Minute}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Acquire(ctx, a); err != nil {
+					b.Fatal(err)
+				}
+				if err := p.Release(ctx, lockprovider.ReleaseParams{Name: "bench", Owner: "o"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
