@@ -118,11 +118,15 @@ func newMySQLServer(port int) (*MySQLServer, error) {
 		return nil, err
 	}
 	s := &MySQLServer{Port: port, server: server, dir: dir}
+	if err := os.Mkdir(s.tmp(), 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
 	// --user=root: the server refuses to run as root otherwise, and a
 	// private server of a test has no reason to switch users. Normal
 	// authentication for root (no unix_socket plugin), so TCP works
 	// without a password.
-	args := []string{"--no-defaults", "--datadir=" + s.data(), "--auth-root-authentication-method=normal",
+	args := []string{"--no-defaults", "--datadir=" + s.data(), "--tmpdir=" + s.tmp(), "--auth-root-authentication-method=normal",
 		"--skip-test-db", "--skip-name-resolve"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
@@ -138,6 +142,13 @@ func newMySQLServer(port int) (*MySQLServer, error) {
 
 func (s *MySQLServer) data() string { return filepath.Join(s.dir, "data") }
 
+// tmp is the server's own temporary directory. A server deletes every
+// "#sql…" file in its tmpdir when it starts, so in a shared one (/tmp) a
+// private server starting beside another's bootstrap deleted that
+// bootstrap's temporary table and failed it ("Unknown table
+// 'mysql.tmp_user_sys'").
+func (s *MySQLServer) tmp() string { return filepath.Join(s.dir, "tmp") }
+
 func (s *MySQLServer) cleanup() { _ = os.RemoveAll(s.dir) }
 
 // Addr is host:port.
@@ -151,7 +162,7 @@ var errPortTaken = errors.New("port taken")
 func (s *MySQLServer) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	args := []string{"--no-defaults", "--datadir=" + s.data(),
+	args := []string{"--no-defaults", "--datadir=" + s.data(), "--tmpdir=" + s.tmp(),
 		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(s.Port),
 		"--socket=" + filepath.Join(s.dir, "sock"), "--pid-file=" + filepath.Join(s.dir, "pid"),
 		"--log-error=" + filepath.Join(s.dir, "error.log"),
