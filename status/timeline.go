@@ -74,7 +74,7 @@ type timelineJSON struct {
 	From      int64          `json:"from"`
 	To        int64          `json:"to"`
 	Buckets   int            `json:"buckets"`
-	Total     int            `json:"total"` // jobs matching the filter
+	Total     int            `json:"total"` // jobs matching the filters
 	Offset    int            `json:"offset"`
 	Jobs      []laneJobJSON  `json:"jobs"`
 	Errors    []backendError `json:"errors"`
@@ -132,6 +132,8 @@ type timelineQuery struct {
 	buckets         int
 	offset, limit   int
 	filter, backend string
+	// problems keeps the jobs with a problem in the range (hasProblem).
+	problems bool
 }
 
 func parseTimelineQuery(r *http.Request, now time.Time) (timelineQuery, string) {
@@ -175,6 +177,13 @@ func parseTimelineQuery(r *http.Request, now time.Time) (timelineQuery, string) 
 		return q, "to must be after from, by at most " + MaxRange.String()
 	}
 	q.filter, q.backend = v.Get("q"), v.Get("backend")
+	switch v.Get("problems") {
+	case "", "0":
+	case "1":
+		q.problems = true
+	default:
+		return q, "problems must be 1 or 0"
+	}
 	return q, ""
 }
 
@@ -242,27 +251,66 @@ func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.T
 	slices.SortFunc(jobs, func(a, b timelineJob) int {
 		return cmp.Or(cmp.Compare(a.rj.Spec.Name, b.rj.Spec.Name), cmp.Compare(a.b.Name, b.b.Name))
 	})
-	out.Total = len(jobs)
-	jobs = jobs[min(q.offset, len(jobs)):min(q.offset+q.limit, len(jobs))]
-	// The jobs' reads are independent round trips: a few at a time.
+	page := func(n int) (int, int) { return min(q.offset, n), min(q.offset+q.limit, n) }
+	if !q.problems {
+		out.Total = len(jobs)
+		lo, hi := page(len(jobs))
+		jobs = jobs[lo:hi]
+		out.Jobs = append(out.Jobs, h.laneJobs(ctx, jobs, q, now, &out.Errors)...)
+		return out
+	}
+	// Whether a job had a problem is known only from its runs: every
+	// matching job is read, then the page is cut from those that had one.
+	// A job whose runs could not be read is reported as an error.
+	var bad []laneJobJSON
+	for _, l := range h.laneJobs(ctx, jobs, q, now, &out.Errors) {
+		if hasProblem(l.Counts) {
+			bad = append(bad, l)
+		}
+	}
+	out.Total = len(bad)
+	lo, hi := page(len(bad))
+	out.Jobs = append(out.Jobs, bad[lo:hi]...)
+	return out
+}
+
+// hasProblem reports whether a job's counts in a range hold a missed tick
+// or a run that failed, panicked, lost its lock or never ended: what the
+// page counts as bad. Paused ticks, shut-down runs and catch-up runs are
+// not problems.
+func hasProblem(counts map[string]int) bool {
+	for _, c := range []string{"missed", batontype.OutcomeFailed.String(), batontype.OutcomePanicked.String(),
+		batontype.OutcomeLockLost.String(), unfinished} {
+		if counts[c] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// laneJobs lays out jobs in order, reporting to errs each job whose runs
+// could not be read and leaving it out. The jobs' reads are independent
+// round trips: a few at a time.
+func (h *handler) laneJobs(ctx context.Context, jobs []timelineJob, q timelineQuery, now time.Time, errs *[]backendError) []laneJobJSON {
 	lanes := make([]laneJobJSON, len(jobs))
-	errs := make([]error, len(jobs))
+	failed := make([]error, len(jobs))
 	sem := make(chan struct{}, readers)
 	var wg sync.WaitGroup
 	for i, j := range jobs {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			lanes[i], errs[i] = h.laneJob(ctx, j, q, now)
+			lanes[i], failed[i] = h.laneJob(ctx, j, q, now)
 		})
 	}
 	wg.Wait()
+	out := make([]laneJobJSON, 0, len(jobs))
 	for i, j := range jobs {
-		if errs[i] != nil {
-			h.backendErr(&out.Errors, j.b, "runs of "+j.rj.Spec.Name, errs[i])
+		if failed[i] != nil {
+			h.backendErr(errs, j.b, "runs of "+j.rj.Spec.Name, failed[i])
 			continue
 		}
-		out.Jobs = append(out.Jobs, lanes[i])
+		out = append(out, lanes[i])
 	}
 	return out
 }
@@ -275,8 +323,11 @@ const readers = 4
 func (h *handler) laneJob(ctx context.Context, j timelineJob, q timelineQuery, now time.Time) (laneJobJSON, error) {
 	s := j.rj.Spec
 	// A run that started up to AtMostFor before the range may still
-	// overlap it.
-	runs, err := j.led.Runs(ctx, batontype.RunQuery{Job: s.Name, Since: q.from.Add(-s.AtMostFor), Until: q.to, Limit: batontype.MaxRuns})
+	// overlap it. One that started up to Grace after the range claims a
+	// tick in it: without it, a tick at the range's end would read as
+	// missed though its run started a few milliseconds later. layout
+	// draws only the runs that started in the range.
+	runs, err := j.led.Runs(ctx, batontype.RunQuery{Job: s.Name, Since: q.from.Add(-s.AtMostFor), Until: q.to.Add(h.cfg.Grace), Limit: batontype.MaxRuns})
 	if err != nil {
 		return laneJobJSON{}, err
 	}

@@ -144,6 +144,29 @@ func TestTimelineOutageAtStart(t *testing.T) {
 	}
 }
 
+// A tick at the range's end whose run started a second after it, within
+// the grace, is claimed, not missed; the run itself is outside the range
+// and not drawn.
+func TestTimelineTickAtRangeEnd(t *testing.T) {
+	t.Parallel()
+	m := newMinuteJob(t)
+	tick := m.tick
+	m.ran(t, 0, 1, 2, 3) // each run starts 1 s after its tick
+	h := m.handler(t, tick(0))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(0).UnixMilli(), tick(3).UnixMilli()), nil))
+	var tl struct {
+		Jobs []struct {
+			Missed []int64
+			Runs   []struct{ Tick int64 }
+		}
+	}
+	decodeRecorder(t, rec, &tl)
+	if len(tl.Jobs) != 1 || len(tl.Jobs[0].Missed) != 0 || len(tl.Jobs[0].Runs) != 3 {
+		t.Errorf("ticks 0-3, the range ending at tick 3: %+v; want no missed tick and the runs of ticks 0-2", tl.Jobs)
+	}
+}
+
 // newMemory returns a memory provider, failing the test if New does.
 func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
 	t.Helper()
@@ -263,4 +286,62 @@ func (m *minuteJob) handler(t *testing.T, started time.Time) http.Handler {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// problems=1 keeps the jobs with a missed tick or a bad run in the range,
+// counts them in Total and pages through them; the others are left out.
+func TestTimelineProblems(t *testing.T) {
+	t.Parallel()
+	end := time.Now().Truncate(time.Minute)
+	p, err := synth.Week(20, time.Minute, 6*time.Hour, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "memory", Provider: p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An hour that ends before the synthetic history's last ticks, which
+	// are missed for every job: a job has problems there when its outage
+	// or one of its failed runs falls in the hour.
+	to := end.Add(-10 * time.Minute)
+	get := func(extra string) (total int, jobs []string, counts []map[string]int) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		// The first of two values counts: extra's limit before the default.
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d%s&limit=200", to.Add(-time.Hour).UnixMilli(), to.UnixMilli(), extra), nil))
+		var tl struct {
+			Total int
+			Jobs  []struct {
+				Job    string
+				Counts map[string]int
+			}
+		}
+		decodeRecorder(t, rec, &tl)
+		for _, j := range tl.Jobs {
+			jobs, counts = append(jobs, j.Job), append(counts, j.Counts)
+		}
+		return tl.Total, jobs, counts
+	}
+	_, all, counts := get("")
+	var want []string
+	for i, c := range counts {
+		if c["missed"]+c["failed"]+c["panicked"]+c["lock_lost"]+c["unfinished"] > 0 {
+			want = append(want, all[i])
+		}
+	}
+	if len(want) == 0 || len(want) == len(all) {
+		t.Fatalf("%d of %d jobs with problems in the hour; the test needs some of each: %v", len(want), len(all), counts)
+	}
+	if total, got, _ := get("&problems=1"); total != len(want) || !slices.Equal(got, want) {
+		t.Errorf("problems=1: %d jobs %v; want %d %v", total, got, len(want), want)
+	}
+	if total, got, _ := get("&problems=1&offset=1&limit=2"); total != len(want) || !slices.Equal(got, want[1:min(3, len(want))]) {
+		t.Errorf("problems=1, second page of 2: %d jobs %v; want %d %v", total, got, len(want), want[1:min(3, len(want))])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/timeline?problems=yes", nil))
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("problems=yes: %d %s; want 400", rec.Code, rec.Body)
+	}
 }

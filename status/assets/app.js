@@ -17,7 +17,7 @@
     lastGood: {}, // view -> server time of its last read without error
     jobs: { state: "", backend: "", q: "" },
     job: { name: "", backend: "", run: "" },
-    tl: { range: 3600000, to: 0, live: true, offset: 0, limit: 20, filter: "", backend: "", data: null },
+    tl: { range: 3600000, to: 0, live: true, offset: 0, limit: 20, filter: "", backend: "", problems: false, data: null },
   };
   const ARM_MS = 20000; // an armed button disarms after this long unclicked
 
@@ -516,6 +516,7 @@
     const q = new URLSearchParams({ from, to, buckets, offset: t.offset, limit: t.limit });
     if (t.filter) q.set("q", t.filter);
     if (t.backend) q.set("backend", t.backend);
+    if (t.problems) q.set("problems", "1");
     const d = await api("api/timeline?" + q);
     await settled();
     showErrors(d.errors);
@@ -528,7 +529,7 @@
     root.dataset.serverMs = d.elapsed_ms.toFixed(1);
     const runs = d.jobs.reduce((n, j) => n + Object.entries(j.counts).filter(([k]) => !["missed", "paused", "catch_up", "manual"].includes(k)).reduce((a, [, v]) => a + v, 0), 0);
     document.getElementById("tl-stats").textContent = runs + " runs · server " + d.elapsed_ms.toFixed(0) + " ms · render " + renderMs.toFixed(0) + " ms";
-    document.getElementById("tl-page").textContent = d.total ? "jobs " + (d.offset + 1) + "–" + Math.min(d.offset + t.limit, d.total) + " of " + d.total : d.errors.length ? "jobs unknown" : "no locked job";
+    document.getElementById("tl-page").textContent = d.total ? "jobs " + (d.offset + 1) + "–" + Math.min(d.offset + t.limit, d.total) + " of " + d.total : d.errors.length ? "jobs unknown" : t.problems ? "no job with a problem in the range" : "no locked job";
     document.getElementById("tl-prev").disabled = d.offset === 0;
     document.getElementById("tl-next").disabled = d.offset + t.limit >= d.total;
     return d.errors;
@@ -763,6 +764,7 @@
       if (t.offset) p.set("offset", t.offset);
       if (t.filter) p.set("q", t.filter);
       if (t.backend) p.set("backend", t.backend);
+      if (t.problems) p.set("problems", "1");
     } else if (state.view === "locks") {
       if (document.getElementById("locks-all").checked) p.set("all", "1");
     } else if (state.view === "job") {
@@ -803,10 +805,12 @@
       t.offset = Math.max(0, Number(p.get("offset")) || 0);
       t.filter = p.get("q") || "";
       t.backend = p.get("backend") || "";
+      t.problems = p.get("problems") === "1";
       t.live = !p.get("to");
       if (!t.live) t.to = Number(p.get("to"));
       document.getElementById("tl-filter").value = t.filter;
       document.getElementById("tl-live").checked = t.live;
+      document.getElementById("tl-problems").checked = t.problems;
       syncRange();
     }
     show(view || "jobs");
@@ -851,6 +855,7 @@
     const tlChanged = () => { writeHash(); refresh(); };
     document.getElementById("tl-range").addEventListener("change", (e) => { tl.range = Number(e.target.value); tlChanged(); });
     document.getElementById("tl-live").addEventListener("change", (e) => { tl.live = e.target.checked; tlChanged(); });
+    document.getElementById("tl-problems").addEventListener("change", (e) => { tl.problems = e.target.checked; tl.offset = 0; tlChanged(); });
     document.getElementById("tl-back").addEventListener("click", () => { tl.live = false; document.getElementById("tl-live").checked = false; tl.to -= tl.range / 2; tlChanged(); });
     document.getElementById("tl-fwd").addEventListener("click", () => { tl.to += tl.range / 2; if (tl.to >= serverNow()) { tl.live = true; document.getElementById("tl-live").checked = true; } tlChanged(); });
     document.getElementById("tl-prev").addEventListener("click", () => { tl.offset = Math.max(0, tl.offset - tl.limit); tlChanged(); });

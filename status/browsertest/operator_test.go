@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,6 +213,29 @@ func TestBrowserOperator(t *testing.T) {
 	// The filter text goes to the address.
 	do(t, bctx, chromedp.SendKeys(chromedp.CSS("#tl-filter"), "thumb"))
 	get(t, bctx, chromedp.Poll[bool](`location.hash.includes("q=thumb") && document.querySelectorAll("#timeline g.job").length === 1`, chromedp.WithPollingTimeout(10*time.Second)))
+	// "problems only" (in the address too) keeps the jobs with a missed
+	// tick or a bad run in the range: the failing and the panicking job,
+	// not the paused ones.
+	// The text filter is applied after a pause in typing: wait until it
+	// is gone, or the switch would be applied with it first.
+	do(t, bctx, chromedp.Evaluate[chromedp.Void](`(() => { const f = document.getElementById("tl-filter"); f.value = ""; f.dispatchEvent(new Event("input")); })()`))
+	get(t, bctx, chromedp.Poll[bool](`!location.hash.includes("q=") && document.querySelectorAll("#timeline g.job").length > 1`, chromedp.WithPollingTimeout(10*time.Second)))
+	do(t, bctx, click("#tl-problems"))
+	problems := get(t, bctx, chromedp.Poll[[]string](`(() => {
+		const gs = [...document.querySelectorAll("#timeline g.job")];
+		const bad = "rect.missed, rect.o-failed, rect.o-panicked, rect.o-lock_lost, rect.o-unfinished";
+		return location.hash.includes("problems=1") && !location.hash.includes("q=") && gs.length > 0 && gs.every((g) => g.querySelector(bad)) && gs.map((g) => g.dataset.job);
+	})()`, chromedp.WithPollingTimeout(10*time.Second)))
+	for _, want := range []string{"customer-sync", "thumbnails"} {
+		if !slices.Contains(problems, want) {
+			t.Errorf("problems only: jobs %v; want %s among them", problems, want)
+		}
+	}
+	for _, paused := range []string{"ledger-export", "reindex"} {
+		if slices.Contains(problems, paused) {
+			t.Errorf("problems only: jobs %v include the paused job %s", problems, paused)
+		}
+	}
 	do(t, bctx, chromedp.EmulateViewport(1400, 900))
 	do(t, bctx, darkMode(true))
 	open(t, bctx, srv.URL+"/#timeline?range=30000", "timeline")
