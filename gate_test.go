@@ -24,13 +24,13 @@ func TestGateLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gates := func() (n int, registered bool) {
+	gates := func() (n int, registered, held bool) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if g := l.gates["g"]; g != nil {
-			return g.n, g.stop != nil
+			return g.n, g.stop != nil, g.held
 		}
-		return 0, false
+		return 0, false, false
 	}
 
 	short, cancel := context.WithCancel(ctx)
@@ -45,20 +45,24 @@ func TestGateLifecycle(t *testing.T) {
 		}
 		wg.Go(func() { locks[i], errs[i] = l.Acquire(c, "g", nil) })
 	}
+	// Wait, too, until the backend has answered the waiter in turn that
+	// the lock is held: a waiter gives up matching ErrNotAcquired only
+	// when a backend said so, and on a loaded machine the first attempt
+	// may still be on its way when the others are all queued.
 	for {
-		if n, reg := gates(); n == 3 && reg {
+		if n, reg, held := gates(); n == 3 && reg && held {
 			break
 		}
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
 	for {
-		if n, _ := gates(); n == 1 {
+		if n, _, _ := gates(); n == 1 {
 			break
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if _, reg := gates(); !reg {
+	if _, reg, _ := gates(); !reg {
 		t.Errorf("registration dropped while a waiter remains")
 	}
 	if err := held.Release(ctx); err != nil {
@@ -74,7 +78,7 @@ func TestGateLifecycle(t *testing.T) {
 		t.Fatalf("patient waiter: %v", errs[0])
 	}
 	_ = locks[0].Release(ctx)
-	if n, reg := gates(); n != 0 || reg {
+	if n, reg, _ := gates(); n != 0 || reg {
 		t.Errorf("after the last waiter: %d waiters, registered %v", n, reg)
 	}
 }

@@ -145,7 +145,7 @@ type gate struct {
 	n    int           // waiters, active or queued
 	wake chan struct{} // release notifications for name, or nil
 	stop func()        // ends the registration; called by the last waiter
-	held bool          // the latest attempt was answered "held by another owner"
+	held bool          // the latest answered attempt was "held by another owner"
 }
 
 // NewLocker returns a Locker on p. A nil cfg means the defaults. It returns
@@ -424,8 +424,10 @@ func (l *Locker) acquire(ctx context.Context, name string, opts *AcquireOptions)
 			// backend (sent or not) says less than the one before.
 			last = err
 		}
+		// For the queued waiters, by the rule of last: an attempt that
+		// ctx cut short does not undo the backend's "held".
 		l.mu.Lock()
-		g.held = errors.Is(err, batontype.ErrNotAcquired)
+		g.held = errors.Is(last, batontype.ErrNotAcquired)
 		l.mu.Unlock()
 		if ctx.Err() != nil {
 			return nil, l.giveUp(ctx, r, mayHold, last, ctxErr(ctx))
@@ -545,10 +547,20 @@ func (l *Locker) enter(ctx context.Context, name string) (g *gate, wake <-chan s
 			stop()
 		}
 	}
+	took := false
 	select {
 	case g.turn <- struct{}{}:
+		took = true
 	case <-ctx.Done():
-		// Claim "held" only if the backend said so to the waiter ahead.
+	}
+	if ctx.Err() != nil {
+		// Done while queued, or as the turn came (select picks either
+		// when both are ready): give the turn back without an attempt,
+		// which ctx would only cut short. Claim "held" only if the
+		// backend said so to the waiter ahead.
+		if took {
+			<-g.turn
+		}
 		l.mu.Lock()
 		held := g.held
 		l.mu.Unlock()
