@@ -380,10 +380,26 @@ func TestAcquireFailsEarlyOnShortDeadline(t *testing.T) {
 	})
 }
 
+// refusedProvider closes refused once an Acquire has been answered "held".
+type refusedProvider struct {
+	lockprovider.Provider
+	refused chan struct{}
+	once    sync.Once
+}
+
+func (r *refusedProvider) Acquire(ctx context.Context, p lockprovider.AcquireParams) (batontype.Lease, error) {
+	l, err := r.Provider.Acquire(ctx, p)
+	if errors.Is(err, batontype.ErrNotAcquired) {
+		r.once.Do(func() { close(r.refused) })
+	}
+	return l, err
+}
+
 func TestAcquireCancelled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l := newLocker(t, newMemory(t, nil), nil)
+	p := &refusedProvider{Provider: newMemory(t, nil), refused: make(chan struct{})}
+	l := newLocker(t, p, nil)
 	a, err := l.TryAcquire(ctx, "x", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +407,9 @@ func TestAcquireCancelled(t *testing.T) {
 	defer a.Release(ctx)
 	cctx, cancel := context.WithCancelCause(ctx)
 	stop := errors.New("shutting down")
-	time.AfterFunc(20*time.Millisecond, func() { cancel(stop) })
+	// Cancelled once the backend has answered the wait "held" (ErrNotAcquired
+	// is promised only then; a fixed delay may come first on a busy machine).
+	go func() { <-p.refused; cancel(stop) }()
 	if _, err := l.Acquire(cctx, "x", nil); !errors.Is(err, baton.ErrNotAcquired) || !errors.Is(err, stop) {
 		t.Errorf("cancelled Acquire: %v", err)
 	}
