@@ -110,15 +110,23 @@ func get[T any](t testing.TB, ctx context.Context, a chromedp.Action[T]) T {
 // lookup and the click: the refresh replaces table rows (an armed button
 // is drawn again, armed), and a user's click lands on whatever is there.
 func click(sel string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+	return redrawn(chromedp.Click(chromedp.CSS(sel)))
+}
+
+// redrawn runs a node action again, up to 5 times in all, when the page
+// replaced the node between the action's lookup and its use: a refresh
+// redraws tables and notices every Config.Refresh, and on a busy machine
+// the two steps can straddle one.
+func redrawn[T any](a chromedp.Action[T]) chromedp.Action[T] {
+	return func(ctx context.Context, tg *chromedp.Target) (T, error) {
+		var v T
 		var err error
 		for range 5 {
-			var v chromedp.Void
-			if v, err = chromedp.Click(chromedp.CSS(sel))(ctx, tg); err == nil || !strings.Contains(err.Error(), "node with given id") {
+			if v, err = a(ctx, tg); err == nil || !strings.Contains(err.Error(), "node with given id") {
 				return v, err
 			}
 		}
-		return chromedp.Void{}, err
+		return v, err
 	}
 }
 
@@ -352,7 +360,7 @@ func TestBrowser(t *testing.T) {
 	// Hovering a failed run shows its token, duration and error.
 	box := get(t, bctx, chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector("rect.run.o-failed"); r.scrollIntoView({block: "center"}); const c = r.getBoundingClientRect(); return [c.x + c.width / 2, c.y + c.height / 2, Number(r.dataset.token)]; })()`))
 	do(t, bctx, chromedp.MouseEvent(chromedp.MouseMoved, box[0], box[1]))
-	detail := get(t, bctx, chromedp.Text(chromedp.CSS("#tl-detail")))
+	detail := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS("#tl-detail"))))
 	if !strings.Contains(detail, "failed") || !strings.Contains(detail, "token    "+strconv.FormatInt(int64(box[2]), 10)) ||
 		!strings.Contains(detail, "duration ") || !strings.Contains(detail, "upstream said 503") {
 		t.Errorf("detail pane after hovering a failed run: %q", detail)
@@ -393,21 +401,21 @@ func TestBrowser(t *testing.T) {
 	show(t, bctx, "locks")
 	viewShot(t, bctx, "locks")
 	sel := `tr[data-lock="payments"][data-backend="postgres"]`
-	tok := get(t, bctx, chromedp.AttributeValue(chromedp.CSS(sel), "data-token")).Value
-	left1 := get(t, bctx, chromedp.Text(chromedp.CSS(sel+" td.countdown")))
+	tok := get(t, bctx, redrawn(chromedp.AttributeValue(chromedp.CSS(sel), "data-token"))).Value
+	left1 := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS(sel+" td.countdown"))))
 	// The page redraws countdowns every 250 ms, but a busy machine delays
 	// the browser's timers: wait for the next second's text, up to a bound
 	// far past the redraw period.
 	left2 := left1
 	for end := time.Now().Add(15 * time.Second); left2 == left1 && time.Now().Before(end); {
 		time.Sleep(250 * time.Millisecond)
-		left2 = get(t, bctx, chromedp.Text(chromedp.CSS(sel+" td.countdown")))
+		left2 = get(t, bctx, redrawn(chromedp.Text(chromedp.CSS(sel+" td.countdown"))))
 	}
 	if tok != strconv.FormatInt(lease.Token, 10) || left1 == left2 || left1 == "" {
 		t.Errorf("locks row: token %s (want %d), time left %q then %q", tok, lease.Token, left1, left2)
 	}
 	do(t, bctx, click(sel+" button"), click(sel+" button"), chromedp.WaitVisible(chromedp.CSS("#notice-text")))
-	notice := get(t, bctx, chromedp.Text(chromedp.CSS("#notice-text")))
+	notice := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS("#notice-text"))))
 	if info, err := pp.Inspect(ctx, "payments"); err != nil || info.Held {
 		t.Fatalf("after force-release in the page (%q) the backend says %+v %v", notice, info, err)
 	}
@@ -435,7 +443,7 @@ func TestBrowser(t *testing.T) {
 	defer evil.Close()
 	evilURL := strings.Replace(evil.URL, "127.0.0.1", "localhost", 1)
 	do(t, bctx, chromedp.Navigate(evilURL), chromedp.Sleep(time.Second), chromedp.WaitReady(chromedp.CSS("body")))
-	body := get(t, bctx, chromedp.Text(chromedp.CSS("body")))
+	body := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS("body"))))
 	if info, err := pp.Inspect(ctx, "payments"); err != nil || !info.Held || info.Token != lease.Token {
 		t.Errorf("after another site's form post (%q) the backend says %+v %v", body, info, err)
 	}
@@ -473,7 +481,7 @@ func TestBrowserBuckets(t *testing.T) {
 	}
 	box := get(t, bctx, chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector("rect.seg.o-failed"); r.scrollIntoView({block: "center"}); const c = r.getBoundingClientRect(); return [c.x + c.width / 2, c.y + c.height / 2]; })()`))
 	do(t, bctx, chromedp.MouseEvent(chromedp.MouseMoved, box[0], box[1]))
-	if detail := get(t, bctx, chromedp.Text(chromedp.CSS("#tl-detail"))); !strings.Contains(detail, "failed") || !strings.Contains(detail, "click to zoom in") {
+	if detail := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS("#tl-detail")))); !strings.Contains(detail, "failed") || !strings.Contains(detail, "click to zoom in") {
 		t.Errorf("detail of a failed segment: %q", detail)
 	}
 	do(t, bctx, chromedp.MouseClickXY(box[0], box[1]))

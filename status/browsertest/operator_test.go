@@ -256,7 +256,7 @@ func TestBrowserOperator(t *testing.T) {
 		Outcomes: [...document.querySelectorAll("#runs-table tbody tr[data-token]")].map((r) => r.dataset.outcome).join(","),
 		Stack: (document.querySelector("#runs-table details.stack pre") || {}).textContent || "",
 		Next: document.getElementById("job-next").textContent, Title: document.getElementById("job-title").textContent})`))
-	token := get(t, bctx, chromedp.AttributeValue(chromedp.CSS(`#runs-table tr[data-outcome="panicked"]:nth-child(2)`), "data-token")).Value
+	token := get(t, bctx, redrawn(chromedp.AttributeValue(chromedp.CSS(`#runs-table tr[data-outcome="panicked"]:nth-child(2)`), "data-token"))).Value
 	open(t, bctx, srv.URL+"/#job/thumbnails?backend=redis&run="+token, "job")
 	get(t, bctx, chromedp.Poll[bool](`!!document.querySelector("#runs-table tr.linked details.stack[open]")`, chromedp.WithPollingTimeout(10*time.Second)))
 	do(t, bctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
@@ -267,8 +267,8 @@ func TestBrowserOperator(t *testing.T) {
 	}
 	// The failing job's whole error, and links to each run.
 	open(t, bctx, srv.URL+"/#job/customer-sync?backend=redis", "job")
-	errText := get(t, bctx, chromedp.Text(chromedp.CSS(`#runs-table tr[data-outcome="failed"] .error-text`)))
-	link := get(t, bctx, chromedp.AttributeValue(chromedp.CSS(`#runs-table tr[data-outcome="failed"] td a`), "href")).Value
+	errText := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS(`#runs-table tr[data-outcome="failed"] .error-text`))))
+	link := get(t, bctx, redrawn(chromedp.AttributeValue(chromedp.CSS(`#runs-table tr[data-outcome="failed"] td a`), "href"))).Value
 	if errText != longErr || !strings.Contains(link, "#job/customer-sync?backend=redis&run=") {
 		t.Errorf("failed run: error %q (want the whole %q), link %q", errText, longErr, link)
 	}
@@ -285,7 +285,7 @@ func TestBrowserOperator(t *testing.T) {
 		}
 	}
 	open(t, bctx, srv.URL+"/#job/no-such-job?backend=redis", "job")
-	if msg := get(t, bctx, chromedp.Text(chromedp.CSS("#job-missing"))); !strings.Contains(msg, "no-such-job") {
+	if msg := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS("#job-missing")))); !strings.Contains(msg, "no-such-job") {
 		t.Errorf("page of an unknown job: %q", msg)
 	}
 
@@ -294,7 +294,7 @@ func TestBrowserOperator(t *testing.T) {
 	open(t, bctx, srv.URL+"/#jobs", "jobs")
 	run := `tr[data-job="manual-report"] button[data-action^="run|"]`
 	do(t, bctx, click(run))
-	if txt := get(t, bctx, chromedp.Text(chromedp.CSS(run))); txt != "confirm run now?" {
+	if txt := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS(run)))); txt != "confirm run now?" {
 		t.Errorf("run now after one click: %q", txt)
 	}
 	do(t, bctx, click(run))
@@ -359,7 +359,7 @@ func TestBrowserOperator(t *testing.T) {
 	}
 	open(t, bctx, srv.URL+"/#job/manual-report?backend=redis", "job")
 	sel := fmt.Sprintf(`#runs-table tr[data-token="%d"] .released`, stuck.Token)
-	if txt := get(t, bctx, chromedp.Text(chromedp.CSS(sel))); !strings.HasPrefix(txt, "lock force-released by cli:alice@ops-1 at ") {
+	if txt := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS(sel)))); !strings.HasPrefix(txt, "lock force-released by cli:alice@ops-1 at ") {
 		t.Errorf("the force-released run's row reads %q", txt)
 	}
 }
