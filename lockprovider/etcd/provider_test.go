@@ -8,6 +8,7 @@ import (
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/etcd"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
 )
 
 // The conformance suite times leases of 50 ms and expects them to lapse on
@@ -18,7 +19,7 @@ func TestConformance(t *testing.T) {
 	cli := client(t, c)
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 		return newProvider(t, cli, etcd.Config{ClockExpiry: true})
-	})
+	}, lockprovidertest.WithHistory(history.Config{ClientGrantTime: true}))
 }
 
 // Inspect reports a lease's minimum hold (LeaseInfo.AtLeastUntil) from

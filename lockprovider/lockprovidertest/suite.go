@@ -46,9 +46,12 @@ const (
 // also keeps the registries and control states apart), because subtests
 // run in parallel. It should register its own cleanup with t.Cleanup and
 // fail t (not skip) when its backend is unreachable.
-func Run(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider) {
+func Run(t *testing.T, newProvider func(t *testing.T) lockprovider.Provider, opts ...Option) {
 	t.Helper()
 	s := &suite{newProvider: newProvider, id: randomID()}
+	for _, o := range opts {
+		o(&s.opts)
+	}
 	probe := s.provider(t)
 	for _, g := range groups() {
 		if g.needs != nil && !g.needs.has(probe) {
@@ -112,6 +115,7 @@ func groups() []group {
 		{"Validation", nil, validationCases()},
 		{"Context", nil, contextCases()},
 		{"Exclusion", nil, exclusionCases()},
+		{"History", nil, historyCases()},
 		{"Notify", capabilityOf[lockprovider.ReleaseNotifier]("release notifications", "ReleaseNotifier"), notifyCases()},
 		{"Inspect", capabilityOf[lockprovider.Inspector]("inspection and listing", "Inspector"), inspectCases()},
 		{"Admin", capabilityOf[lockprovider.Admin]("admin", "Admin"), adminCases()},
@@ -130,6 +134,7 @@ func groups() []group {
 
 type suite struct {
 	newProvider func(t *testing.T) lockprovider.Provider
+	opts        options
 	id          string
 	seq         atomic.Int64
 }

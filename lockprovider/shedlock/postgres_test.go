@@ -12,6 +12,7 @@ import (
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
 	"github.com/baton-go/baton/lockprovider/postgres"
 	"github.com/baton-go/baton/lockprovider/shedlock"
 )
@@ -64,7 +65,7 @@ func TestPostgresConformance(t *testing.T) {
 			lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 				p, _ := newPG(t, m.cfg)
 				return p
-			})
+			}, lockprovidertest.WithHistory(history.Config{TickAfterGrant: true}))
 		})
 	}
 }

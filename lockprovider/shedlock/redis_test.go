@@ -14,6 +14,7 @@ import (
 	"github.com/baton-go/baton/internal/testenv/redisenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
 	redisprovider "github.com/baton-go/baton/lockprovider/redis"
 	"github.com/baton-go/baton/lockprovider/shedlock"
 )
@@ -30,7 +31,7 @@ func newRedis(t testing.TB, c shedlock.RedisClient) *shedlock.Redis {
 
 func TestRedisConformance(t *testing.T) {
 	c := redisenv.Client(t)
-	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newRedis(t, c) })
+	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newRedis(t, c) }, lockprovidertest.WithHistory(history.Config{TickAfterGrant: true}))
 }
 
 // javaRedis replays ShedLock's Redis providers (InternalRedisLockProvider,
@@ -176,7 +177,7 @@ func TestRedisShedLockFormat(t *testing.T) {
 func TestRedisClusterConformance(t *testing.T) {
 	cl := testenv.StartRedisCluster(t, 3)
 	c := redisenv.Cluster(t, cl)
-	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newRedis(t, c) })
+	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newRedis(t, c) }, lockprovidertest.WithHistory(history.Config{TickAfterGrant: true}))
 }
 
 // A Go replica that finds a Java grant remembers its time, so a Go replica

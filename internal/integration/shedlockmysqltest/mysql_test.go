@@ -19,6 +19,7 @@ import (
 	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
 	"github.com/baton-go/baton/lockprovider/shedlock"
 )
 
@@ -88,7 +89,7 @@ func TestMySQLConformance(t *testing.T) {
 			lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 				p, _, _ := newMy(t, m.cfg, false)
 				return p
-			})
+			}, lockprovidertest.WithHistory(history.Config{TickAfterGrant: true}))
 		})
 	}
 	// MySQL's path (no RETURNING: the upsert, then a SELECT) on this
@@ -97,7 +98,7 @@ func TestMySQLConformance(t *testing.T) {
 		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 			p, _ := newCounted(t, true)
 			return p
-		})
+		}, lockprovidertest.WithHistory(history.Config{TickAfterGrant: true}))
 	})
 }
 

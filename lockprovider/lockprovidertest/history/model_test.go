@@ -1,0 +1,140 @@
+package history
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const msec = int64(time.Millisecond)
+
+// acq is a definite acquire by owner over [call, ret] ms; granted at g ms
+// with token tok for most ms when tok > 0, refused when tok is 0.
+func acq(owner string, call, ret, g int64, tok int64, most, least int64) Op {
+	o := Op{Kind: Acquire, Name: "n", Owner: owner, AtMostFor: time.Duration(most * msec), AtLeastFor: time.Duration(least * msec),
+		Call: call * msec, Return: ret * msec, Result: NotAcquired}
+	if tok > 0 {
+		o.Result = OK
+		o.Lease = Grant{Owner: owner, Token: tok, GrantedAt: g * msec, Until: (g + most) * msec}
+		if least > 0 {
+			o.Lease.AtLeastUntil = (g + least) * msec
+		}
+	}
+	return o
+}
+
+func rel(owner string, call, ret int64, r Result) Op {
+	return Op{Kind: Release, Name: "n", Owner: owner, Call: call * msec, Return: ret * msec, Result: r}
+}
+
+func ext(owner string, call, ret, p int64, tok, granted, most, least int64, r Result) Op {
+	o := Op{Kind: Extend, Name: "n", Owner: owner, AtMostFor: time.Duration(most * msec), AtLeastFor: time.Duration(least * msec),
+		Call: call * msec, Return: ret * msec, Result: r}
+	if r == OK {
+		o.Lease = Grant{Owner: owner, Token: tok, GrantedAt: granted * msec, Until: (p + most) * msec}
+		if least > 0 {
+			o.Lease.AtLeastUntil = (p + least) * msec
+		}
+	}
+	return o
+}
+
+func unknown(o Op) Op { o.Result, o.Lease = Unknown, Grant{}; return o }
+
+func TestModel(t *testing.T) {
+	cases := []struct {
+		name string
+		ok   bool
+		ops  []Op
+	}{
+		{"grant then refusal while held", true, []Op{acq("a", 0, 1, 0, 1, 100, 0), acq("b", 10, 11, 0, 0, 100, 0)}},
+		{"refusal of a free name", false, []Op{acq("b", 10, 11, 0, 0, 100, 0)}},
+		{"grant while another lease is in force", false, []Op{acq("a", 0, 1, 0, 1, 100, 0), acq("b", 50, 51, 50, 2, 100, 0)}},
+		{"grant after expiry", true, []Op{acq("a", 0, 1, 0, 1, 100, 0), acq("b", 150, 151, 150, 2, 100, 0)}},
+		{"refusal after expiry", false, []Op{acq("a", 0, 1, 0, 1, 100, 0), acq("b", 150, 151, 0, 0, 100, 0)}},
+		{"token not larger", false, []Op{acq("a", 0, 1, 0, 5, 100, 0), rel("a", 2, 3, OK), acq("b", 10, 11, 10, 5, 100, 0)}},
+		{"holder's repeat gets the same grant", true, []Op{acq("a", 0, 1, 0, 1, 100, 0), acq("a", 5, 6, 0, 1, 100, 0)}},
+		{"refusal explained by an acquire of unknown outcome", true, []Op{unknown(acq("a", 0, 5, 0, 1, 100, 0)), acq("b", 10, 11, 0, 0, 100, 0)}},
+		{"refusal long after an unknown acquire's lease", false, []Op{unknown(acq("a", 0, 5, 0, 1, 100, 0)), acq("b", 300, 301, 0, 0, 100, 0)}},
+		{"release by another owner", false, []Op{acq("a", 0, 1, 0, 1, 100, 0), rel("b", 2, 3, OK)}},
+		{"holder's release refused while held", false, []Op{acq("a", 0, 1, 0, 1, 100, 0), rel("a", 2, 3, NotHeld)}},
+		{"stale release refused", true, []Op{acq("a", 0, 1, 0, 1, 100, 0), rel("a", 2, 3, OK), rel("a", 4, 5, NotHeld)}},
+		{"release inside the minimum hold keeps it held", false, []Op{acq("a", 0, 1, 0, 1, 100, 60), rel("a", 2, 3, OK), acq("b", 30, 31, 30, 2, 100, 0)}},
+		{"grant after the minimum hold", true, []Op{acq("a", 0, 1, 0, 1, 100, 60), rel("a", 2, 3, OK), acq("b", 70, 71, 70, 2, 100, 0)}},
+		{"extend of an expired lease", false, []Op{acq("a", 0, 1, 0, 1, 100, 0), ext("a", 150, 151, 150, 1, 0, 100, 0, OK)}},
+		{"extend keeps the token", false, []Op{acq("a", 0, 1, 0, 1, 100, 0), ext("a", 50, 51, 50, 2, 0, 100, 0, OK)}},
+		{"extend moves the minimum hold earlier", false, []Op{acq("a", 0, 1, 0, 1, 200, 100), ext("a", 50, 51, 50, 1, 0, 200, 30, OK)}},
+		{"extend keeps the minimum hold", true, []Op{acq("a", 0, 1, 0, 1, 200, 100), ext("a", 50, 51, 50, 1, 0, 200, 50, OK)}},
+		{"extend shortening the lease before the hold", true, []Op{acq("a", 0, 1, 0, 1, 200, 100), ext("a", 50, 51, 50, 1, 0, 20, 0, OK)}},
+		{"grant reported before its call", false, []Op{acq("a", 100, 101, 50, 1, 100, 0)}},
+		{"lease longer than asked", false, []Op{func() Op { o := acq("a", 0, 1, 0, 1, 100, 0); o.Lease.Until += 50 * msec; return o }()}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := &History{baseWall: 1}
+			for _, o := range c.ops {
+				h.Add(o)
+			}
+			r := Check(h, Config{})
+			if r.OK() != c.ok {
+				t.Errorf("Check: OK %v, want %v: %s", r.OK(), c.ok, r)
+			}
+		})
+	}
+}
+
+func TestWindowsAndWrites(t *testing.T) {
+	h := &History{baseWall: 1}
+	h.windows = []Window{
+		{Name: "n", Owner: "a", Token: 1, From: 0, Until: 100},
+		{Name: "n", Owner: "a", Token: 1, From: 50, Until: 150}, // the same grant, extended
+		{Name: "n", Owner: "b", Token: 2, From: 140, Until: 200},
+	}
+	h.writes = []Write{
+		{Resource: "r", Token: 2, Accepted: true, Call: 0, Return: 10},
+		{Resource: "r", Token: 1, Accepted: false, Call: 20, Return: 30},
+		{Resource: "r", Token: 1, Accepted: true, Call: 40, Return: 50},
+	}
+	r := Check(h, Config{})
+	if len(r.Violations) != 2 {
+		t.Fatalf("violations %q, want an overlap and a stale write", r.Violations)
+	}
+	if !strings.Contains(r.String(), "overlap") || !strings.Contains(r.String(), "accepted token 1") {
+		t.Errorf("report %s", r)
+	}
+	h.windows[2].From = 150
+	h.writes = h.writes[:2]
+	if r := Check(h, Config{}); !r.OK() {
+		t.Errorf("adjacent windows and a refused stale write: %s", r)
+	}
+	if r := Check(h, Config{Permits: 2}); !r.OK() {
+		t.Errorf("two permits: %s", r)
+	}
+}
+
+// A history survives Save and Load, and Merge aligns two processes' clocks.
+func TestSaveLoadMerge(t *testing.T) {
+	a, b := New(), New()
+	a.Add(acq("x", 0, 1, 0, 1, 100, 0))
+	b.Add(acq("y", 10, 11, 0, 0, 100, 0))
+	var buf strings.Builder
+	if err := b.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b2, err := Load(strings.NewReader(buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Merge(a, b2)
+	if m.Len() != 2 {
+		t.Fatalf("merged %d ops", m.Len())
+	}
+	ops := m.Ops()
+	if ops[1].Process != 2 || ops[1].Call < ops[0].Call {
+		t.Errorf("merged ops %+v", ops)
+	}
+}
