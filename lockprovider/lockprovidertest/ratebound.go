@@ -2,7 +2,6 @@ package lockprovidertest
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 
 	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
 )
 
 // decision is one decision of the bound check, at the server time the
@@ -98,24 +98,26 @@ func (e *rateEnv) bounds(algs []batontype.Algorithm, boundRate int64, last bool)
 			continue
 		}
 		slices.SortStableFunc(out.all, func(a, b decision) int { return int(a.at - b.at) })
-		var admitted []int64
+		h := history.New()
+		var admitted int
 		for _, d := range out.all {
+			h.Rate("k", out.limit, 1, d.allowed, time.UnixMicro(d.at))
 			if d.allowed {
-				admitted = append(admitted, d.at)
+				admitted++
 			}
 		}
-		if v := violation(out.limit, admitted); v != "" {
+		for _, v := range history.Check(h, history.Config{}).Violations {
 			e.t.Errorf("%s: bound violated: %s", alg, v)
 		}
 		ideal := replay(e.t, out.limit, out.all)
-		e.t.Logf("%s: %d requests, %d admitted; the algorithm admits %d of the same arrivals", alg, len(out.all), len(admitted), ideal)
-		if float64(len(admitted)) < minAdmittedShare*float64(ideal) {
-			e.t.Errorf("%s: admitted %d; want at least %.0f%% of the %d the algorithm admits (over-blocking)", alg, len(admitted), 100*minAdmittedShare, ideal)
+		e.t.Logf("%s: %d requests, %d admitted; the algorithm admits %d of the same arrivals", alg, len(out.all), admitted, ideal)
+		if float64(admitted) < minAdmittedShare*float64(ideal) {
+			e.t.Errorf("%s: admitted %d; want at least %.0f%% of the %d the algorithm admits (over-blocking)", alg, admitted, 100*minAdmittedShare, ideal)
 		}
 		// The limit must have bound (a slow backend on a busy machine may
 		// serve less than the offered load, which is no failure: the
 		// algorithm is checked again at a lower limit).
-		if len(admitted) == len(out.all) {
+		if admitted == len(out.all) {
 			if last {
 				e.t.Errorf("%s: all %d requests admitted at %d per %v: the offered load did not reach the limit", alg, len(out.all), boundRate, boundPeriod)
 				continue
@@ -144,66 +146,4 @@ func replay(t testing.TB, limit batontype.RateLimit, all []decision) int {
 		}
 	}
 	return n
-}
-
-// violation returns a description of the first definite violation of the
-// limit's bound by admissions at the sorted server times a (µs), or "".
-func violation(limit batontype.RateLimit, a []int64) string {
-	P := limit.Period.Microseconds()
-	L := limit.Rate
-	switch limit.Algorithm {
-	case batontype.FixedWindow:
-		// At most L per window aligned to the epoch.
-		count := map[int64]int64{}
-		for _, t := range a {
-			count[t/P]++
-			if count[t/P] > L {
-				return fmt.Sprintf("%d admissions in window %d", count[t/P], t/P)
-			}
-		}
-	case batontype.SlidingLog:
-		// At most L in any span (t-P, t].
-		i := 0
-		for j, t := range a {
-			for a[i] <= t-P {
-				i++
-			}
-			if int64(j-i+1) > L {
-				return fmt.Sprintf("%d admissions in (%d, %d]", j-i+1, t-P, t)
-			}
-		}
-	case batontype.SlidingWindow:
-		// At each admission at elapsed e into window k:
-		// prev·(P−e)/P + cur ≤ L, cur counting every admission of window k
-		// up to this instant (and so at most L per window).
-		count := map[int64]int64{}
-		for _, t := range a {
-			count[t/P]++
-		}
-		cur := map[int64]int64{}
-		for j, t := range a {
-			k := t / P
-			cur[k]++
-			c := cur[k]
-			for j2 := j + 1; j2 < len(a) && a[j2] == t; j2++ {
-				c++ // same microsecond: count them all
-			}
-			e := t - k*P
-			// Compared in integers: prev·(P−e) + cur·P ≤ L·P.
-			if count[k-1]*(P-e)+c*P > L*P {
-				return fmt.Sprintf("estimate %.3f at %d (window %d: prev %d, cur %d)", float64(count[k-1])*float64(P-e)/float64(P)+float64(c), t, k, count[k-1], c)
-			}
-		}
-	case batontype.TokenBucket, batontype.GCRA:
-		// At most B + L·t/P in any closed span of length t.
-		B := limit.Capacity()
-		for i := range a {
-			for j := i; j < len(a); j++ {
-				if int64(j-i+1)*P > B*P+L*(a[j]-a[i]) {
-					return fmt.Sprintf("%d admissions in [%d, %d], more than %d + %d·%dµs/%dµs", j-i+1, a[i], a[j], B, L, a[j]-a[i], P)
-				}
-			}
-		}
-	}
-	return ""
 }

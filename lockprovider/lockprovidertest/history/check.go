@@ -67,8 +67,8 @@ func (c Config) bounds() bounds {
 
 // Report is the verdict on a history.
 type Report struct {
-	Ops, Windows, Writes int // what was checked
-	Unknown              int // operations of unknown outcome among Ops
+	Ops, Windows, Writes, Rates int // what was checked
+	Unknown                     int // operations of unknown outcome among Ops
 
 	// Violations says what is wrong, one line each; empty for a history
 	// that could have come from correct leases.
@@ -102,7 +102,7 @@ func (r *Report) Err() error {
 // String summarises the report.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d operations (%d of unknown outcome), %d trusted windows, %d fenced writes checked", r.Ops, r.Unknown, r.Windows, r.Writes)
+	fmt.Fprintf(&b, "%d operations (%d of unknown outcome), %d trusted windows, %d fenced writes, %d rate decisions checked", r.Ops, r.Unknown, r.Windows, r.Writes, r.Rates)
 	if r.Inconclusive {
 		b.WriteString("; linearizability search timed out (inconclusive)")
 	}
@@ -137,21 +137,23 @@ func (r *Report) String() string {
 
 // Check verifies h: every name's operations are linearizable against the
 // lease model, tokens strictly increase across grants (part of the model),
-// no more than cfg.Permits trusted windows of a name overlap, and no fenced
+// no more than cfg.Permits trusted windows of a name overlap, no fenced
 // resource accepted a write whose token is lower than one it had accepted
-// before.
+// before, and every rate-limit key's admissions stay within its
+// algorithm's bound (see RateViolation).
 func Check(h *History, cfg Config) *Report {
 	h.mu.Lock()
 	ops := slices.Clone(h.ops)
 	windows := slices.Clone(h.windows)
 	writes := slices.Clone(h.writes)
+	rates := slices.Clone(h.rates)
 	notes := slices.Clone(h.notes)
 	h.mu.Unlock()
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = time.Minute
 	}
 	b := cfg.bounds()
-	r := &Report{Ops: len(ops), Windows: len(windows), Writes: len(writes), model: model(b), notes: notes}
+	r := &Report{Ops: len(ops), Windows: len(windows), Writes: len(writes), Rates: len(rates), model: model(b), notes: notes}
 	for _, o := range ops {
 		if o.Result == Unknown {
 			r.Unknown++
@@ -177,6 +179,7 @@ func Check(h *History, cfg Config) *Report {
 	}
 	r.Violations = append(r.Violations, overlaps(windows, max(cfg.Permits, 1))...)
 	r.Violations = append(r.Violations, staleWrites(writes)...)
+	r.Violations = append(r.Violations, rateViolations(rates)...)
 	if cfg.Seed != 0 && !r.OK() {
 		r.notes = append(r.notes, fmt.Sprintf("seed %d (replay with SEED=%d)", cfg.Seed, cfg.Seed))
 	}

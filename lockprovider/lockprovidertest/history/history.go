@@ -139,6 +139,7 @@ type History struct {
 	ops     []Op
 	windows []Window
 	writes  []Write
+	rates   []Decision
 	notes   []string
 }
 
@@ -229,17 +230,18 @@ func (h *History) Len() int {
 }
 
 type saved struct {
-	BaseWall int64    `json:"base"`
-	Ops      []Op     `json:"ops"`
-	Windows  []Window `json:"windows,omitempty"`
-	Writes   []Write  `json:"writes,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
+	BaseWall int64      `json:"base"`
+	Ops      []Op       `json:"ops"`
+	Windows  []Window   `json:"windows,omitempty"`
+	Writes   []Write    `json:"writes,omitempty"`
+	Rates    []Decision `json:"rates,omitempty"`
+	Notes    []string   `json:"notes,omitempty"`
 }
 
 // Save writes h as JSON, for Load in another process.
 func (h *History) Save(w io.Writer) error {
 	h.mu.Lock()
-	s := saved{BaseWall: h.baseWall, Ops: h.ops, Windows: h.windows, Writes: h.writes, Notes: h.notes}
+	s := saved{BaseWall: h.baseWall, Ops: h.ops, Windows: h.windows, Writes: h.writes, Rates: h.rates, Notes: h.notes}
 	err := json.NewEncoder(w).Encode(&s)
 	h.mu.Unlock()
 	return err
@@ -254,7 +256,7 @@ func Load(r io.Reader) (*History, error) {
 	if s.BaseWall == 0 {
 		return nil, errors.New("history: load: no base time")
 	}
-	h := &History{baseWall: s.BaseWall, ops: s.Ops, windows: s.Windows, writes: s.Writes, notes: s.Notes}
+	h := &History{baseWall: s.BaseWall, ops: s.Ops, windows: s.Windows, writes: s.Writes, rates: s.Rates, notes: s.Notes}
 	for i := range h.ops {
 		h.ops[i].index = i
 	}
@@ -304,6 +306,10 @@ func Merge(hs ...*History) *History {
 			w.Return += shift
 			w.Proc = i + 1
 			out.writes = append(out.writes, w)
+		}
+		for _, d := range h.rates {
+			d.Proc = i + 1
+			out.rates = append(out.rates, d)
 		}
 		for _, n := range h.notes {
 			out.notes = append(out.notes, fmt.Sprintf("process %d: %s", i+1, n))
