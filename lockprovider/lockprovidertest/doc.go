@@ -10,7 +10,8 @@
 //
 //	func BenchmarkProvider(b *testing.B) { lockprovidertest.Bench(b, newProvider(b)) }
 //
-// Run checks what every provider must do, then finds by type assertion
+// Run checks what every provider must do (a concurrent randomized
+// workload's whole history included), then finds by type assertion
 // each optional capability the provider implements (the small interfaces
 // of package lockprovider: ReleaseNotifier, Inspector, Admin, RateLister,
 // Ledger, Registry, Control, BatchAcquirer, BatchReleaser, BatchLedger,
@@ -72,6 +73,18 @@
 //     workers on two names complete read-sleep-write increments of counters
 //     protected only by the lease, with exact final counts, no overlapping
 //     holders and increasing fences, also with AtLeastFor.
+//   - History: a concurrent randomized Workload (six clients, each a
+//     baton.Locker of its own, on two names, for 1.5 s: waits, extensions,
+//     fenced writes after Lock.Check, holds past the lease, abandoned
+//     locks, stale-handle replays, ticks and, with lockprovider.Admin,
+//     force-releases) is recorded and its whole history checked by package
+//     history: linearizable per name against the lease model, no two
+//     trusted windows overlapping, tokens increasing, no fenced write
+//     accepted below a larger token. The seed is logged; SEED=n replays its
+//     choices. Providers whose documented guarantees differ pass Run the
+//     option WithHistory (etcd and Redlock report the client's clock at the
+//     send, Redlock's contenders can split the votes, the ShedLock modes
+//     refuse ticks older than a grant).
 //
 // Each optional capability, when the provider implements it (one
 // subtest group each; each group but Notify and Inspect has a NilContext
