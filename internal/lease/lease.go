@@ -91,7 +91,7 @@ type Policy struct {
 type Params struct {
 	Name, Owner string
 	AtMostFor   time.Duration // the requested lease length
-	AtLeastFor  time.Duration // the minimum hold, counted from the send
+	AtLeastFor  time.Duration // the minimum hold the acquire asked for
 	AutoRenew   bool
 	// OnLost, if set, is called once when the lease is lost (never after
 	// Release), after the context was cancelled.
@@ -114,7 +114,6 @@ type Lease struct {
 	pol       *Policy
 	name      string
 	owner     string
-	atLeastAt time.Time // the end of the minimum hold on the local clock
 	onLost    func(error)
 	release   func(context.Context, lockprovider.ReleaseParams) error // Params.Release
 
@@ -126,6 +125,13 @@ type Lease struct {
 	grant    batontype.Lease
 	length   time.Duration // lease length that auto-renew maintains
 	sent     time.Time     // send time of the grant or extension the window counts from
+	// atLeastAt is the latest the backend can have put the end of the
+	// minimum hold, on the local clock: the bound asked for, counted from
+	// the reply that set it. The backend counts it from when it handled
+	// the request, which lies between send and reply; counting from the
+	// send would let an extension ask for a bound earlier than the one in
+	// force after a slow request.
+	atLeastAt time.Time
 	deadline time.Time     // end of the trust window
 	ended    error         // nil while held; the loss or Released
 	timer    *time.Timer   // fires at deadline
@@ -168,7 +174,6 @@ func (l *Lease) Start(parent context.Context, pol *Policy, p Params, grant baton
 	l.pol = pol
 	l.name, l.owner, l.onLost = p.Name, p.Owner, p.OnLost
 	l.release = p.Release
-	l.atLeastAt = sent.Add(p.AtLeastFor)
 	l.vctx = valueCtx{Context: parent, l: l}
 	l.ctx, l.cancel = context.WithCancelCause(&l.vctx)
 
@@ -185,6 +190,8 @@ func (l *Lease) Start(parent context.Context, pol *Policy, p Params, grant baton
 	}
 	l.mu.Lock()
 	l.grant, l.length, l.sent = grant, p.AtMostFor, sent
+	// Start runs after the reply, so now is no earlier than it.
+	l.atLeastAt = pol.Now().Add(p.AtLeastFor)
 	l.deadline = sent.Add(length - l.margin(length))
 	l.timer = time.AfterFunc(l.deadline.Sub(pol.Now()), l.windowEnded)
 	l.mu.Unlock()
@@ -386,7 +393,9 @@ func (l *Lease) extend(ctx context.Context, d time.Duration) error {
 		defer cancel()
 	}
 	send := l.pol.Now()
+	l.mu.Lock()
 	atLeast := min(max(l.atLeastAt.Sub(send), 0), d)
+	l.mu.Unlock()
 	grant, err := l.pol.Provider.Extend(ctx, lockprovider.ExtendParams{
 		Name: l.name, Owner: l.owner, AtMostFor: d, AtLeastFor: atLeast,
 	})
@@ -412,6 +421,13 @@ func (l *Lease) extend(ctx context.Context, d time.Duration) error {
 		return l.ended
 	}
 	l.grant, l.length, l.sent = grant, d, send
+	if atLeast > 0 {
+		// The backend counted atLeast from when it handled the call, at
+		// the latest now; a later extension must not ask for less.
+		if at := l.pol.Now().Add(atLeast); at.After(l.atLeastAt) {
+			l.atLeastAt = at
+		}
+	}
 	l.deadline = send.Add(d - l.margin(d))
 	// A reply that came after its own window makes the timer fire at once.
 	l.timer.Reset(l.deadline.Sub(l.pol.Now()))

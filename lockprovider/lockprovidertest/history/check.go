@@ -217,10 +217,10 @@ func truncateForced(ws []Window, ops []Op) []Window {
 		}
 		for i := range out {
 			w := &out[i]
-			if w.Name != o.Name || w.From > o.Return && o.Result == OK {
-				continue
-			}
-			if o.Result == OK && w.Token != o.Lease.Token {
+			// A window of the freed grant that begins after the
+			// force-release (its acquire's reply came late) is no more
+			// exclusive than one that began before it.
+			if w.Name != o.Name || o.Result == OK && w.Token != o.Lease.Token {
 				continue
 			}
 			if o.Result == Unknown && o.Cond != 0 && w.Token != o.Cond {

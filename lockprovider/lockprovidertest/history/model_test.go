@@ -106,6 +106,20 @@ func TestWindowsAndWrites(t *testing.T) {
 	if !strings.Contains(r.String(), "overlap") || !strings.Contains(r.String(), "accepted token 1") {
 		t.Errorf("report %s", r)
 	}
+	// A force-release frees a grant whose holder learns of it late: its
+	// window, even one that began after the force-release, is not
+	// compared with the next holder's.
+	f := &History{baseWall: 1}
+	f.Add(acq("a", 0, 1, 0, 1, 100, 0))
+	f.Add(Op{Kind: ForceRelease, Name: "n", Call: 2 * msec, Return: 3 * msec, Result: OK, Lease: Grant{Owner: "a", Token: 1, GrantedAt: 0, Until: 100 * msec}})
+	f.Add(acq("b", 4, 5, 4, 2, 100, 0))
+	f.windows = []Window{
+		{Name: "n", Owner: "a", Token: 1, From: 20 * msec, Until: 90 * msec},
+		{Name: "n", Owner: "b", Token: 2, From: 5 * msec, Until: 100 * msec},
+	}
+	if r := Check(f, Config{}); !r.OK() {
+		t.Errorf("window of a force-released grant: %s", r)
+	}
 	h.windows[2].From = 150
 	h.writes = h.writes[:2]
 	if r := Check(h, Config{}); !r.OK() {
