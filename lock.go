@@ -153,7 +153,9 @@ func (k *Lock) Check() error {
 // Extend sets the lease to end d from now (backend time), longer or shorter
 // than before, and moves the trust window to start at this call. With
 // auto-renew, later renewals maintain d. A lease still inside its AtLeastFor
-// bound keeps that bound (shortened to d if d is shorter).
+// bound keeps that bound (shortened to d if d is shorter): the bound is
+// counted from the reply that set it, so Extend never asks the backend for
+// an earlier one, whatever the latency of the acquire.
 //
 // It returns an error matching ErrLockLost and ErrNotHeld when the lease is
 // no longer held (and then cancels Context), ErrLockLost after the lock was
