@@ -111,20 +111,20 @@ type Params struct {
 // after Start. Its methods are safe for concurrent use; those of a zero
 // Lease return ErrZero.
 type Lease struct {
-	pol       *Policy
-	name      string
-	owner     string
-	onLost    func(error)
-	release   func(context.Context, lockprovider.ReleaseParams) error // Params.Release
+	pol     *Policy
+	name    string
+	owner   string
+	onLost  func(error)
+	release func(context.Context, lockprovider.ReleaseParams) error // Params.Release
 
 	vctx   valueCtx // the parent context, carrying this Lease
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex
-	grant    batontype.Lease
-	length   time.Duration // lease length that auto-renew maintains
-	sent     time.Time     // send time of the grant or extension the window counts from
+	mu     sync.Mutex
+	grant  batontype.Lease
+	length time.Duration // lease length that auto-renew maintains
+	sent   time.Time     // send time of the grant or extension the window counts from
 	// atLeastAt is the latest the backend can have put the end of the
 	// minimum hold, on the local clock: the bound asked for, counted from
 	// the reply that set it. The backend counts it from when it handled
@@ -132,9 +132,9 @@ type Lease struct {
 	// send would let an extension ask for a bound earlier than the one in
 	// force after a slow request.
 	atLeastAt time.Time
-	deadline time.Time     // end of the trust window
-	ended    error         // nil while held; the loss or Released
-	timer    *time.Timer   // fires at deadline
+	deadline  time.Time   // end of the trust window
+	ended     error       // nil while held; the loss or Released
+	timer     *time.Timer // fires at deadline
 
 	extMu sync.Mutex // serialises extensions
 
