@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/fence"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
@@ -88,7 +89,7 @@ func (w Workload) Run(ctx context.Context, h *history.History, p lockprovider.Pr
 	errs := make([]error, w.Clients)
 	for i := range w.Clients {
 		c := &client{w: &w, h: h, id: w.FirstClient + i, rng: rand.New(rand.NewPCG(uint64(w.Seed), uint64(i)))}
-		c.p, c.raw = h.Provider(p, c.id), p
+		c.p = h.Provider(p, c.id)
 		l, err := baton.NewLocker(c.p, &baton.Config{LockedBy: fmt.Sprintf("workload-%d", c.id), MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond})
 		if err != nil {
 			return w.Seed, err
@@ -106,7 +107,6 @@ type client struct {
 	id  int
 	rng *rand.Rand
 	p   lockprovider.Provider // recorded
-	raw lockprovider.Provider
 	l   *baton.Locker
 
 	stale []staleHandle // earlier grants, for stale-handle replays
@@ -123,10 +123,12 @@ func (c *client) run(ctx context.Context) error {
 		switch r := c.rng.IntN(100); {
 		case r < 70:
 			c.cycle(ctx, name)
-		case r < 85:
+		case r < 83:
 			c.replayStale(ctx)
-		case r < 95:
+		case r < 92:
 			c.tickAcquire(ctx, name)
+		case r < 96:
+			c.inspect(ctx, name)
 		default:
 			c.forceRelease(ctx, name)
 		}
@@ -273,6 +275,16 @@ func (c *client) tickAcquire(ctx context.Context, name string) {
 	_ = c.p.Release(context.WithoutCancel(ctx), lockprovider.ReleaseParams{Name: name, Owner: owner})
 }
 
+// inspect reads name's state through the recorded provider, when the
+// provider is a lockprovider.Inspector.
+func (c *client) inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
+	in, ok := c.p.(history.Inspector)
+	if !ok {
+		return batontype.LeaseInfo{}, errors.ErrUnsupported
+	}
+	return in.Inspect(ctx, name)
+}
+
 // forceRelease frees name as an operator would, by token when the name's
 // lease can be inspected.
 func (c *client) forceRelease(ctx context.Context, name string) {
@@ -281,8 +293,8 @@ func (c *client) forceRelease(ctx context.Context, name string) {
 		return
 	}
 	var token int64
-	if in, ok := c.raw.(lockprovider.Inspector); ok && c.rng.IntN(2) == 0 {
-		if info, err := in.Inspect(ctx, name); err == nil && info.Held {
+	if c.rng.IntN(2) == 0 {
+		if info, err := c.inspect(ctx, name); err == nil && info.Held {
 			token = info.Token
 		}
 	}

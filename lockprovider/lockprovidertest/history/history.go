@@ -21,6 +21,7 @@ const (
 	Extend
 	Release
 	ForceRelease
+	Inspect
 )
 
 func (k Kind) String() string {
@@ -33,6 +34,8 @@ func (k Kind) String() string {
 		return "release"
 	case ForceRelease:
 		return "force-release"
+	case Inspect:
+		return "inspect"
 	}
 	return fmt.Sprintf("Kind(%d)", k)
 }
@@ -86,7 +89,8 @@ type Op struct {
 	Return     int64         `json:"ret"`            // response (for Unknown: when the caller gave up)
 	Result     Result        `json:"r"`              //
 	Err        string        `json:"err,omitempty"`  // the error text of an Unknown result
-	Lease      Grant         `json:"lease,omitzero"` // Acquire and Extend with OK; ForceRelease's freed lease
+	Lease      Grant         `json:"lease,omitzero"` // Acquire and Extend with OK; ForceRelease's freed lease; Inspect's lease when Held
+	Held       bool          `json:"held,omitempty"` // Inspect: a lease was in force
 	Process    int           `json:"proc,omitempty"` // set by Merge
 	Comment    string        `json:"note,omitempty"` // free text for the picture
 	index      int           // position in the history, for reports

@@ -101,6 +101,8 @@ func step(b bounds, s state, op *Op) []state {
 		return release(b, s, op, start)
 	case ForceRelease:
 		return forceRelease(b, s, op, start)
+	case Inspect:
+		return inspect(b, s, op, start)
 	}
 	return nil
 }
@@ -434,6 +436,13 @@ func describe(o *Op) string {
 	}
 	if o.Result == OK && o.Kind == ForceRelease {
 		s += fmt.Sprintf(" freed token %d", o.Lease.Token)
+	}
+	if o.Result == OK && o.Kind == Inspect {
+		if o.Held {
+			s += fmt.Sprintf(" held, token %d", o.Lease.Token)
+		} else {
+			s += " free"
+		}
 	}
 	if o.Err != "" {
 		s += " (" + o.Err + ")"

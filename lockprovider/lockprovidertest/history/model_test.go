@@ -43,6 +43,14 @@ func ext(owner string, call, ret, p int64, tok, granted, most, least int64, r Re
 	return o
 }
 
+// look is a definite Inspect over [call, ret] ms that saw the name held
+// with token tok, or free when tok is 0.
+func look(call, ret, tok int64) Op {
+	o := Op{Kind: Inspect, Name: "n", Call: call * msec, Return: ret * msec, Result: OK, Held: tok != 0}
+	o.Lease.Token = tok
+	return o
+}
+
 func unknown(o Op) Op { o.Result, o.Lease = Unknown, Grant{}; return o }
 
 func TestModel(t *testing.T) {
@@ -70,6 +78,13 @@ func TestModel(t *testing.T) {
 		{"extend moves the minimum hold earlier", false, []Op{acq("a", 0, 1, 0, 1, 200, 100), ext("a", 50, 51, 50, 1, 0, 200, 30, OK)}},
 		{"extend keeps the minimum hold", true, []Op{acq("a", 0, 1, 0, 1, 200, 100), ext("a", 50, 51, 50, 1, 0, 200, 50, OK)}},
 		{"extend shortening the lease before the hold", true, []Op{acq("a", 0, 1, 0, 1, 200, 100), ext("a", 50, 51, 50, 1, 0, 20, 0, OK)}},
+		{"inspect sees the holder's token", true, []Op{acq("a", 0, 1, 0, 1, 100, 0), look(10, 11, 1)}},
+		{"inspect sees another token", false, []Op{acq("a", 0, 1, 0, 1, 100, 0), look(10, 11, 2)}},
+		{"inspect sees a lease held after its end", false, []Op{acq("a", 0, 1, 0, 1, 100, 0), look(150, 151, 1)}},
+		{"inspect sees a held name free", false, []Op{acq("a", 0, 1, 0, 1, 100, 0), look(10, 11, 0)}},
+		{"inspect sees a released name free", true, []Op{acq("a", 0, 1, 0, 1, 100, 0), rel("a", 2, 3, OK), look(10, 11, 0)}},
+		{"inspect sees the minimum hold", false, []Op{acq("a", 0, 1, 0, 1, 100, 60), rel("a", 2, 3, OK), look(10, 11, 0)}},
+		{"inspect learns an unknown grant's token", false, []Op{unknown(acq("a", 0, 5, 0, 1, 100, 0)), look(10, 11, 7), acq("b", 20, 21, 20, 8, 100, 0)}},
 		{"grant reported before its call", false, []Op{acq("a", 100, 101, 50, 1, 100, 0)}},
 		{"lease longer than asked", false, []Op{func() Op { o := acq("a", 0, 1, 0, 1, 100, 0); o.Lease.Until += 50 * msec; return o }()}},
 	}

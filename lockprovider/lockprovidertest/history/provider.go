@@ -10,7 +10,8 @@ import (
 )
 
 // Provider returns p with every Acquire, Extend and Release (and, when p
-// is a lockprovider.Admin, ForceRelease) recorded in h as made by client.
+// is a lockprovider.Admin, ForceRelease; when p is a lockprovider.Inspector,
+// each Inspect that answered) recorded in h as made by client.
 // The returned provider is a lockprovider.ReleaseNotifier when p is one,
 // so a Locker over it waits the same way; it has no other capability.
 // Calls that fail validation or are known not to have reached the backend
@@ -125,4 +126,31 @@ func (r *recorder) ForceRelease(ctx context.Context, p lockprovider.ForceRelease
 	}
 	r.h.Add(op)
 	return info, err
+}
+
+// Inspector is the recorded provider's read of one name, available when
+// the recorded provider is a lockprovider.Inspector.
+type Inspector interface {
+	Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error)
+}
+
+// Inspect records a lockprovider.Inspector's Inspect that answered (a
+// failed read tells nothing); without Inspector it returns an error
+// matching batontype.ErrInvalid.
+func (r *recorder) Inspect(ctx context.Context, name string) (batontype.LeaseInfo, error) {
+	in, ok := r.p.(lockprovider.Inspector)
+	if !ok {
+		return batontype.LeaseInfo{}, batontype.Invalid("provider", "", "is not a lockprovider.Inspector", batontype.ErrInvalid)
+	}
+	call := time.Now()
+	info, err := in.Inspect(ctx, name)
+	if err != nil {
+		return info, err
+	}
+	op := Op{Kind: Inspect, Name: name, Client: r.client, Call: r.h.At(call), Return: r.h.Now(), Result: OK, Held: info.Held}
+	if info.Held {
+		op.Lease = Grant{Token: info.Token}
+	}
+	r.h.Add(op)
+	return info, nil
 }
