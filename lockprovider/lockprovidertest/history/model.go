@@ -131,10 +131,14 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 		}
 		// A new grant at the backend's GrantedAt, or, for a provider that
 		// reports the client's clock at the send, at the first instant
-		// after it at which the name was free.
+		// after it, and after the operation linearized before, at which
+		// the name was free.
 		p := g.GrantedAt
-		if b.client && !s.free(b, p) && s.holder != "" {
-			p = max(p, s.untilLo-b.skew)
+		if b.client {
+			p = max(p, start-b.skew)
+			if !s.free(b, p) && s.holder != "" {
+				p = max(p, s.untilLo-b.skew)
+			}
 		}
 		if p >= start-b.skew && p <= op.Return+b.skew && s.free(b, p) && g.Token > s.last &&
 			near(g.Until-g.GrantedAt, int64(op.AtMostFor), round) && s.tickOK(b, op.Tick) {

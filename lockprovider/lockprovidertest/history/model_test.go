@@ -90,16 +90,36 @@ func TestModel(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := &History{baseWall: 1}
-			for _, o := range c.ops {
-				h.Add(o)
-			}
-			r := Check(h, Config{})
-			if r.OK() != c.ok {
-				t.Errorf("Check: OK %v, want %v: %s", r.OK(), c.ok, r)
-			}
+			check(t, c.ok, Config{}, c.ops)
 		})
 	}
+}
+
+func check(t *testing.T, ok bool, cfg Config, ops []Op) {
+	t.Helper()
+	h := &History{baseWall: 1}
+	for _, o := range ops {
+		h.Add(o)
+	}
+	if r := Check(h, cfg); r.OK() != ok {
+		t.Errorf("Check: OK %v, want %v: %s", r.OK(), ok, r)
+	}
+}
+
+// A provider reporting the client's clock at the send as GrantedAt
+// (Config.ClientGrantTime) granted somewhere in the call: after a read
+// that saw the name free, though the reported time is before it.
+func TestClientGrantTime(t *testing.T) {
+	ops := []Op{
+		acq("a", 0, 1, 0, 1, 100, 0),
+		ext("a", 60, 80, 60, 1, 0, 40, 0, OK), // ends at 100
+		acq("b", 50, 130, 50, 2, 100, 0),      // sent at 50, granted after 100
+		look(110, 120, 0),
+	}
+	check(t, true, Config{ClientGrantTime: true}, ops)
+	check(t, false, Config{}, ops)
+	// Still a violation: a grant while the lease was in force throughout.
+	check(t, false, Config{ClientGrantTime: true}, []Op{acq("a", 0, 1, 0, 1, 100, 0), acq("b", 50, 60, 50, 2, 100, 0)})
 }
 
 func TestWindowsAndWrites(t *testing.T) {
