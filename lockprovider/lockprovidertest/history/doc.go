@@ -5,7 +5,7 @@
 // Record, then check:
 //
 //	h := history.New()
-//	p := h.Provider(provider, client) // every Acquire, Extend, Release recorded
+//	p := h.Provider(provider, client) // every Acquire, Extend, Release (ForceRelease, Inspect) recorded
 //	// ... run clients through p (a baton.Locker over it, say), and report
 //	// what they acted on with h.Window and h.Fenced ...
 //	history.Verify(t, h, history.Config{Seed: seed})
@@ -31,7 +31,9 @@
 //     minimum hold earlier unless it ends the lease before it. Release
 //     succeeds only for the holder, and leaves the name held until its
 //     minimum hold; ErrNotHeld is only right when the caller did not hold a
-//     lease in force. An operation of unknown outcome may have taken effect
+//     lease in force. Inspect (through the recorded provider's Inspector)
+//     sees the lease in force with its token, or a free name once it ended.
+//     An operation of unknown outcome may have taken effect
 //     or not. The backend's times in the replies (GrantedAt, Until) must fall
 //     within the call, give or take Config.Skew.
 //   - Trusted windows (Window): no two grants' windows of one name overlap
