@@ -167,8 +167,11 @@ func Check(h *History, cfg Config) *Report {
 	r.info = info
 	switch res {
 	case porcupine.Illegal:
-		r.Failing = shortest(r.model, ops, cfg.Timeout)
-		r.Stuck = stuck(b, r.model, r.Failing, cfg.Timeout)
+		// Refuting an order is an exhaustive search; the report's extras
+		// get a budget of their own so a failure is reported in seconds.
+		end := time.Now().Add(min(cfg.Timeout, explainBudget))
+		r.Failing = shortest(r.model, ops, end)
+		r.Stuck = stuck(b, r.model, r.Failing, end)
 		name := ""
 		if len(r.Failing) > 0 {
 			name = r.Failing[0].Name
@@ -254,13 +257,24 @@ func operations(ops []Op) []porcupine.Operation {
 	return out
 }
 
+// explainBudget bounds the search for the shortest failing sub-history
+// and for where the order got stuck.
+const explainBudget = 10 * time.Second
+
 // shortest returns a short failing sub-history of one name: the
 // operations answered by some instant T, with those still in flight at T
 // taken as of unknown outcome. Every operation invoked after T follows all
 // of them, so if the whole history were linearizable, so would this be:
 // the earliest such T gives the shortest sub-history that shows the
 // violation.
-func shortest(m porcupine.Model, ops []Op, timeout time.Duration) []Op {
+//
+// Each search ends by end; one that does not finish counts as not
+// illegal, so what is returned was always found illegal.
+func shortest(m porcupine.Model, ops []Op, end time.Time) []Op {
+	illegal := func(ops []Op) bool {
+		left := time.Until(end)
+		return left > 0 && porcupine.CheckOperationsTimeout(m, operations(ops), left) == porcupine.Illegal
+	}
 	by := map[string][]Op{}
 	for _, o := range ops {
 		by[o.Name] = append(by[o.Name], o)
@@ -273,7 +287,7 @@ func shortest(m porcupine.Model, ops []Op, timeout time.Duration) []Op {
 	for _, n := range names {
 		part := by[n]
 		slices.SortStableFunc(part, func(a, b Op) int { return cmp.Compare(a.Call, b.Call) })
-		if porcupine.CheckOperationsTimeout(m, operations(part), timeout) != porcupine.Illegal {
+		if !illegal(part) {
 			continue
 		}
 		var cuts []int64
@@ -297,16 +311,13 @@ func shortest(m porcupine.Model, ops []Op, timeout time.Duration) []Op {
 			}
 			return sub
 		}
-		illegal := func(i int) bool {
-			return porcupine.CheckOperationsTimeout(m, operations(cut(cuts[i])), timeout) == porcupine.Illegal
-		}
 		lo, hi := 0, len(cuts)-1
-		if len(cuts) == 0 || !illegal(hi) {
+		if len(cuts) == 0 || !illegal(cut(cuts[hi])) {
 			return part
 		}
 		for lo < hi {
 			mid := (lo + hi) / 2
-			if illegal(mid) {
+			if illegal(cut(cuts[mid])) {
 				hi = mid
 			} else {
 				lo = mid + 1
@@ -319,11 +330,11 @@ func shortest(m porcupine.Model, ops []Op, timeout time.Duration) []Op {
 
 // stuck describes where the search for an order of ops (not
 // linearizable) stopped.
-func stuck(b bounds, m porcupine.Model, ops []Op, timeout time.Duration) string {
-	if len(ops) == 0 {
+func stuck(b bounds, m porcupine.Model, ops []Op, end time.Time) string {
+	if len(ops) == 0 || time.Until(end) <= 0 {
 		return ""
 	}
-	_, info := porcupine.CheckOperationsVerbose(m, operations(ops), timeout)
+	_, info := porcupine.CheckOperationsVerbose(m, operations(ops), time.Until(end))
 	var best []porcupine.Operation
 	for _, part := range info.PartialLinearizationsOperations() {
 		for _, lin := range part {
