@@ -402,11 +402,11 @@ func testLedgerRefusals(e *env) {
 // refused.
 func testLedgerLost(e *env) {
 	name := e.name()
-	l, err := e.acquireRun(name, lockprovider.NewOwner(), "slow", 50*time.Millisecond, baseTick.Add(4*time.Minute), lockprovider.RunStart{})
+	l, err := e.acquireRun(name, lockprovider.NewOwner(), "slow", e.short(50*time.Millisecond), baseTick.Add(4*time.Minute), lockprovider.RunStart{})
 	if err != nil {
 		e.t.Fatalf("AcquireRun: %v", err)
 	}
-	sleepPast(time.Now(), 50*time.Millisecond)
+	sleepPast(time.Now(), e.short(50*time.Millisecond))
 	err = e.releaseRun(l, "slow", batontype.OutcomeLockLost, "lock lost", batontype.Retention{})
 	e.wantErr(err, batontype.ErrNotHeld, "ReleaseRun after expiry")
 	last, _ := e.lastRuns(name)
@@ -580,11 +580,11 @@ func testLedgerRetention(e *env) {
 	// later claims pushed it out) is not recorded again by its release.
 	gone := e.name()
 	small := batontype.Retention{MaxRuns: 1}
-	lost, err := e.acquireRun(gone, lockprovider.NewOwner(), "slow", 50*time.Millisecond, baseTick.Add(time.Hour), lockprovider.RunStart{Retention: small})
+	lost, err := e.acquireRun(gone, lockprovider.NewOwner(), "slow", e.short(50*time.Millisecond), baseTick.Add(time.Hour), lockprovider.RunStart{Retention: small})
 	if err != nil {
 		e.t.Fatalf("AcquireRun: %v", err)
 	}
-	sleepPast(time.Now(), 50*time.Millisecond)
+	sleepPast(time.Now(), e.short(50*time.Millisecond))
 	for i := range batontype.RetentionSlack + 1 {
 		l, err := e.acquireRun(gone, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Duration(i+2)*time.Hour), lockprovider.RunStart{Retention: small})
 		if err != nil {
