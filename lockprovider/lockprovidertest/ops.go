@@ -619,7 +619,7 @@ func testLedgerRetention(e *env) {
 		}
 		old = append(old, l.Token)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // older than the MaxAge (1 s) below
 	ret = batontype.Retention{MaxAge: time.Second}
 	var young []int64
 	for i := range batontype.RetentionSlack {
@@ -739,7 +739,7 @@ func testRegistryExpiry(e *env) {
 	if n := len(e.instances()); n != 2 {
 		e.t.Fatalf("Instances: %d, want 2", n)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // the short entry's 1 s TTL passes: expiry is what is checked
 	is := e.instances()
 	if len(is) != 1 || is[0].LockedBy != "long" {
 		e.t.Errorf("after the short TTL: %+v, want only long", is)
@@ -754,7 +754,7 @@ func testRegistryHeartbeat(e *env) {
 		e.t.Fatalf("Register: %v", err)
 	}
 	for range 3 {
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(400 * time.Millisecond) // three heartbeats span more than the 1 s TTL
 		if err := r.Heartbeat(e.ctx, "hb", time.Second); err != nil {
 			e.t.Fatalf("Heartbeat: %v", err)
 		}

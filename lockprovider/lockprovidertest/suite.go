@@ -327,7 +327,7 @@ func (e *env) waitFree(name string, why string) time.Time {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("%s: %q still held after %v", why, name, waitLimit)
 		}
-		time.Sleep(pollEvery)
+		time.Sleep(pollEvery) // poll interval of a deadline-bounded wait
 	}
 }
 
@@ -352,7 +352,7 @@ func (e *env) timed(base time.Duration, f func(scale time.Duration) bool) {
 // sleepPast sleeps until a lease of length d granted before t0 has lapsed,
 // with a margin for the backend's rounding.
 func sleepPast(t0 time.Time, d time.Duration) {
-	time.Sleep(time.Until(t0.Add(d + 20*time.Millisecond)))
+	time.Sleep(time.Until(t0.Add(d + 20*time.Millisecond))) // the documented lapse at AtMostFor, plus rounding
 }
 
 func near(got, want, tolerance time.Duration) bool {
