@@ -84,8 +84,10 @@ func newYork(t testing.TB) *time.Location {
 }
 
 func TestMySQLConformance(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 				p, _, _ := newMy(t, m.cfg, false)
 				return p
@@ -95,6 +97,7 @@ func TestMySQLConformance(t *testing.T) {
 	// MySQL's path (no RETURNING: the upsert, then a SELECT) on this
 	// MariaDB, which Check takes for MySQL 8.
 	t.Run("TwoStatementAcquire", func(t *testing.T) {
+		t.Parallel()
 		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 			p, _ := newCounted(t, true)
 			return p
@@ -150,6 +153,7 @@ func newCounted(t testing.TB, mysql8 bool) (*shedlock.MySQL, *statements) {
 // On MariaDB an acquire is one statement whether it grants, finds the name
 // held or finds the tick stale; on MySQL (no RETURNING) it is two.
 func TestMySQLAcquireStatements(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name   string
@@ -268,8 +272,10 @@ func later(a, b time.Time) time.Time {
 // unlock honours lockAtLeastFor for Go replicas, and a Go release does
 // for Java replicas.
 func TestMySQLJavaAndGoExclude(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			p, _, db := newMy(t, m.cfg, true)
 			ctx := t.Context()
 			java := &javaMy{db: db, dbTime: m.cfg.TimeMode == shedlock.DBTime, lockedBy: "java-host"}
@@ -319,8 +325,10 @@ func TestMySQLJavaAndGoExclude(t *testing.T) {
 // Two Go replicas and a replayed Java replica contend for one name for a
 // while: no two holds ever overlap, and both kinds win.
 func TestMySQLMixedFleet(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			p1, my, db := newMy(t, m.cfg, true)
 			p2, err := shedlock.NewMySQL(db, &m.cfg)
 			if err != nil {
@@ -449,6 +457,7 @@ func TestFaultMySQLIgnoredRefusalStaysRefused(t *testing.T) {
 // TIMESTAMP column that the server updates by itself, a missing column,
 // a name longer than the name column.
 func TestMySQLRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
@@ -532,8 +541,10 @@ func TestMySQLDBTimeNeedsUTCServer(t *testing.T) {
 // A tick is refused when anyone, a Java replica included, was granted the
 // lock at or after the tick's time: that Java run served the tick.
 func TestMySQLJavaGrantServesTick(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			p, _, db := newMy(t, m.cfg, true)
 			ctx := t.Context()
 			java := &javaMy{db: db, dbTime: m.cfg.TimeMode == shedlock.DBTime, lockedBy: "java-host"}
@@ -562,8 +573,10 @@ func TestMySQLJavaGrantServesTick(t *testing.T) {
 // job on ShedLock's MySQL table, in every time mode: no tick runs twice,
 // no two runs overlap, and both kinds win ticks.
 func TestMySQLInterleavedWithJava(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			p1, _, db := newMy(t, m.cfg, true)
 			p2, err := shedlock.NewMySQL(db, &m.cfg)
 			if err != nil {
