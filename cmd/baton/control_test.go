@@ -27,6 +27,7 @@ import (
 // scheduled ticks; a pause stops the job on every replica within one
 // tick, a resume restarts it, and jobs ls shows the pause.
 func TestCLIControl(t *testing.T) {
+	t.Parallel()
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
 		prefix := testenv.Prefix(t)
