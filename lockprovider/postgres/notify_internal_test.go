@@ -11,6 +11,7 @@ import (
 // The listener renews the waiter mark while waiters remain, and the mark
 // lapses after the last one stops.
 func TestMarkRenewal(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	p, err := New(pg.Pool, nil)
 	if err != nil {

@@ -60,6 +60,7 @@ func newProvider(t testing.TB, cfg *postgres.Config) (*postgres.Provider, *pgenv
 // The conformance suite, every capability included, each subtest on a
 // migrated provider in a schema of its own.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 		p, _ := newProvider(t, nil)
 		return p
@@ -86,6 +87,7 @@ func near(a, b time.Time, tol time.Duration) bool {
 }
 
 func TestMigrateIdempotent(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil) // first run
 	ctx := t.Context()
 	if err := p.Migrate(ctx); err != nil {
@@ -116,6 +118,7 @@ func TestMigrateIdempotent(t *testing.T) {
 }
 
 func TestSchemaQualifiedTable(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	if _, err := pg.Pool.Exec(ctx, `CREATE SCHEMA "`+pg.Schema+`_x"`); err != nil {
@@ -150,6 +153,7 @@ func TestSchemaQualifiedTable(t *testing.T) {
 }
 
 func TestInvalidIdentifiers(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	bad := []postgres.Config{
 		{Table: "1abc"},
@@ -182,6 +186,7 @@ func TestInvalidIdentifiers(t *testing.T) {
 }
 
 func TestSchemaSQLAppliesCleanly(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	ddl, err := postgres.SchemaSQL(nil)
@@ -212,6 +217,7 @@ func TestSchemaSQLAppliesCleanly(t *testing.T) {
 // lease length must not be born expired (now() would be; clock_timestamp()
 // is not).
 func TestAcquireInOldTransaction(t *testing.T) {
+	t.Parallel()
 	_, pg := newProvider(t, nil)
 	ctx := t.Context()
 	tx, err := pg.Pool.Begin(ctx)
@@ -256,6 +262,7 @@ const waitLimit = 10 * time.Second
 // A contender does not wait for another session's transaction that holds
 // the row locked.
 func TestContenderDoesNotQueue(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	first := params("busy", 50*time.Millisecond)
@@ -298,6 +305,7 @@ func TestContenderDoesNotQueue(t *testing.T) {
 
 // The session TimeZone does not affect lease times.
 func TestSessionTimeZone(t *testing.T) {
+	t.Parallel()
 	_, pg := newProvider(t, nil)
 	ctx := t.Context()
 	cfg, err := pgxpool.ParseConfig(pg.URL)
@@ -345,6 +353,7 @@ func TestSessionTimeZone(t *testing.T) {
 // Serialization failures in a caller's REPEATABLE READ / SERIALIZABLE
 // transaction mean "not acquired".
 func TestSerializationFailure(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	// The lease exists and expires, so the name is free.
@@ -380,6 +389,7 @@ func TestSerializationFailure(t *testing.T) {
 
 // A pre-existing stale row, written by someone else, is taken over.
 func TestStaleRowTakeover(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	_, err := pg.Pool.Exec(ctx, `INSERT INTO baton_locks (name, owner, locked_by, locked_at, lock_until, at_least_until, fence)
@@ -409,6 +419,7 @@ func TestStaleRowTakeover(t *testing.T) {
 
 // An over-long name is an error, not "not acquired", and writes nothing.
 func TestOverLongName(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	_, err := p.Acquire(ctx, params(strings.Repeat("n", batontype.MaxNameLen+1), time.Minute))
@@ -443,6 +454,7 @@ func readRow(t testing.TB, db postgres.DB, name string) row {
 // Acquiring one name never touches another row; acquiring a
 // held name never modifies its row; acquiring after expiry takes it over.
 func TestRowIsolation(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	for _, n := range []string{"a", "b"} {
@@ -498,6 +510,7 @@ func (c *countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx
 func (c *countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 func TestOneStatementPerOperation(t *testing.T) {
+	t.Parallel()
 	_, pg := newProvider(t, nil)
 	ctx := t.Context()
 	tr := &countingTracer{}
@@ -553,6 +566,7 @@ func TestOneStatementPerOperation(t *testing.T) {
 // The methods outside the lockprovider interfaces, which the conformance
 // suites do not reach, refuse a nil context too.
 func TestOwnMethodsNilContext(t *testing.T) {
+	t.Parallel()
 	p, _ := newProvider(t, nil)
 	var nilCtx context.Context
 	if err := p.Migrate(nilCtx); !errors.Is(err, batontype.ErrNilContext) {
