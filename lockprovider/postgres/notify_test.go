@@ -223,7 +223,7 @@ func TestNotifyReconnect(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("listener did not reconnect")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 	cycle(t, p, "rc")
 	if !signalled(ch, 5*time.Second) {

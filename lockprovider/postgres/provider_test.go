@@ -229,7 +229,7 @@ func TestAcquireInOldTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ttl = 200 * time.Millisecond
-	time.Sleep(ttl + 100*time.Millisecond)
+	time.Sleep(ttl + 100*time.Millisecond) // the transaction's now() is older than the lease length
 	p, err := postgres.New(tx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +344,7 @@ func TestSessionTimeZone(t *testing.T) {
 	if err != nil || !info.Until.Equal(l.Until) {
 		t.Errorf("Until read from a UTC session = %v (%v), want %v", info.Until, err, l.Until)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // the 300 ms lease lapses (AtMostFor)
 	if _, err := q.Acquire(ctx, params("tz", time.Minute)); err != nil {
 		t.Errorf("other session after expiry: %v", err)
 	}
@@ -360,7 +360,7 @@ func TestSerializationFailure(t *testing.T) {
 	if _, err := p.Acquire(ctx, params("ser", 20*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(30 * time.Millisecond)
+	time.Sleep(30 * time.Millisecond) // the 20 ms lease lapses (AtMostFor)
 	for _, iso := range []pgx.TxIsoLevel{pgx.RepeatableRead, pgx.Serializable} {
 		tx, err := pg.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: iso})
 		if err != nil {

@@ -162,7 +162,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	if _, ok, err := java.lock(ctx, name, time.Minute); err != nil || ok {
 		t.Fatalf("java lock inside Go's lockAtLeastFor: %v %v, want refused", ok, err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // Go's 300 ms lockAtLeastFor passes
 	jc, ok, err := java.lock(ctx, name, time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("java lock after Go's lockAtLeastFor: %v %v, want acquired", ok, err)
@@ -174,7 +174,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	if !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Fatalf("Acquire inside the JVM's lockAtLeastFor: %v, want ErrNotAcquired", err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // the JVM's 300 ms lockAtLeastFor passes
 	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}); err != nil {
 		t.Fatalf("Acquire after the JVM's lockAtLeastFor: %v", err)
 	}

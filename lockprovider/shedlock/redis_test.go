@@ -143,7 +143,7 @@ func TestRedisShedLockFormat(t *testing.T) {
 	if _, ok, err := java.lock(ctx, "nightly", time.Minute); err != nil || ok {
 		t.Fatalf("java lock inside Go's lockAtLeastFor: %v %v, want refused", ok, err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // Go's 300 ms lockAtLeastFor passes
 	created, ok, err := java.lock(ctx, "nightly", time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("java lock after Go's lockAtLeastFor: %v %v", ok, err)

@@ -310,7 +310,7 @@ func TestMySQLJavaAndGoExclude(t *testing.T) {
 					t.Fatalf("Java lock within the Go lease's lockAtLeastFor: %v %v; want refused", ok, err)
 				}
 			}
-			time.Sleep(time.Until(l.AtLeastUntil) + 50*time.Millisecond)
+			time.Sleep(time.Until(l.AtLeastUntil) + 50*time.Millisecond) // the documented lockAtLeastFor end passes
 			if ok, err := java.lock(ctx, "job", time.Minute); err != nil || !ok {
 				t.Fatalf("Java lock after the Go lease's lockAtLeastFor: %v %v", ok, err)
 			}
@@ -347,7 +347,7 @@ func TestMySQLMixedFleet(t *testing.T) {
 				if inside.Add(1) != 1 {
 					overlaps.Add(1)
 				}
-				time.Sleep(3 * time.Millisecond)
+				time.Sleep(3 * time.Millisecond) // the work of a run, so holds can overlap if exclusion fails
 				inside.Add(-1)
 			}
 			var wg sync.WaitGroup
@@ -560,7 +560,7 @@ func TestMySQLJavaGrantServesTick(t *testing.T) {
 				t.Fatalf("Go claim of a tick a Java replica ran: %v; want ErrStaleTick", err)
 			}
 			a.Tick = time.Now().Add(time.Second)
-			time.Sleep(time.Until(a.Tick) + 10*time.Millisecond)
+			time.Sleep(time.Until(a.Tick) + 10*time.Millisecond) // the tick is due
 			l, err := p.Acquire(ctx, a)
 			if err != nil || !l.Tick.Equal(a.Tick.UTC().Truncate(time.Microsecond)) {
 				t.Fatalf("Go claim of the next tick: %+v %v", l, err)
@@ -638,12 +638,12 @@ func TestFaultMySQLShedLockBlackhole(t *testing.T) {
 		if first, err = p.Acquire(ctx, a); err == nil || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // retry interval of a deadline-bounded wait
 	}
 	if err != nil {
 		t.Fatalf("the same owner's retry: %v", err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // late copies of the silent attempt have had time to land
 	again, err := p.Acquire(ctx, a)
 	if err != nil || again.Token != first.Token {
 		t.Fatalf("second retry: token %d (%v); want %d", again.Token, err, first.Token)
