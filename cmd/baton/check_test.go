@@ -53,6 +53,7 @@ func cliBackends(t *testing.T) []cliBackend {
 // jobs check exits zero when every due tick ran and succeeded: the
 // counterpart of TestCLI's missed and failed ticks, on real servers.
 func TestCLICheckAllRan(t *testing.T) {
+	t.Parallel()
 	for _, s := range cliBackends(t) {
 		t.Run(s.name, func(t *testing.T) {
 			due := seed(t, s.p)
@@ -69,6 +70,7 @@ func TestCLICheckAllRan(t *testing.T) {
 // ago that no replica ran is missed with --grace 0, and not yet due with
 // the default grace (the tick before it ran).
 func TestCLICheckGraceZero(t *testing.T) {
+	t.Parallel()
 	prefix := testenv.Prefix(t)
 	p, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: prefix})
 	if err != nil {
@@ -92,6 +94,7 @@ func TestCLICheckGraceZero(t *testing.T) {
 // jobs runs and jobs ls, as jobs check calls it, not "running" like a run
 // still going; JSON marks it with "unfinished": true.
 func TestCLIUnfinishedRun(t *testing.T) {
+	t.Parallel()
 	for _, s := range cliBackends(t) {
 		t.Run(s.name, func(t *testing.T) {
 			due := seed(t, s.p)

@@ -27,6 +27,7 @@ import (
 // scheduled ticks; a pause stops the job on every replica within one
 // tick, a resume restarts it, and jobs ls shows the pause.
 func TestCLIControl(t *testing.T) {
+	t.Parallel()
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
 		prefix := testenv.Prefix(t)
@@ -122,7 +123,7 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 		if time.Now().After(deadline) {
 			t.Fatal("job not in the registry")
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 
 	// jobs run: exactly one manual run per request.
@@ -139,10 +140,10 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for count(true, start) < i+1 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
 		}
 	}
-	time.Sleep(2 * iv)
+	time.Sleep(2 * iv) // a window in which a fourth manual run would show
 	if n := count(true, start); n != 3 {
 		t.Errorf("%d manual runs for 3 jobs run requests", n)
 	}
@@ -190,9 +191,9 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 
 	// jobs pause: no replica runs the job from one tick after the command.
 	wantCode(t, 0, "", append([]string{"jobs", "pause", "job"}, args...)...)
-	time.Sleep(iv)
+	time.Sleep(iv) // a pause takes effect from the next tick
 	from := time.Now()
-	time.Sleep(4 * iv)
+	time.Sleep(4 * iv) // a window in which a paused run would show
 	if n := count(false, from); n != 0 {
 		t.Errorf("%d scheduled runs while paused", n)
 	}
@@ -225,7 +226,7 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 	resumed := time.Now()
 	deadline = time.Now().Add(10 * iv)
 	for count(false, resumed) < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 	if n := count(false, resumed); n < 2 {
 		t.Errorf("%d runs in the %v after resume", n, 10*iv)

@@ -22,6 +22,9 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 var binary string
 
+// Every test runs in parallel with the others: each works on a Redis key
+// prefix, PostgreSQL schema or MySQL database of its own, and runs the CLI
+// as a process of its own.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "baton-cli")
@@ -148,6 +151,7 @@ func ran(t *testing.T, p lockprovider.Provider, tick time.Time, out batontype.Ou
 }
 
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	backends := cliBackends(t)
 	rp, redisArgs := backends[0].p, backends[0].args
 	pp, pgArgs := backends[1].p, backends[1].args

@@ -78,6 +78,7 @@ func mysqlURL(t *testing.T, dsn string) string {
 // driver cannot read gets a hint, never the password; the environment
 // variable works like the flag.
 func TestCLIMySQLFlag(t *testing.T) {
+	t.Parallel()
 	b := mysqlBackend(t)
 	seed(t, b.p)
 	dsn := b.args[1]
@@ -135,6 +136,7 @@ func TestCLIMySQLFlag(t *testing.T) {
 // Tables that are not there say "run Migrate"; a wrong user or database
 // says which, not only "backend unavailable".
 func TestCLIMySQLHints(t *testing.T) {
+	t.Parallel()
 	bare := mysqlenv.Database(t) // not migrated
 	missing := []string{"baton: mysql: ", "run Migrate", "database " + bare.Database, "--mysql-table"}
 	for _, args := range [][]string{
@@ -170,6 +172,7 @@ func TestCLIMySQLHints(t *testing.T) {
 // With Redis and an unmigrated MySQL, Redis's rows still show, with one
 // MySQL error line, and the exit code is 4.
 func TestCLIMySQLOneBackendFails(t *testing.T) {
+	t.Parallel()
 	redis := cliBackends(t)[0]
 	seed(t, redis.p)
 	bare := mysqlenv.Database(t)
@@ -196,6 +199,7 @@ func TestCLIMySQLOneBackendFails(t *testing.T) {
 // baton serve --mysql says what it reached and serves the database's
 // jobs and locks.
 func TestServeMySQL(t *testing.T) {
+	t.Parallel()
 	b := mysqlBackend(t)
 	seed(t, b.p)
 	got, _ := startServe(t, []string{"BATON_REDIS_URL=", "BATON_POSTGRES_URL=", "BATON_MYSQL_URL="}, 2,
@@ -225,6 +229,7 @@ func TestServeMySQL(t *testing.T) {
 // each row naming its backend, and a rate-limit key is reset only where
 // it is.
 func TestCLIThreeBackends(t *testing.T) {
+	t.Parallel()
 	bs := cliBackends(t)
 	var args []string
 	for _, b := range bs {

@@ -45,6 +45,7 @@ func errorLine(t *testing.T, code int, want, bad []string, args ...string) (stri
 // A URL without a scheme gets a hint, never url.Parse's text, and a URL
 // with credentials is never echoed.
 func TestCLIURLHints(t *testing.T) {
+	t.Parallel()
 	errorLine(t, exitUsage, []string{"redis://127.0.0.1:6379"}, []string{"first path segment"}, "locks", "ls", "--redis", "127.0.0.1:6379")
 	errorLine(t, exitUsage, []string{"postgres://127.0.0.1:5432"}, []string{"keyword/value"}, "locks", "ls", "--postgres", "127.0.0.1:5432")
 	errorLine(t, exitUsage, []string{"redis://"}, []string{"s3cret"}, "locks", "ls", "--redis", "user:s3cret@127.0.0.1:6379")
@@ -73,6 +74,7 @@ func pgURL(t *testing.T, edit func(u *url.URL)) string {
 // --pg-schema) say "run Migrate / check --pg-schema"; a wrong role or
 // database says which, not only "backend unavailable".
 func TestCLIPostgresHints(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t) // not migrated
 	missing := []string{"run Migrate", "--pg-schema", "does not exist"}
 	for _, args := range [][]string{
@@ -94,6 +96,7 @@ func TestCLIPostgresHints(t *testing.T) {
 // Redis row: each backend prints its rows or its own error line, and the
 // exit code is still 4.
 func TestCLIOneBackendFails(t *testing.T) {
+	t.Parallel()
 	redis := cliBackends(t)[0]
 	seed(t, redis.p)
 	bad := pgenv.Schema(t) // not migrated
@@ -132,6 +135,7 @@ func TestCLIOneBackendFails(t *testing.T) {
 // jobs ls and locks ls fit 120 columns by default; --wide shows whole
 // errors (cut otherwise, with a note), absolute times and replica names.
 func TestCLIWidth(t *testing.T) {
+	t.Parallel()
 	for _, s := range cliBackends(t) {
 		t.Run(s.name, func(t *testing.T) {
 			due := seed(t, s.p)
@@ -181,6 +185,7 @@ func TestCLIWidth(t *testing.T) {
 
 // JSON durations are numbers (milliseconds) beside Go's text.
 func TestCLIJSONDurations(t *testing.T) {
+	t.Parallel()
 	s := cliBackends(t)[0]
 	seed(t, s.p)
 	var jobs []map[string]any
@@ -210,6 +215,7 @@ func TestCLIJSONDurations(t *testing.T) {
 // state is not the application's limit: its state is "unknown", with a
 // line saying so, never a confident "ok".
 func TestCLILimitContradicts(t *testing.T) {
+	t.Parallel()
 	for _, s := range cliBackends(t) {
 		t.Run(s.name, func(t *testing.T) {
 			seed(t, s.p) // user:42 used 2 of fixed_window 2/1h
@@ -235,6 +241,7 @@ func TestCLILimitContradicts(t *testing.T) {
 // jobs pause acts only on the backends that know the job: a Redis-only
 // job is not paused on PostgreSQL; resume clears only where it is set.
 func TestCLIPauseOnlyWhereKnown(t *testing.T) {
+	t.Parallel()
 	bs := cliBackends(t)
 	redis, pg := bs[0], bs[1]
 	seed(t, redis.p) // nightly: registered on Redis only
@@ -271,6 +278,7 @@ func TestCLIPauseOnlyWhereKnown(t *testing.T) {
 // jobs check names the holder of a stuck job: a missed tick whose lease
 // is held says by whom.
 func TestCLICheckNamesHolder(t *testing.T) {
+	t.Parallel()
 	for _, s := range cliBackends(t) {
 		t.Run(s.name, func(t *testing.T) {
 			seed(t, s.p)
@@ -304,6 +312,7 @@ func TestCLICheckNamesHolder(t *testing.T) {
 // (scheduler Job.Pause, registered as the option "paused"); a job paused
 // on some replicas only still runs on the others, so it is not paused.
 func TestCLIPausedState(t *testing.T) {
+	t.Parallel()
 	for _, s := range cliBackends(t) {
 		t.Run(s.name, func(t *testing.T) {
 			due := seed(t, s.p) // nightly on app-1; its due tick was missed
@@ -375,6 +384,7 @@ func TestCLIPausedState(t *testing.T) {
 // baton jobs alone prints the group's usage; serve --help lists every
 // action --actions enables.
 func TestCLIGroupUsage(t *testing.T) {
+	t.Parallel()
 	for _, g := range []string{"jobs", "locks", "limits"} {
 		errorLine(t, exitUsage, []string{"Usage: baton [flags] " + g + " <command>", g + " ls"}, []string{"unknown command"}, g)
 		if out := wantCode(t, exitOK, "", g, "--help"); !strings.Contains(out, g+" ls") {
@@ -399,6 +409,7 @@ func TestCLIGroupUsage(t *testing.T) {
 // ("cli:$USER@HOST") and when, in the backend: `jobs runs` shows it in
 // its table and its JSON, for every backend.
 func TestCLIForceReleaseRecorded(t *testing.T) {
+	t.Parallel()
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)

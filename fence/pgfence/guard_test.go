@@ -261,7 +261,7 @@ func TestGuardConcurrentRaise(t *testing.T) {
 		if waiting {
 			break
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)

@@ -122,7 +122,7 @@ func testLeaseFields(e *env) {
 	for _, c := range []struct{ atMost, atLeast time.Duration }{
 		{10 * time.Second, 3 * time.Second},
 		{long, 0},
-		{250 * time.Millisecond, 250 * time.Millisecond},
+		{e.short(250 * time.Millisecond), e.short(250 * time.Millisecond)},
 	} {
 		name, owner := e.name(), lockprovider.NewOwner()
 		before := time.Now()

@@ -165,8 +165,8 @@ func testBatchMixed(e *env) {
 		bad := item(e.name(), baseTick, long, 0)
 		bad.AtLeastFor = 2 * long
 		lapsed := item(e.name(), time.Time{}, long, 0)
-		old := e.mustAcquire(lapsed.Name, lockprovider.NewOwner(), 30*time.Millisecond, 0)
-		sleepPast(time.Now(), 30*time.Millisecond)
+		old := e.mustAcquire(lapsed.Name, lockprovider.NewOwner(), e.short(30*time.Millisecond), 0)
+		sleepPast(time.Now(), e.short(30*time.Millisecond))
 		staleHeld := item(e.name(), baseTick, long, 0) // held by another and stale: held wins, as in Acquire
 		e.mustAcquire(staleHeld.Name, lockprovider.NewOwner(), long, 0)
 		if _, err := e.acquireTick(staleHeld.Name, lockprovider.NewOwner(), baseTick, long); !errors.Is(err, batontype.ErrNotAcquired) {
@@ -268,7 +268,7 @@ func testBatchToken(e *env) {
 // A batch grant released inside its AtLeastFor stays held until then.
 func testBatchAtLeastFor(e *env) {
 	f := e.batchFuncs()["AcquireBatch"]
-	e.timed(func(scale time.Duration) bool {
+	e.timed(300*time.Millisecond, func(scale time.Duration) bool {
 		atLeast := 300 * time.Millisecond * scale
 		p, q := item(e.name(), baseTick, long, atLeast), item(e.name(), time.Time{}, long, 0)
 		start := time.Now()
@@ -292,7 +292,7 @@ func testBatchAtLeastFor(e *env) {
 // A batch grant lapses at AtMostFor, and its tick stays used.
 func testBatchExpiry(e *env) {
 	f := e.batchFuncs()["AcquireBatch"]
-	d := 50 * time.Millisecond
+	d := e.short(50 * time.Millisecond)
 	p := item(e.name(), baseTick, d, 0)
 	start := time.Now()
 	e.wantGrant(e.mustBatch(f, []lockprovider.AcquireParams{p})[0], p, "AcquireBatch")
@@ -541,8 +541,8 @@ func testBatchRelease(e *env) {
 	}
 	other := e.mustAcquire(e.name(), lockprovider.NewOwner(), long, 0)
 	free := e.name()
-	lapsed := e.mustAcquire(e.name(), lockprovider.NewOwner(), 30*time.Millisecond, 0)
-	sleepPast(time.Now(), 30*time.Millisecond)
+	lapsed := e.mustAcquire(e.name(), lockprovider.NewOwner(), e.short(30*time.Millisecond), 0)
+	sleepPast(time.Now(), e.short(30*time.Millisecond))
 	ps := []lockprovider.ReleaseParams{
 		{Name: mine[0].Name, Owner: mine[0].Owner},
 		{Name: other.Name, Owner: lockprovider.NewOwner()},
@@ -587,7 +587,7 @@ func testBatchRelease(e *env) {
 // A lease released by a batch inside its AtLeastFor stays held until
 // then, as with Release.
 func testBatchReleaseAtLeastFor(e *env) {
-	e.timed(func(scale time.Duration) bool {
+	e.timed(300*time.Millisecond, func(scale time.Duration) bool {
 		atLeast := 300 * time.Millisecond * scale
 		start := time.Now()
 		p := e.mustAcquire(e.name(), lockprovider.NewOwner(), long, atLeast)
@@ -665,7 +665,7 @@ func testBatchReleaseValidation(e *env) {
 func testBatchLedgerRelease(e *env) {
 	bl := e.p.(lockprovider.BatchLedger)
 	ok1, failed, lost, bad := item(e.name(), baseTick, long, 0), item(e.name(), baseTick, long, 0),
-		item(e.name(), baseTick, 30*time.Millisecond, 0), item(e.name(), baseTick, long, 0)
+		item(e.name(), baseTick, e.short(30*time.Millisecond), 0), item(e.name(), baseTick, long, 0)
 	ps := []lockprovider.AcquireParams{ok1, failed, lost, bad}
 	res, err := bl.AcquireRunBatch(e.ctx, ps, lockprovider.RunStart{})
 	if err != nil {
@@ -674,7 +674,7 @@ func testBatchLedgerRelease(e *env) {
 	for i, p := range ps {
 		e.wantGrant(res[i], p, "AcquireRunBatch")
 	}
-	sleepPast(res[2].Lease.GrantedAt, 30*time.Millisecond)
+	sleepPast(res[2].Lease.GrantedAt, e.short(30*time.Millisecond))
 	e.waitFree(lost.Name, "after AtMostFor")
 	end := func(l batontype.Lease, out batontype.Outcome, msg string, took time.Duration) lockprovider.RunEnd {
 		return lockprovider.RunEnd{

@@ -91,7 +91,7 @@ func (e *env) fuzz(workers, names, iters int, atLeast time.Duration) {
 					Name: g.name, Owner: owner, AtMostFor: long, AtLeastFor: atLeast,
 				})
 				if errors.Is(err, batontype.ErrNotAcquired) {
-					time.Sleep(time.Duration(500+rand.IntN(1500)) * time.Microsecond)
+					time.Sleep(time.Duration(500+rand.IntN(1500)) * time.Microsecond) // a contender's back-off, part of the workload
 					continue
 				}
 				if err != nil {
@@ -105,7 +105,7 @@ func (e *env) fuzz(workers, names, iters int, atLeast time.Duration) {
 					e.t.Errorf("worker %d: Token %d not above the previous holder's %d", w, l.Token, prev)
 				}
 				v := g.counter.Load()
-				time.Sleep(200 * time.Microsecond)
+				time.Sleep(200 * time.Microsecond) // widen the read-modify-write window a second holder would race into
 				g.counter.Store(v + 1)
 				g.inside.Add(-1)
 				if err := e.p.Release(ctx, lockprovider.ReleaseParams{Name: g.name, Owner: owner}); err != nil {

@@ -20,7 +20,7 @@ func expiryCases() []testCase {
 // An unreleased lease lapses after AtMostFor and the name is
 // then taken over by another owner.
 func testLapses(e *env) {
-	e.timed(func(scale time.Duration) bool {
+	e.timed(100*time.Millisecond, func(scale time.Duration) bool {
 		name, owner := e.name(), lockprovider.NewOwner()
 		lease := 100 * time.Millisecond * scale
 		start := time.Now()
@@ -40,7 +40,7 @@ func testLapses(e *env) {
 // release it.
 func testExpiredHolder(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
-	lease := 50 * time.Millisecond
+	lease := e.short(50 * time.Millisecond)
 	e.mustAcquire(name, owner, lease, 0)
 	sleepPast(time.Now(), lease)
 	_, err := e.extend(name, owner, long, 0)
@@ -52,7 +52,7 @@ func testExpiredHolder(e *env) {
 // A release before AtLeastFor has passed keeps the name held until
 // GrantedAt+AtLeastFor, and not longer.
 func testAtLeastFor(e *env) {
-	e.timed(func(scale time.Duration) bool {
+	e.timed(300*time.Millisecond, func(scale time.Duration) bool {
 		name, owner := e.name(), lockprovider.NewOwner()
 		atLeast := 300 * time.Millisecond * scale
 		start := time.Now()
@@ -74,7 +74,7 @@ func testAtLeastFor(e *env) {
 // A release after AtLeastFor has passed ends the lease at once.
 func testReleaseAfterAtLeastFor(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
-	atLeast := 50 * time.Millisecond
+	atLeast := e.short(50 * time.Millisecond)
 	e.mustAcquire(name, owner, long, atLeast)
 	sleepPast(time.Now(), atLeast)
 	e.mustRelease(name, owner)

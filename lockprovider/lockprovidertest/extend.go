@@ -21,7 +21,7 @@ func extendCases() []testCase {
 
 // Extends keep the lease past its original expiry; chained extends work.
 func testExtendLonger(e *env) {
-	e.timed(func(scale time.Duration) bool {
+	e.timed(150*time.Millisecond, func(scale time.Duration) bool {
 		name, owner := e.name(), lockprovider.NewOwner()
 		first := 150 * time.Millisecond * scale
 		longer := 2 * time.Second * scale
@@ -61,10 +61,10 @@ func testExtendLonger(e *env) {
 func testExtendShorter(e *env) {
 	name, owner := e.name(), lockprovider.NewOwner()
 	e.mustAcquire(name, owner, long, 0)
-	shorter := 100 * time.Millisecond
+	shorter := e.short(100 * time.Millisecond)
 	extStart := time.Now()
 	e.mustExtend(name, owner, shorter, 0)
-	freeAt := e.waitFree(name, "after shortening to 100ms")
+	freeAt := e.waitFree(name, "after shortening the lease")
 	if freeAt.Before(extStart.Add(shorter - tol)) {
 		e.t.Errorf("free %v after Extend, before its AtMostFor %v", freeAt.Sub(extStart), shorter)
 	}
@@ -72,7 +72,7 @@ func testExtendShorter(e *env) {
 
 // The AtLeastFor of the latest Extend bounds a later release.
 func testExtendAtLeastFor(e *env) {
-	e.timed(func(scale time.Duration) bool {
+	e.timed(300*time.Millisecond, func(scale time.Duration) bool {
 		name, owner := e.name(), lockprovider.NewOwner()
 		atLeast := 300 * time.Millisecond * scale
 		e.mustAcquire(name, owner, long, 0)

@@ -32,7 +32,7 @@ func testFenceIncreases(e *env) {
 	next(e.mustAcquire(name, a, long, 0), "first grant")
 	e.mustRelease(name, a)
 	b := lockprovider.NewOwner()
-	lease := 50 * time.Millisecond
+	lease := e.short(50 * time.Millisecond)
 	next(e.mustAcquire(name, b, lease, 0), "grant after release")
 	// Expiry, then takeover.
 	sleepPast(time.Now(), lease)
@@ -41,7 +41,7 @@ func testFenceIncreases(e *env) {
 	// Release inside AtLeastFor, expiry of the remaining hold, takeover.
 	e.mustRelease(name, c)
 	d := lockprovider.NewOwner()
-	next(e.mustAcquire(name, d, long, 20*time.Millisecond), "grant after release")
+	next(e.mustAcquire(name, d, long, e.short(20*time.Millisecond)), "grant after release")
 	e.mustRelease(name, d)
 	e.waitFree(name, "after AtLeastFor")
 	for range 10 {

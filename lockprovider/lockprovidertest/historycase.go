@@ -15,6 +15,7 @@ type Option func(*options)
 type options struct {
 	history history.Config
 	work    Workload
+	timing  timing // WithMinLease (suite.go)
 }
 
 // WithHistory sets the history checker's tolerances for the provider, e.g.

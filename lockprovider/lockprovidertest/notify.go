@@ -78,7 +78,7 @@ func testNotifyStop(e *env) {
 	// The control registration proves the release was announced, so the
 	// others would have been signalled by now if they were going to be.
 	e.wantSignal(control, "release with an active registration")
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // grace for a wrong signal behind the control one
 	select {
 	case <-stopped:
 		e.t.Error("a stopped registration was signalled")

@@ -402,11 +402,11 @@ func testLedgerRefusals(e *env) {
 // refused.
 func testLedgerLost(e *env) {
 	name := e.name()
-	l, err := e.acquireRun(name, lockprovider.NewOwner(), "slow", 50*time.Millisecond, baseTick.Add(4*time.Minute), lockprovider.RunStart{})
+	l, err := e.acquireRun(name, lockprovider.NewOwner(), "slow", e.short(50*time.Millisecond), baseTick.Add(4*time.Minute), lockprovider.RunStart{})
 	if err != nil {
 		e.t.Fatalf("AcquireRun: %v", err)
 	}
-	sleepPast(time.Now(), 50*time.Millisecond)
+	sleepPast(time.Now(), e.short(50*time.Millisecond))
 	err = e.releaseRun(l, "slow", batontype.OutcomeLockLost, "lock lost", batontype.Retention{})
 	e.wantErr(err, batontype.ErrNotHeld, "ReleaseRun after expiry")
 	last, _ := e.lastRuns(name)
@@ -580,11 +580,11 @@ func testLedgerRetention(e *env) {
 	// later claims pushed it out) is not recorded again by its release.
 	gone := e.name()
 	small := batontype.Retention{MaxRuns: 1}
-	lost, err := e.acquireRun(gone, lockprovider.NewOwner(), "slow", 50*time.Millisecond, baseTick.Add(time.Hour), lockprovider.RunStart{Retention: small})
+	lost, err := e.acquireRun(gone, lockprovider.NewOwner(), "slow", e.short(50*time.Millisecond), baseTick.Add(time.Hour), lockprovider.RunStart{Retention: small})
 	if err != nil {
 		e.t.Fatalf("AcquireRun: %v", err)
 	}
-	sleepPast(time.Now(), 50*time.Millisecond)
+	sleepPast(time.Now(), e.short(50*time.Millisecond))
 	for i := range batontype.RetentionSlack + 1 {
 		l, err := e.acquireRun(gone, lockprovider.NewOwner(), "k", long, baseTick.Add(time.Duration(i+2)*time.Hour), lockprovider.RunStart{Retention: small})
 		if err != nil {
@@ -619,7 +619,7 @@ func testLedgerRetention(e *env) {
 		}
 		old = append(old, l.Token)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // older than the MaxAge (1 s) below
 	ret = batontype.Retention{MaxAge: time.Second}
 	var young []int64
 	for i := range batontype.RetentionSlack {
@@ -739,7 +739,7 @@ func testRegistryExpiry(e *env) {
 	if n := len(e.instances()); n != 2 {
 		e.t.Fatalf("Instances: %d, want 2", n)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // the short entry's 1 s TTL passes: expiry is what is checked
 	is := e.instances()
 	if len(is) != 1 || is[0].LockedBy != "long" {
 		e.t.Errorf("after the short TTL: %+v, want only long", is)
@@ -754,7 +754,7 @@ func testRegistryHeartbeat(e *env) {
 		e.t.Fatalf("Register: %v", err)
 	}
 	for range 3 {
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(400 * time.Millisecond) // three heartbeats span more than the 1 s TTL
 		if err := r.Heartbeat(e.ctx, "hb", time.Second); err != nil {
 			e.t.Fatalf("Heartbeat: %v", err)
 		}

@@ -21,7 +21,7 @@ func ownerCases() []testCase {
 // B's lease and expiry untouched.
 func testStaleAfterExpiry(e *env) {
 	name, a, b := e.name(), lockprovider.NewOwner(), lockprovider.NewOwner()
-	lease := 50 * time.Millisecond
+	lease := e.short(50 * time.Millisecond)
 	e.mustAcquire(name, a, lease, 0)
 	sleepPast(time.Now(), lease)
 	lb := e.mustAcquire(name, b, long, 0)

@@ -200,7 +200,7 @@ func (e *rateEnv) testAgree() {
 				refused++
 			}
 			if rng.IntN(3) == 0 {
-				time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
+				time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond) // think time of the workload
 			}
 		}
 		if admitted < minOutcomes || refused < minOutcomes || (reservable && delayed < minReserved) {
@@ -494,7 +494,7 @@ func (e *rateEnv) testExpires() {
 		if !res.Allowed || res.Limits[0].ResetAfter <= 0 || res.Limits[0].ResetAfter > 2*period {
 			e.t.Fatalf("%s: draining a fresh key: %+v; want allowed with 0 < ResetAfter ≤ %v", alg, res, 2*period)
 		}
-		time.Sleep(res.Limits[0].ResetAfter)
+		time.Sleep(res.Limits[0].ResetAfter) // the documented ResetAfter; then poll for the state's expiry
 		deadline := time.Now().Add(waitLimit)
 		for {
 			peek := e.decide(lockprovider.RateRequest{Key: key, Limits: limits})
@@ -504,7 +504,7 @@ func (e *rateEnv) testExpires() {
 			if time.Now().After(deadline) {
 				e.t.Fatalf("%s: %+v %v after ResetAfter; want full capacity again", alg, peek, waitLimit)
 			}
-			time.Sleep(pollEvery)
+			time.Sleep(pollEvery) // poll interval of a deadline-bounded wait
 		}
 	}
 }

@@ -31,7 +31,39 @@ const (
 	waitLimit = 10 * time.Second
 	// pollEvery is the polling interval of waits.
 	pollEvery = 5 * time.Millisecond
+	// shortLease is the shortest lease (and at-least bound) the timing
+	// cases ask for; WithMinLease scales them from it.
+	shortLease = 50 * time.Millisecond
 )
+
+// timing is what WithMinLease sets.
+type timing struct {
+	minLease time.Duration
+}
+
+// WithMinLease declares the shortest lease for which the provider's
+// documented guarantee holds on the machine running the suite. The timing
+// cases (expiry, at-least bounds, takeover after expiry, lapsed ticks...)
+// use leases from 50 ms up; with WithMinLease(d) every duration of those
+// cases (leases, at-least bounds, and the sleeps and waits tied to them) is
+// multiplied by the smallest whole factor that makes a 50 ms lease at
+// least d, so the cases check the same relations at an operating point the
+// provider documents. A provider whose grant must fit its round trips
+// inside the lease's own validity (Redlock: validity = lease - drift -
+// the two rounds' time, otherwise Acquire returns an error matching
+// batontype.ErrUnavailable) needs a lease well above those round trips
+// on a busy machine. Without it (or with d <= 50 ms) the lengths are the
+// suite's own.
+func WithMinLease(d time.Duration) Option { return func(o *options) { o.timing.minLease = d } }
+
+// leaseScale is the factor WithMinLease applies, at least 1.
+func (s *suite) leaseScale() time.Duration {
+	k := (s.opts.timing.minLease + shortLease - 1) / shortLease
+	return max(k, 1)
+}
+
+// short returns d, a duration of a timing case, scaled by WithMinLease.
+func (e *env) short(d time.Duration) time.Duration { return d * e.s.leaseScale() }
 
 // Run runs the conformance suite against the providers newProvider
 // returns: the checks every provider must pass, then those of each
@@ -295,28 +327,32 @@ func (e *env) waitFree(name string, why string) time.Time {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("%s: %q still held after %v", why, name, waitLimit)
 		}
-		time.Sleep(pollEvery)
+		time.Sleep(pollEvery) // poll interval of a deadline-bounded wait
 	}
 }
 
-// timed runs a timing-dependent scenario. The scenario returns false when the
-// machine was too slow for its checks to be meaningful; it is then repeated
-// with longer durations, so a slow machine costs time, not a false result.
-func (e *env) timed(f func(scale time.Duration) bool) {
+// timed runs a timing-dependent scenario whose shortest lease or bound is
+// base at scale 1. The scenario returns false when the machine was too slow
+// for its checks to be meaningful; it is then repeated with longer
+// durations, so a slow machine costs time, not a false result. The first
+// scale is the smallest that makes base at least WithMinLease's length, so
+// a provider's shortest documented operating point is where it starts.
+func (e *env) timed(base time.Duration, f func(scale time.Duration) bool) {
 	e.t.Helper()
-	for scale := time.Duration(1); scale <= 8; scale *= 2 {
+	first := max((e.s.opts.timing.minLease+base-1)/base, 1)
+	for scale := first; scale <= 8*first; scale *= 2 {
 		if f(scale) {
 			return
 		}
 		e.t.Logf("timing scenario inconclusive at scale %d (busy machine); retrying with longer leases", scale)
 	}
-	e.t.Fatal("timing scenario inconclusive even with 8x longer leases")
+	e.t.Fatalf("timing scenario inconclusive even with %dx longer leases", 8*first)
 }
 
 // sleepPast sleeps until a lease of length d granted before t0 has lapsed,
 // with a margin for the backend's rounding.
 func sleepPast(t0 time.Time, d time.Duration) {
-	time.Sleep(time.Until(t0.Add(d + 20*time.Millisecond)))
+	time.Sleep(time.Until(t0.Add(d + 20*time.Millisecond))) // the documented lapse at AtMostFor, plus rounding
 }
 
 func near(got, want, tolerance time.Duration) bool {

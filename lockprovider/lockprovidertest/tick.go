@@ -85,7 +85,7 @@ func testTickNewerOnly(e *env) {
 // A lease that lapsed still used up its tick.
 func testTickAfterExpiry(e *env) {
 	name := e.name()
-	lease := 50 * time.Millisecond
+	lease := e.short(50 * time.Millisecond)
 	if _, err := e.acquireTick(name, lockprovider.NewOwner(), baseTick, lease); err != nil {
 		e.t.Fatalf("Acquire with a tick: %v", err)
 	}

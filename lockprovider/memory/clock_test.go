@@ -28,15 +28,15 @@ func TestSynctestBoundaries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // synctest: the bubble's fake clock, no real time
 		if err := p.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(9*time.Second - time.Nanosecond)
+		time.Sleep(9*time.Second - time.Nanosecond) // synctest: fake clock
 		if _, err := p.Acquire(ctx, b); !errors.Is(err, batontype.ErrNotAcquired) {
 			t.Fatalf("1ns before AtLeastUntil: %v, want ErrNotAcquired", err)
 		}
-		time.Sleep(time.Nanosecond)
+		time.Sleep(time.Nanosecond) // synctest: fake clock
 		lb, err := p.Acquire(ctx, b)
 		if err != nil {
 			t.Fatalf("at AtLeastUntil: %v", err)
@@ -50,7 +50,7 @@ func TestSynctestBoundaries(t *testing.T) {
 		if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: b.Name, Owner: b.Owner, AtMostFor: time.Minute}); err != nil {
 			t.Fatalf("Extend 1ns before Until: %v", err)
 		}
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // synctest: fake clock
 		if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: b.Name, Owner: b.Owner, AtMostFor: time.Minute}); !errors.Is(err, batontype.ErrNotHeld) {
 			t.Fatalf("Extend at Until: %v, want ErrNotHeld", err)
 		}

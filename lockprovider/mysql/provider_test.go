@@ -506,7 +506,7 @@ func TestSweepRates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond) // the 50 ms windows end: their rows are expired
 	n, err := p.SweepRates(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -640,7 +640,7 @@ func TestSweepDuringDecision(t *testing.T) {
 		if waiting > 0 {
 			break
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 	// Past the GCRA row's expiry, by the server's clock, sweep.
 	for {
@@ -654,7 +654,7 @@ func TestSweepDuringDecision(t *testing.T) {
 		if now > first.Now.Add(gap).UnixMicro()+1000 {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 	if _, err := p.SweepRates(ctx); err != nil {
 		t.Fatal(err)

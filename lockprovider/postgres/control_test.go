@@ -12,6 +12,7 @@ import (
 
 // Every Control operation is one statement.
 func TestControlOneRoundTrip(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	cfg, err := pgxpool.ParseConfig(pg.URL)
 	if err != nil {

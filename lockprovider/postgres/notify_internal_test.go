@@ -11,6 +11,7 @@ import (
 // The listener renews the waiter mark while waiters remain, and the mark
 // lapses after the last one stops.
 func TestMarkRenewal(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	p, err := New(pg.Pool, nil)
 	if err != nil {
@@ -45,7 +46,7 @@ func TestMarkRenewal(t *testing.T) {
 		if _, err := p.Extend(ctx, lockprovider.ExtendParams{Name: "m", Owner: owner, AtMostFor: time.Minute}); err != nil {
 			t.Fatalf("Extend during mark renewals: %v", err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // pace the extends across several renewals
 	}
 	if !marked() {
 		t.Fatal("mark not renewed while a waiter remains")
@@ -74,7 +75,7 @@ func TestMarkRenewal(t *testing.T) {
 		}
 	}
 	stop()
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond) // markFor (300 ms) passes with no renewal
 	if marked() {
 		t.Error("mark still live after the last waiter stopped and markFor passed")
 	}

@@ -61,6 +61,7 @@ func signalled(ch <-chan struct{}, within time.Duration) bool {
 // Release sends a NOTIFY only for names someone waits on: NOTIFY
 // serialises commits cluster-wide, so the plain lock path must not pay it.
 func TestNotifyOnlyWhenWaited(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	spy, err := pgx.Connect(ctx, pg.URL)
@@ -117,6 +118,7 @@ func TestNotifyOnlyWhenWaited(t *testing.T) {
 
 // One listening connection serves every waiter; it closes with the last.
 func TestNotifyListenerLifecycle(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	cl := &countingListen{url: pg.URL}
 	p, err := postgres.New(pg.Pool, &postgres.Config{Listen: cl.open})
@@ -175,6 +177,7 @@ func TestNotifyListenerLifecycle(t *testing.T) {
 
 // The default listener borrows (hijacks) a connection of a *pgxpool.Pool.
 func TestNotifyFromPool(t *testing.T) {
+	t.Parallel()
 	p, _ := newProvider(t, nil)
 	ch := make(chan struct{}, 1)
 	stop, err := p.NotifyRelease(t.Context(), "pooled", ch)
@@ -191,6 +194,7 @@ func TestNotifyFromPool(t *testing.T) {
 // A broken listening connection is replaced, waiters are woken (releases
 // may have been missed), and notifications flow again.
 func TestNotifyReconnect(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	cl := &countingListen{url: pg.URL}
 	p, err := postgres.New(pg.Pool, &postgres.Config{Listen: cl.open})
@@ -219,7 +223,7 @@ func TestNotifyReconnect(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("listener did not reconnect")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
 	}
 	cycle(t, p, "rc")
 	if !signalled(ch, 5*time.Second) {
@@ -228,6 +232,7 @@ func TestNotifyReconnect(t *testing.T) {
 }
 
 func TestNotifyWithoutListener(t *testing.T) {
+	t.Parallel()
 	_, pg := newProvider(t, nil)
 	ctx := t.Context()
 	tx, err := pg.Pool.Begin(ctx)
@@ -250,6 +255,7 @@ func TestNotifyWithoutListener(t *testing.T) {
 
 // Waiting on a name never acquired works, and creates no lease row.
 func TestNotifyBeforeFirstAcquire(t *testing.T) {
+	t.Parallel()
 	p, _ := newProvider(t, nil)
 	ctx := t.Context()
 	ch := make(chan struct{}, 1)

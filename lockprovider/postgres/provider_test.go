@@ -60,6 +60,7 @@ func newProvider(t testing.TB, cfg *postgres.Config) (*postgres.Provider, *pgenv
 // The conformance suite, every capability included, each subtest on a
 // migrated provider in a schema of its own.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 		p, _ := newProvider(t, nil)
 		return p
@@ -86,6 +87,7 @@ func near(a, b time.Time, tol time.Duration) bool {
 }
 
 func TestMigrateIdempotent(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil) // first run
 	ctx := t.Context()
 	if err := p.Migrate(ctx); err != nil {
@@ -116,6 +118,7 @@ func TestMigrateIdempotent(t *testing.T) {
 }
 
 func TestSchemaQualifiedTable(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	if _, err := pg.Pool.Exec(ctx, `CREATE SCHEMA "`+pg.Schema+`_x"`); err != nil {
@@ -150,6 +153,7 @@ func TestSchemaQualifiedTable(t *testing.T) {
 }
 
 func TestInvalidIdentifiers(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	bad := []postgres.Config{
 		{Table: "1abc"},
@@ -182,6 +186,7 @@ func TestInvalidIdentifiers(t *testing.T) {
 }
 
 func TestSchemaSQLAppliesCleanly(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	ctx := t.Context()
 	ddl, err := postgres.SchemaSQL(nil)
@@ -212,6 +217,7 @@ func TestSchemaSQLAppliesCleanly(t *testing.T) {
 // lease length must not be born expired (now() would be; clock_timestamp()
 // is not).
 func TestAcquireInOldTransaction(t *testing.T) {
+	t.Parallel()
 	_, pg := newProvider(t, nil)
 	ctx := t.Context()
 	tx, err := pg.Pool.Begin(ctx)
@@ -223,7 +229,7 @@ func TestAcquireInOldTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ttl = 200 * time.Millisecond
-	time.Sleep(ttl + 100*time.Millisecond)
+	time.Sleep(ttl + 100*time.Millisecond) // the transaction's now() is older than the lease length
 	p, err := postgres.New(tx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -249,9 +255,14 @@ func TestAcquireInOldTransaction(t *testing.T) {
 	}
 }
 
+// waitLimit bounds a wait for something that should happen at once: a
+// safety net that ends a test that would otherwise hang.
+const waitLimit = 10 * time.Second
+
 // A contender does not wait for another session's transaction that holds
 // the row locked.
 func TestContenderDoesNotQueue(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	first := params("busy", 50*time.Millisecond)
@@ -266,36 +277,35 @@ func TestContenderDoesNotQueue(t *testing.T) {
 	if _, err := tx.Exec(ctx, "SELECT * FROM baton_locks WHERE name = 'busy' FOR UPDATE"); err != nil {
 		t.Fatal(err)
 	}
-	const hold = 3 * time.Second
+	// The row stays locked until the contender's Acquire has returned, so
+	// an Acquire that queued behind the lock would return only when the
+	// safety net below rolls the transaction back, and then succeed.
+	returned := make(chan struct{})
+	rolledBack := make(chan bool, 1) // true: by the safety net, before Acquire returned
 	go func() {
-		time.Sleep(hold)
+		early := false
+		select {
+		case <-returned:
+		case <-time.After(waitLimit):
+			early = true
+		}
 		_ = tx.Rollback(context.Background())
+		rolledBack <- early
 	}()
-	start := time.Now()
 	_, err = p.Acquire(ctx, params("busy", time.Minute))
-	took := time.Since(start)
-	if !errors.Is(err, batontype.ErrNotAcquired) {
-		t.Errorf("Acquire of a row locked by another transaction: %v, want ErrNotAcquired", err)
-	}
-	if took > hold/3 {
-		t.Errorf("Acquire waited %v for another transaction's row lock (held %v)", took, hold)
+	close(returned)
+	if early := <-rolledBack; early || !errors.Is(err, batontype.ErrNotAcquired) {
+		t.Errorf("Acquire of a row locked by another transaction: %v (returned only after the lock was released: %v), want ErrNotAcquired at once", err, early)
 	}
 	// Once the row is unlocked the name is free.
-	deadline := time.Now().Add(2 * hold)
-	for {
-		_, err := p.Acquire(ctx, params("busy", time.Minute))
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("name still not acquirable after the transaction ended: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if _, err := p.Acquire(ctx, params("busy", time.Minute)); err != nil {
+		t.Fatalf("name not acquirable after the transaction ended: %v", err)
 	}
 }
 
 // The session TimeZone does not affect lease times.
 func TestSessionTimeZone(t *testing.T) {
+	t.Parallel()
 	_, pg := newProvider(t, nil)
 	ctx := t.Context()
 	cfg, err := pgxpool.ParseConfig(pg.URL)
@@ -334,7 +344,7 @@ func TestSessionTimeZone(t *testing.T) {
 	if err != nil || !info.Until.Equal(l.Until) {
 		t.Errorf("Until read from a UTC session = %v (%v), want %v", info.Until, err, l.Until)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // the 300 ms lease lapses (AtMostFor)
 	if _, err := q.Acquire(ctx, params("tz", time.Minute)); err != nil {
 		t.Errorf("other session after expiry: %v", err)
 	}
@@ -343,13 +353,14 @@ func TestSessionTimeZone(t *testing.T) {
 // Serialization failures in a caller's REPEATABLE READ / SERIALIZABLE
 // transaction mean "not acquired".
 func TestSerializationFailure(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	// The lease exists and expires, so the name is free.
 	if _, err := p.Acquire(ctx, params("ser", 20*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(30 * time.Millisecond)
+	time.Sleep(30 * time.Millisecond) // the 20 ms lease lapses (AtMostFor)
 	for _, iso := range []pgx.TxIsoLevel{pgx.RepeatableRead, pgx.Serializable} {
 		tx, err := pg.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: iso})
 		if err != nil {
@@ -378,6 +389,7 @@ func TestSerializationFailure(t *testing.T) {
 
 // A pre-existing stale row, written by someone else, is taken over.
 func TestStaleRowTakeover(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	_, err := pg.Pool.Exec(ctx, `INSERT INTO baton_locks (name, owner, locked_by, locked_at, lock_until, at_least_until, fence)
@@ -407,6 +419,7 @@ func TestStaleRowTakeover(t *testing.T) {
 
 // An over-long name is an error, not "not acquired", and writes nothing.
 func TestOverLongName(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	_, err := p.Acquire(ctx, params(strings.Repeat("n", batontype.MaxNameLen+1), time.Minute))
@@ -441,6 +454,7 @@ func readRow(t testing.TB, db postgres.DB, name string) row {
 // Acquiring one name never touches another row; acquiring a
 // held name never modifies its row; acquiring after expiry takes it over.
 func TestRowIsolation(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 	for _, n := range []string{"a", "b"} {
@@ -496,6 +510,7 @@ func (c *countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx
 func (c *countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 func TestOneStatementPerOperation(t *testing.T) {
+	t.Parallel()
 	_, pg := newProvider(t, nil)
 	ctx := t.Context()
 	tr := &countingTracer{}
@@ -551,6 +566,7 @@ func TestOneStatementPerOperation(t *testing.T) {
 // The methods outside the lockprovider interfaces, which the conformance
 // suites do not reach, refuse a nil context too.
 func TestOwnMethodsNilContext(t *testing.T) {
+	t.Parallel()
 	p, _ := newProvider(t, nil)
 	var nilCtx context.Context
 	if err := p.Migrate(nilCtx); !errors.Is(err, batontype.ErrNilContext) {

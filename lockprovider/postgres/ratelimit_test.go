@@ -157,7 +157,7 @@ func TestRateSweep(t *testing.T) {
 	if _, err := p.RateLimit(ctx, lockprovider.RateRequest{Key: "long", N: 1, Limits: long}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // the 1 ms windows above end: their rows are expired
 	before := rateRows(t, pg, postgres.DefaultRateTable)
 	n, err := p.SweepRates(ctx)
 	if err != nil {

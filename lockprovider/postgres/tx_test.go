@@ -13,6 +13,7 @@ import (
 // name is free again at once. Its token is not issued again: the next grant
 // carries a larger one, as the package documentation says.
 func TestRolledBackGrant(t *testing.T) {
+	t.Parallel()
 	p, pg := newProvider(t, nil)
 	ctx := t.Context()
 

@@ -76,7 +76,7 @@ func TestSentinelFailover(t *testing.T) {
 		if ctx.Err() != nil {
 			t.Fatalf("sentinel does not report the replica as master: %v, %v", addr, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll interval; ctx bounds the wait
 	}
 	switched := time.Since(start)
 	for {
@@ -87,7 +87,7 @@ func TestSentinelFailover(t *testing.T) {
 		if ctx.Err() != nil {
 			t.Fatalf("old master not demoted: %v, %v", role, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll interval; ctx bounds the wait
 	}
 	demoted := time.Since(start)
 
@@ -104,7 +104,7 @@ func TestSentinelFailover(t *testing.T) {
 		if ctx.Err() != nil {
 			t.Fatalf("Acquire after failover: %v (%d tries)", err, tries)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // retry interval while the failover settles; ctx bounds it
 	}
 	acquired := time.Since(start)
 	t.Logf("failover: sentinel switched after %v, old master demoted after %v, acquire succeeded after %v (%d tries)",

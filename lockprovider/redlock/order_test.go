@@ -31,7 +31,7 @@ func (h *delayHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 func (h *delayHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		if a := cmd.Args(); len(a) > 1 && strings.EqualFold(cmd.Name(), "evalsha") && a[1] == h.hash && h.armed.CompareAndSwap(true, false) {
-			time.Sleep(h.delay)
+			time.Sleep(h.delay) // the injected delay of the call under test
 			defer close(h.held)
 		}
 		return next(ctx, cmd)
@@ -91,7 +91,7 @@ func TestOwnerReuseAfterLateRelease(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("master %d: lease %q (%v) after the late release, want the new lease of %s", i, v, err, owner)
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // poll interval of a deadline-bounded wait
 		}
 	}
 	if _, err := p.Extend(t.Context(), lockprovider.ExtendParams{Name: name, Owner: owner, AtMostFor: time.Minute}); err != nil {

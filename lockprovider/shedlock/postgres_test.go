@@ -60,8 +60,10 @@ func newPG(t testing.TB, cfg shedlock.PostgresConfig) (*shedlock.Postgres, *pgen
 }
 
 func TestPostgresConformance(t *testing.T) {
+	t.Parallel()
 	for _, m := range pgModes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode on a schema of its own
 			lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 				p, _ := newPG(t, m.cfg)
 				return p
@@ -73,8 +75,10 @@ func TestPostgresConformance(t *testing.T) {
 // Two baton replicas and a replayed ShedLock replica share one job on
 // ShedLock's table, in every time mode of the Java fleet.
 func TestPostgresInterleavedWithJava(t *testing.T) {
+	t.Parallel()
 	for _, m := range pgModes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode on a schema of its own
 			p1, pg := newPG(t, m.cfg)
 			p2, err := shedlock.NewPostgres(pg.Pool, &m.cfg)
 			if err != nil {
@@ -95,6 +99,7 @@ func TestPostgresInterleavedWithJava(t *testing.T) {
 // provider configured with the Java zone must see them held, and the
 // misreading configuration is shown to be exactly that hazard.
 func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
+	t.Parallel()
 	ny := newYork(t)
 	cfg := shedlock.PostgresConfig{TimeMode: shedlock.ClientTimeZone, JavaZone: ny}
 	p, pg := newPG(t, cfg)
@@ -157,7 +162,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	if _, ok, err := java.lock(ctx, name, time.Minute); err != nil || ok {
 		t.Fatalf("java lock inside Go's lockAtLeastFor: %v %v, want refused", ok, err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // Go's 300 ms lockAtLeastFor passes
 	jc, ok, err := java.lock(ctx, name, time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("java lock after Go's lockAtLeastFor: %v %v, want acquired", ok, err)
@@ -169,7 +174,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	if !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Fatalf("Acquire inside the JVM's lockAtLeastFor: %v, want ErrNotAcquired", err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // the JVM's 300 ms lockAtLeastFor passes
 	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}); err != nil {
 		t.Fatalf("Acquire after the JVM's lockAtLeastFor: %v", err)
 	}
@@ -178,6 +183,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 // Configurations that could misread the Java fleet's times are refused at
 // start with an error matching ErrTimeMode and batontype.ErrInvalid.
 func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
+	t.Parallel()
 	pg := pgenv.Schema(t)
 	ny := newYork(t)
 	for _, c := range []struct {
@@ -234,6 +240,7 @@ func TestPostgresRefusesUnsafeTimeConfig(t *testing.T) {
 // increasing (ExportTokens), carries live holds over, and rolling back
 // keeps them increasing too.
 func TestPostgresSwitchToNativeKeepsTokensIncreasing(t *testing.T) {
+	t.Parallel()
 	p, pg := newPG(t, shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
 	ctx := t.Context()
 	native, err := postgres.New(pg.Pool, nil)
@@ -307,6 +314,7 @@ func TestPostgresSwitchToNativeKeepsTokensIncreasing(t *testing.T) {
 // A claim for a tick that already ran must not make a concurrent claim for
 // the new tick fail (replicas whose clocks differ by about a period).
 func TestPostgresStaleTickDoesNotBlockNewTick(t *testing.T) {
+	t.Parallel()
 	p, _ := newPG(t, shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
 	ctx := t.Context()
 	// Ticks ahead of the grants: a tick is refused once anyone was granted
@@ -352,6 +360,7 @@ func TestPostgresStaleTickDoesNotBlockNewTick(t *testing.T) {
 // The methods outside the lockprovider interfaces, which the conformance
 // suites do not reach, refuse a nil context too.
 func TestPostgresOwnMethodsNilContext(t *testing.T) {
+	t.Parallel()
 	p, _ := newPG(t, shedlock.PostgresConfig{TimeMode: shedlock.DBTime})
 	var nilCtx context.Context
 	if err := p.Migrate(nilCtx); !errors.Is(err, batontype.ErrNilContext) {

@@ -30,6 +30,7 @@ func newRedis(t testing.TB, c shedlock.RedisClient) *shedlock.Redis {
 }
 
 func TestRedisConformance(t *testing.T) {
+	t.Parallel()
 	c := redisenv.Client(t)
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newRedis(t, c) }, lockprovidertest.WithHistory(history.Config{TickAfterGrant: true}))
 }
@@ -82,6 +83,7 @@ func (j *javaRedis) unlock(ctx context.Context, name string, createdAt time.Time
 // Two baton replicas and a replayed ShedLock replica share one job on
 // ShedLock's Redis key.
 func TestRedisInterleavedWithJava(t *testing.T) {
+	t.Parallel()
 	c := redisenv.Client(t)
 	env := "env-" + testenv.Unique()
 	var ps [2]lockprovider.Provider
@@ -100,6 +102,7 @@ func TestRedisInterleavedWithJava(t *testing.T) {
 // replica and is reported by Inspect, and Go's release honours
 // lockAtLeastFor by keeping the key until then, as ShedLock's unlock does.
 func TestRedisShedLockFormat(t *testing.T) {
+	t.Parallel()
 	c := redisenv.Client(t)
 	ctx := t.Context()
 	env := "env-" + testenv.Unique()
@@ -140,7 +143,7 @@ func TestRedisShedLockFormat(t *testing.T) {
 	if _, ok, err := java.lock(ctx, "nightly", time.Minute); err != nil || ok {
 		t.Fatalf("java lock inside Go's lockAtLeastFor: %v %v, want refused", ok, err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // Go's 300 ms lockAtLeastFor passes
 	created, ok, err := java.lock(ctx, "nightly", time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("java lock after Go's lockAtLeastFor: %v %v", ok, err)
@@ -175,6 +178,7 @@ func TestRedisShedLockFormat(t *testing.T) {
 // On Redis Cluster, ShedLock's key and baton's hash share a slot, for
 // every kind of name.
 func TestRedisClusterConformance(t *testing.T) {
+	t.Parallel()
 	cl := testenv.StartRedisCluster(t, 3)
 	c := redisenv.Cluster(t, cl)
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider { return newRedis(t, c) }, lockprovidertest.WithHistory(history.Config{TickAfterGrant: true}))
@@ -184,6 +188,7 @@ func TestRedisClusterConformance(t *testing.T) {
 // firing late for a tick the Java replica served is refused even after the
 // Java replica deleted its key.
 func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
+	t.Parallel()
 	c := redisenv.Client(t)
 	ctx := t.Context()
 	env := "env-" + testenv.Unique()
@@ -220,6 +225,7 @@ func TestRedisRemembersJavaGrantsForTicks(t *testing.T) {
 // tokens increasing, both ways, without any step when the native fencing
 // counter does not exist yet (the documented switch deletes stale ones).
 func TestRedisSwitchToNativeKeepsTokensIncreasing(t *testing.T) {
+	t.Parallel()
 	c := redisenv.Client(t)
 	ctx := t.Context()
 	compat := newRedis(t, c)

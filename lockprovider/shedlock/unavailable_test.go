@@ -18,6 +18,7 @@ import (
 
 // A backend nobody listens on is unavailability, never a refusal.
 func TestUnreachableBackendIsUnavailable(t *testing.T) {
+	t.Parallel()
 	port := testenv.FreePort(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()

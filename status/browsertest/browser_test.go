@@ -200,31 +200,31 @@ func TestBrowser(t *testing.T) {
 		opts  []scheduler.LockOption
 	}{
 		{"daily-report", 2 * time.Second, func(ctx context.Context, run scheduler.Run) error {
-			time.Sleep(time.Duration(400+run.Tick.UnixMilli()/1000%5*100) * time.Millisecond)
+			time.Sleep(time.Duration(400+run.Tick.UnixMilli()/1000%5*100) * time.Millisecond) // the job's work
 			return nil
 		}, nil},
 		{"customer-sync", 3 * time.Second, func(ctx context.Context, run scheduler.Run) error {
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // the job's work
 			return errors.New("upstream said 503")
 		}, nil},
 		{"thumbnails", 4 * time.Second, func(ctx context.Context, run scheduler.Run) error {
-			time.Sleep(150 * time.Millisecond)
+			time.Sleep(150 * time.Millisecond) // the job's work
 			panic("thumbnail decoder: nil image")
 		}, nil},
 		{"heartbeat", time.Second, func(ctx context.Context, run scheduler.Run) error {
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // the job's work
 			return nil
 		}, nil},
 		// Held at least 3s, ticking every 2s: every other tick finds the
 		// lock still held and no replica runs it (a missed tick).
 		{"ledger-export", 2 * time.Second, func(ctx context.Context, run scheduler.Run) error {
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond) // the job's work
 			return nil
 		}, []scheduler.LockOption{scheduler.AtLeastFor(3 * time.Second)}},
 		// Its tick of the minute before start ran nowhere: one replica
 		// catches it up at start.
 		{"cache-warmup", time.Minute, func(ctx context.Context, run scheduler.Run) error {
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // the job's work
 			return nil
 		}, []scheduler.LockOption{scheduler.CatchUp()}},
 	}
@@ -233,7 +233,7 @@ func TestBrowser(t *testing.T) {
 	// every replica skip that minute's tick, and the Jobs view would
 	// rightly report a missed tick. Start clear of the boundary.
 	if next := time.Now().Truncate(time.Minute).Add(time.Minute); time.Until(next) < 3*time.Second {
-		time.Sleep(time.Until(next) + 100*time.Millisecond)
+		time.Sleep(time.Until(next) + 100*time.Millisecond) // start clear of the minute boundary
 	}
 	for i := range 3 {
 		s, err := scheduler.New(rp, &scheduler.Config{LockedBy: "replica-" + strconv.Itoa(i+1), Ledger: true, RegistryTTL: 5 * time.Second})
@@ -300,6 +300,7 @@ func TestBrowser(t *testing.T) {
 	// by its outcome.
 	open(t, bctx, srv.URL+"/ops/baton/#timeline?range=25000", "timeline")
 	do(t, bctx, click("#tl-live")) // stop following now, so the drawing holds still
+	// Let the drawing settle after live following stops.
 	time.Sleep(1500 * time.Millisecond)
 	snap := get(t, bctx, chromedp.Evaluate[timelineSnap](snapJS))
 	from, now := ms(snap.From), ms(snap.Now)
@@ -408,7 +409,7 @@ func TestBrowser(t *testing.T) {
 	// far past the redraw period.
 	left2 := left1
 	for end := time.Now().Add(15 * time.Second); left2 == left1 && time.Now().Before(end); {
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // poll interval of a deadline-bounded wait
 		left2 = get(t, bctx, redrawn(chromedp.Text(chromedp.CSS(sel+" td.countdown"))))
 	}
 	if tok != strconv.FormatInt(lease.Token, 10) || left1 == left2 || left1 == "" {

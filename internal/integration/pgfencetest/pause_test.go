@@ -108,6 +108,7 @@ func testPause(t *testing.T, backendName, mode string) {
 	}
 	grantedB := time.Since(stoppedAt)
 
+	// Hold the pause past the lease.
 	time.Sleep(2500*time.Millisecond - time.Since(stoppedAt))
 	a.send("go") // buffered in the pipe until A runs again
 	a.signal(syscall.SIGCONT)

@@ -109,7 +109,7 @@ func testWitness(t *testing.T, backendName string) {
 				}
 				k.signal(syscall.SIGSTOP)
 				pauses.Add(1)
-				time.Sleep(witnessTTL + rand.N(2*witnessTTL))
+				time.Sleep(witnessTTL + rand.N(2*witnessTTL)) // the pause length the fault schedule draws
 				k.signal(syscall.SIGCONT)
 			}
 		})
@@ -117,7 +117,7 @@ func testWitness(t *testing.T, backendName string) {
 	for _, k := range kids {
 		k.send("start")
 	}
-	time.Sleep(dur)
+	time.Sleep(dur) // the run length of the workload
 	close(stop)
 	wg.Wait()
 	for _, k := range kids {
@@ -196,7 +196,7 @@ func increment(ctx context.Context, b backend, g *pgfence.Guard, token int64, ma
 	if err := b.pool.QueryRow(ctx, `SELECT n FROM counter WHERE id = 1`).Scan(&n); err != nil {
 		return err
 	}
-	time.Sleep(rand.N(maxThink))
+	time.Sleep(rand.N(maxThink)) // think time of the workload
 	return g.Update(ctx, b.pool, token, 1, map[string]any{"n": n + 1})
 }
 

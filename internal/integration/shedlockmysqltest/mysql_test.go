@@ -84,8 +84,10 @@ func newYork(t testing.TB) *time.Location {
 }
 
 func TestMySQLConformance(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 				p, _, _ := newMy(t, m.cfg, false)
 				return p
@@ -95,6 +97,7 @@ func TestMySQLConformance(t *testing.T) {
 	// MySQL's path (no RETURNING: the upsert, then a SELECT) on this
 	// MariaDB, which Check takes for MySQL 8.
 	t.Run("TwoStatementAcquire", func(t *testing.T) {
+		t.Parallel()
 		lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 			p, _ := newCounted(t, true)
 			return p
@@ -150,6 +153,7 @@ func newCounted(t testing.TB, mysql8 bool) (*shedlock.MySQL, *statements) {
 // On MariaDB an acquire is one statement whether it grants, finds the name
 // held or finds the tick stale; on MySQL (no RETURNING) it is two.
 func TestMySQLAcquireStatements(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name   string
@@ -268,8 +272,10 @@ func later(a, b time.Time) time.Time {
 // unlock honours lockAtLeastFor for Go replicas, and a Go release does
 // for Java replicas.
 func TestMySQLJavaAndGoExclude(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			p, _, db := newMy(t, m.cfg, true)
 			ctx := t.Context()
 			java := &javaMy{db: db, dbTime: m.cfg.TimeMode == shedlock.DBTime, lockedBy: "java-host"}
@@ -304,7 +310,7 @@ func TestMySQLJavaAndGoExclude(t *testing.T) {
 					t.Fatalf("Java lock within the Go lease's lockAtLeastFor: %v %v; want refused", ok, err)
 				}
 			}
-			time.Sleep(time.Until(l.AtLeastUntil) + 50*time.Millisecond)
+			time.Sleep(time.Until(l.AtLeastUntil) + 50*time.Millisecond) // the documented lockAtLeastFor end passes
 			if ok, err := java.lock(ctx, "job", time.Minute); err != nil || !ok {
 				t.Fatalf("Java lock after the Go lease's lockAtLeastFor: %v %v", ok, err)
 			}
@@ -319,8 +325,10 @@ func TestMySQLJavaAndGoExclude(t *testing.T) {
 // Two Go replicas and a replayed Java replica contend for one name for a
 // while: no two holds ever overlap, and both kinds win.
 func TestMySQLMixedFleet(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			p1, my, db := newMy(t, m.cfg, true)
 			p2, err := shedlock.NewMySQL(db, &m.cfg)
 			if err != nil {
@@ -339,7 +347,7 @@ func TestMySQLMixedFleet(t *testing.T) {
 				if inside.Add(1) != 1 {
 					overlaps.Add(1)
 				}
-				time.Sleep(3 * time.Millisecond)
+				time.Sleep(3 * time.Millisecond) // the work of a run, so holds can overlap if exclusion fails
 				inside.Add(-1)
 			}
 			var wg sync.WaitGroup
@@ -449,6 +457,7 @@ func TestFaultMySQLIgnoredRefusalStaysRefused(t *testing.T) {
 // TIMESTAMP column that the server updates by itself, a missing column,
 // a name longer than the name column.
 func TestMySQLRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
@@ -532,8 +541,10 @@ func TestMySQLDBTimeNeedsUTCServer(t *testing.T) {
 // A tick is refused when anyone, a Java replica included, was granted the
 // lock at or after the tick's time: that Java run served the tick.
 func TestMySQLJavaGrantServesTick(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			p, _, db := newMy(t, m.cfg, true)
 			ctx := t.Context()
 			java := &javaMy{db: db, dbTime: m.cfg.TimeMode == shedlock.DBTime, lockedBy: "java-host"}
@@ -549,7 +560,7 @@ func TestMySQLJavaGrantServesTick(t *testing.T) {
 				t.Fatalf("Go claim of a tick a Java replica ran: %v; want ErrStaleTick", err)
 			}
 			a.Tick = time.Now().Add(time.Second)
-			time.Sleep(time.Until(a.Tick) + 10*time.Millisecond)
+			time.Sleep(time.Until(a.Tick) + 10*time.Millisecond) // the tick is due
 			l, err := p.Acquire(ctx, a)
 			if err != nil || !l.Tick.Equal(a.Tick.UTC().Truncate(time.Microsecond)) {
 				t.Fatalf("Go claim of the next tick: %+v %v", l, err)
@@ -562,8 +573,10 @@ func TestMySQLJavaGrantServesTick(t *testing.T) {
 // job on ShedLock's MySQL table, in every time mode: no tick runs twice,
 // no two runs overlap, and both kinds win ticks.
 func TestMySQLInterleavedWithJava(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode in a database of its own
 			p1, _, db := newMy(t, m.cfg, true)
 			p2, err := shedlock.NewMySQL(db, &m.cfg)
 			if err != nil {
@@ -625,12 +638,12 @@ func TestFaultMySQLShedLockBlackhole(t *testing.T) {
 		if first, err = p.Acquire(ctx, a); err == nil || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // retry interval of a deadline-bounded wait
 	}
 	if err != nil {
 		t.Fatalf("the same owner's retry: %v", err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // late copies of the silent attempt have had time to land
 	again, err := p.Acquire(ctx, a)
 	if err != nil || again.Token != first.Token {
 		t.Fatalf("second retry: token %d (%v); want %d", again.Token, err, first.Token)

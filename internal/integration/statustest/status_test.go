@@ -104,7 +104,7 @@ func startMixed(t *testing.T, iv time.Duration) *mixed {
 			if time.Now().After(deadline) {
 				t.Fatalf("job %s: %d finished runs after 20s", job, done)
 			}
-			time.Sleep(iv / 4)
+			time.Sleep(iv / 4) // poll interval of a deadline-bounded wait
 		}
 	}
 	return m
