@@ -1,4 +1,4 @@
-package testenv
+package faultproxy
 
 import (
 	"net"
@@ -50,9 +50,9 @@ func (m Mode) String() string {
 // Proxy is a TCP proxy on a loopback port in front of one server, for fault
 // tests: clients connect to Addr instead of the server, and the test
 // switches the Mode and the delay while they run. It is closed, with every
-// connection and goroutine it started, when the test ends.
+// connection and goroutine it started, by Close (when the test ends for
+// one made by New).
 type Proxy struct {
-	t      testing.TB
 	ln     net.Listener
 	target string
 
@@ -67,35 +67,45 @@ type Proxy struct {
 	wg       sync.WaitGroup
 }
 
-// NewProxy starts a proxy to target (host:port) on a free loopback port, in
-// mode Pass without delay.
-func NewProxy(t testing.TB, target string) *Proxy {
+// New starts a proxy to target (host:port) on a free loopback port, in
+// mode Pass without delay, closed when the test ends.
+func New(t testing.TB, target string) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := Start(target)
 	if err != nil {
-		t.Fatalf("testenv: proxy listen: %v", err)
+		t.Fatalf("faultproxy: %v", err)
 	}
-	p := &Proxy{t: t, ln: ln, target: target, changed: make(chan struct{}),
-		conns: make(map[*proxyConn]struct{})}
-	p.wg.Add(1)
-	go p.accept()
 	t.Cleanup(p.Close)
 	return p
 }
 
-// ProxyURL starts a proxy in front of the server of rawURL (a redis:// or
+// Start is New for a caller without a test (a helper process, an
+// example): the caller closes the proxy.
+func Start(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{ln: ln, target: target, changed: make(chan struct{}),
+		conns: make(map[*proxyConn]struct{})}
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+// URL starts a proxy in front of the server of rawURL (a redis:// or
 // postgres:// URL) and returns it with the URL rewritten to go through it.
-func ProxyURL(t testing.TB, rawURL string) (*Proxy, string) {
+func URL(t testing.TB, rawURL string) (*Proxy, string) {
 	t.Helper()
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
-		t.Fatalf("testenv: proxy: not a URL with a host: %q", rawURL)
+		t.Fatalf("faultproxy: not a URL with a host: %q", rawURL)
 	}
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
 		port = map[string]string{"redis": "6379", "postgres": "5432", "postgresql": "5432"}[u.Scheme]
 	}
-	p := NewProxy(t, net.JoinHostPort(host, port))
+	p := New(t, net.JoinHostPort(host, port))
 	u.Host = p.Addr()
 	return p, u.String()
 }
