@@ -42,6 +42,12 @@ type Config struct {
 	// may refuse it (their Java replicas record no tick, so a grant's time
 	// stands in for one).
 	TickAfterGrant bool
+	// Delivery bounds how long after its caller gave up an operation of
+	// unknown outcome may still reach the backend and take effect: a
+	// request held by a stalled network (a fault proxy's blackhole or
+	// delay) can be granted seconds after its call. Zero means it took
+	// effect by the time its call returned, as with no network faults.
+	Delivery time.Duration
 	// Permits is how many trusted windows of one name may overlap: 1 for a
 	// lock (zero means 1).
 	Permits int
@@ -58,7 +64,7 @@ type Config struct {
 }
 
 func (c Config) bounds() bounds {
-	b := bounds{skew: int64(c.Skew), linger: int64(c.Linger), tickGrant: c.TickAfterGrant, client: c.ClientGrantTime}
+	b := bounds{skew: int64(c.Skew), linger: int64(c.Linger), tickGrant: c.TickAfterGrant, client: c.ClientGrantTime, delivery: int64(c.Delivery)}
 	if b.skew <= 0 {
 		b.skew = int64(5 * time.Millisecond)
 	}

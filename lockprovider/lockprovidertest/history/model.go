@@ -51,6 +51,14 @@ type bounds struct {
 	linger    int64 // how long after its end a lease may still refuse others
 	tickGrant bool  // see Config.TickAfterGrant
 	client    bool  // see Config.ClientGrantTime
+	delivery  int64 // see Config.Delivery
+}
+
+// late is the latest instant an operation of unknown outcome can have
+// taken effect at: a request held by the network reaches the backend up
+// to b.delivery after its caller gave up.
+func (b bounds) late(op *Op, start int64) int64 {
+	return max(start, op.Return+b.delivery)
 }
 
 // tickOK reports whether a grant for tick is allowed in s.
@@ -166,12 +174,21 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 		return nil
 	case Unknown:
 		out := []state{s} // no effect
-		if s.free(b, start) && s.tickOK(b, op.Tick) {
-			n := state{lo: start, holder: op.Owner, granted: start,
-				untilLo: start + int64(op.AtMostFor), untilHi: start + int64(op.AtMostFor) + b.skew,
+		// The grant, if any, happened at some instant g of [p, hi]: p is
+		// the first instant from the call on at which the name was free,
+		// hi the latest the request can have been delivered at. The
+		// lease is then known to end in [p+most, hi+most]; grants by
+		// others are judged against the former, refusals the latter.
+		p, hi := start, b.late(op, start)
+		if !s.free(b, p) {
+			p = max(p, s.untilLo-b.skew)
+		}
+		if p <= hi && s.free(b, p) && s.tickOK(b, op.Tick) {
+			n := state{lo: p, holder: op.Owner, granted: p,
+				untilLo: p + int64(op.AtMostFor), untilHi: hi + int64(op.AtMostFor) + b.skew,
 				phase: held, last: s.last, tick: s.tick}
 			if op.AtLeastFor > 0 {
-				n.atLeast = start + int64(op.AtLeastFor)
+				n.atLeast = p + int64(op.AtLeastFor)
 			}
 			if op.Tick != 0 {
 				n.tick = op.Tick
@@ -231,9 +248,11 @@ func extend(b bounds, s state, op *Op, start int64) []state {
 	case Unknown:
 		out := []state{s}
 		if s.holder == op.Owner && s.live(b, start) {
+			// Delivered late, it still acts only on a live lease.
+			hi := min(b.late(op, start), s.untilHi+b.skew)
 			n := s
 			n.lo = start
-			n.untilLo, n.untilHi = min(s.untilLo, start+int64(op.AtMostFor)), max(s.untilHi, start+int64(op.AtMostFor)+b.skew)
+			n.untilLo, n.untilHi = min(s.untilLo, start+int64(op.AtMostFor)), max(s.untilHi, hi+int64(op.AtMostFor)+b.skew)
 			if op.AtLeastFor > 0 {
 				n.atLeast = max(s.atLeast, start+int64(op.AtLeastFor))
 			}

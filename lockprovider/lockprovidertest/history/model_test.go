@@ -187,3 +187,40 @@ func TestSaveLoadMerge(t *testing.T) {
 		t.Errorf("merged ops %+v", ops)
 	}
 }
+
+// An acquire of unknown outcome whose request a stalled network held may
+// be granted long after its call, up to Config.Delivery after its caller
+// gave up; outside that bound, and for definite operations, the model
+// keeps its teeth.
+func TestModelLateDelivery(t *testing.T) {
+	late := Config{Delivery: 3 * time.Second}
+	cases := []struct {
+		name string
+		cfg  Config
+		ok   bool
+		ops  []Op
+	}{
+		{"refusal during a late phantom lease", late, true, []Op{unknown(acq("a", 0, 5, 0, 1, 100, 0)), acq("b", 1000, 1001, 0, 0, 100, 0)}},
+		{"the same without a delivery bound", Config{}, false, []Op{unknown(acq("a", 0, 5, 0, 1, 100, 0)), acq("b", 1000, 1001, 0, 0, 100, 0)}},
+		{"late grant after the name freed", late, true, []Op{
+			acq("a", 0, 1, 0, 1, 100, 0), unknown(acq("b", 10, 20, 0, 2, 100, 0)), acq("c", 250, 251, 0, 0, 100, 0), acq("c", 400, 401, 400, 3, 100, 0)}},
+		{"refusal past the delivery bound", late, false, []Op{unknown(acq("a", 0, 5, 0, 1, 100, 0)), acq("b", 3200, 3201, 0, 0, 100, 0)}},
+		{"overlapping grants stay a violation", late, false, []Op{
+			unknown(acq("x", 0, 5, 0, 1, 100, 0)), acq("a", 10, 11, 10, 2, 100, 0), acq("b", 50, 51, 50, 3, 100, 0)}},
+		{"refusal of a free name stays a violation", late, false, []Op{
+			acq("a", 0, 1, 0, 1, 100, 0), unknown(rel("a", 2, 3, OK)), acq("b", 500, 501, 0, 0, 100, 0)}},
+		{"late extension delivered while live", late, true, []Op{
+			acq("a", 0, 1, 0, 1, 100, 0), unknown(ext("a", 10, 20, 10, 1, 0, 100, 0, OK)), acq("b", 150, 151, 0, 0, 100, 0)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := &History{baseWall: 1}
+			for _, o := range c.ops {
+				h.Add(o)
+			}
+			if r := Check(h, c.cfg); r.OK() != c.ok {
+				t.Errorf("Check: OK %v, want %v: %s", r.OK(), c.ok, r)
+			}
+		})
+	}
+}

@@ -1,4 +1,4 @@
-package testenv
+package faultproxy
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // echoServer echoes every chunk back and reports what it received, so a
@@ -112,7 +114,7 @@ func isTimeout(err error) bool {
 func TestProxyPassAndDelay(t *testing.T) {
 	t.Parallel()
 	e := startEcho(t)
-	p := NewProxy(t, e.ln.Addr().String())
+	p := New(t, e.ln.Addr().String())
 	c := dialProxy(t, p)
 	if got, err := roundTrip(c, "hello", time.Second); err != nil || got != "hello" {
 		t.Fatalf("pass: %q, %v", got, err)
@@ -155,7 +157,7 @@ func TestProxyPassAndDelay(t *testing.T) {
 func TestProxyBlackhole(t *testing.T) {
 	t.Parallel()
 	e := startEcho(t)
-	p := NewProxy(t, e.ln.Addr().String())
+	p := New(t, e.ln.Addr().String())
 	c := dialProxy(t, p)
 	if _, err := roundTrip(c, "up", time.Second); err != nil {
 		t.Fatal(err)
@@ -188,7 +190,7 @@ func TestProxyBlackhole(t *testing.T) {
 func TestProxyDropReplies(t *testing.T) {
 	t.Parallel()
 	e := startEcho(t)
-	p := NewProxy(t, e.ln.Addr().String())
+	p := New(t, e.ln.Addr().String())
 	c := dialProxy(t, p)
 	p.SetMode(DropReplies)
 	if _, err := roundTrip(c, "req", 300*time.Millisecond); !isTimeout(err) {
@@ -207,7 +209,7 @@ func TestProxyDropReplies(t *testing.T) {
 func TestProxyReset(t *testing.T) {
 	t.Parallel()
 	e := startEcho(t)
-	p := NewProxy(t, e.ln.Addr().String())
+	p := New(t, e.ln.Addr().String())
 	c := dialProxy(t, p)
 	if _, err := roundTrip(c, "up", time.Second); err != nil {
 		t.Fatal(err)
@@ -245,3 +247,5 @@ func TestProxyReset(t *testing.T) {
 		t.Fatal("dial after Close succeeded")
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

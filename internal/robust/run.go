@@ -1,0 +1,216 @@
+package robust
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/internal/testenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest/faultproxy"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
+)
+
+// Server is a backend server the run may kill and restart.
+type Server interface {
+	Kill()
+	Restart() error
+}
+
+// Target is one backend under test.
+type Target struct {
+	Name     string
+	Proxies  []*faultproxy.Proxy // every path from the clients to the backend
+	Servers  []Server            // servers that survive a kill and restart with their data
+	Provider lockprovider.Provider
+	Config   history.Config // the backend's tolerances; the run sets Seed and Delivery
+	// Workers is how many worker processes run the workload beside this
+	// one, each through the same proxies: the test package's
+	// TestRobustWorker (see Worker) builds their provider from Spec.
+	Workers int
+	Spec    Spec
+}
+
+// Spec is what a worker process is told.
+type Spec struct {
+	Backend string   // Target.Name
+	Addrs   []string // where to connect: the proxies' addresses, say
+	Extra   string   // anything else the backend needs (a key prefix, a schema)
+
+	Seed        int64
+	Names       []string
+	FirstClient int
+	Duration    time.Duration
+	Out         string // where the worker saves its history
+}
+
+const workerEnv = "BATON_ROBUST_WORKER"
+
+// Run runs the workload on tg under its seeded fault schedule, merges
+// the workers' histories into its own, and checks the whole history.
+func Run(t *testing.T, tg Target) {
+	t.Helper()
+	seed, d := Seed(t), Duration(t)
+	plan := Plan(seed, tg.Name, d, len(tg.Proxies), len(tg.Servers), tg.Workers)
+	names := []string{fmt.Sprintf("robust-%s-%s-a", tg.Name, testenv.Unique()), fmt.Sprintf("robust-%s-%s-b", tg.Name, testenv.Unique())}
+	t.Logf("robust %s: seed %d (replay with SEED=%d), %v, %d worker processes, %d faults planned", tg.Name, seed, seed, d, tg.Workers, len(plan))
+
+	h := history.New()
+	var kids []*testenv.Child
+	var outs []string
+	dir := t.TempDir()
+	for i := range tg.Workers {
+		s := tg.Spec
+		s.Backend, s.Seed, s.Names, s.FirstClient, s.Duration = tg.Name, seed+int64(i)+1, names, 100*(i+1), d
+		s.Out = filepath.Join(dir, fmt.Sprintf("worker-%d.json", i))
+		outs = append(outs, s.Out)
+		kids = append(kids, testenv.StartChild(t, "TestRobustWorker", workerEnv, s, func(line string) {
+			if line != "done" {
+				t.Errorf("worker %d: %s", i, line)
+			}
+		}))
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	var injected []Fault
+	wg.Go(func() { injected = inject(ctx, t, h, tg, kids, plan) })
+	w := lockprovidertest.Workload{Seed: seed, Names: names, Duration: d}
+	if _, err := w.Run(ctx, h, tg.Provider); err != nil {
+		t.Fatalf("workload: %v", err)
+	}
+	wg.Wait()
+	for _, p := range tg.Proxies {
+		p.SetMode(faultproxy.Pass)
+		p.SetDelay(0)
+	}
+
+	all := []*history.History{h}
+	for i, k := range kids {
+		select {
+		case <-k.Done():
+		case <-time.After(d + 30*time.Second):
+			t.Fatalf("worker %d did not finish", i)
+		}
+		f, err := os.Open(outs[i])
+		if err != nil {
+			t.Fatalf("worker %d left no history: %v\n%s", i, err, k.Stderr())
+		}
+		wh, err := history.Load(f)
+		_ = f.Close()
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+		all = append(all, wh)
+	}
+	if len(all) > 1 {
+		h = history.Merge(all...)
+	}
+
+	cfg := tg.Config
+	cfg.Seed = seed
+	// A request held by a fault reaches the backend when the fault ends;
+	// a delayed chunk and a retry on a fresh connection add a little.
+	cfg.Delivery = MaxFault + time.Second
+	r := history.Check(h, cfg)
+	verdict := "no violation"
+	if !r.OK() {
+		verdict = fmt.Sprintf("%d violations", len(r.Violations))
+	}
+	t.Logf("robust %s: seed %d: %d faults injected (%s): %s", tg.Name, seed, len(injected), summary(injected), faultList(injected))
+	t.Logf("robust %s: seed %d: %d operations checked (%d of unknown outcome), %d windows, %d fenced writes, %d processes: %s",
+		tg.Name, seed, r.Ops, r.Unknown, r.Windows, r.Writes, len(all), verdict)
+	if !r.OK() {
+		history.Verify(t, h, cfg) // fails t, with the picture of the history
+	}
+}
+
+func faultList(fs []Fault) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = f.String()
+	}
+	return strings.Join(s, "; ")
+}
+
+// inject applies plan, in order, until ctx ends, and returns the faults
+// it applied. Each is healed before the next begins.
+func inject(ctx context.Context, t *testing.T, h *history.History, tg Target, kids []*testenv.Child, plan []Fault) []Fault {
+	start := time.Now()
+	var done []Fault
+	wait := func(until time.Duration) bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Until(start.Add(until))):
+			return true
+		}
+	}
+	for _, f := range plan {
+		if !wait(f.At) {
+			break
+		}
+		h.Note("fault: %s", f)
+		done = append(done, f)
+		var heal func()
+		switch f.Kind {
+		case Delay:
+			p := tg.Proxies[f.Target]
+			p.SetDelay(f.Delay)
+			heal = func() { p.SetDelay(0) }
+		case Blackhole, DropReplies, Reset:
+			p := tg.Proxies[f.Target]
+			p.SetMode(map[Kind]faultproxy.Mode{Blackhole: faultproxy.Blackhole, DropReplies: faultproxy.DropReplies, Reset: faultproxy.Reset}[f.Kind])
+			heal = func() { p.SetMode(faultproxy.Pass) }
+		case Restart:
+			s := tg.Servers[f.Target]
+			s.Kill()
+			heal = func() {
+				if err := s.Restart(); err != nil {
+					t.Errorf("restart of server %d: %v", f.Target, err)
+				}
+			}
+		case Stop:
+			k := kids[f.Target]
+			k.Signal(syscall.SIGSTOP)
+			heal = func() { k.Signal(syscall.SIGCONT) }
+		}
+		wait(f.At + f.For) // heal even when the run ends meanwhile
+		heal()
+	}
+	return done
+}
+
+// Worker is the body of a test package's TestRobustWorker: in a worker
+// process it builds the provider from the Spec the parent sent, runs the
+// workload on it, and saves the history for the parent; run directly, it
+// skips.
+func Worker(t *testing.T, build func(t *testing.T, s Spec) lockprovider.Provider) {
+	var s Spec
+	report := testenv.ChildSpec(t, workerEnv, &s)
+	p := build(t, s)
+	h := history.New()
+	w := lockprovidertest.Workload{Seed: s.Seed, Names: s.Names, Clients: 3, FirstClient: s.FirstClient, Duration: s.Duration}
+	if _, err := w.Run(t.Context(), h, p); err != nil {
+		t.Fatalf("workload: %v", err)
+	}
+	f, err := os.Create(s.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Save(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	report("done")
+}
