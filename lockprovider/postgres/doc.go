@@ -43,9 +43,11 @@
 // transaction when the DB is a pool or a connection. Acquire is an INSERT
 // ... ON CONFLICT DO UPDATE; an acquire with a tick wraps it in CTEs that
 // also report why a refused acquire was refused (held, or stale tick).
-// Before the upsert, Acquire locks an existing row with NOWAIT: a contender
-// never queues behind another session's open transaction on that row, it
-// gets ErrNotAcquired at once. The same holds for serialization failures
+// Before the upsert, Acquire locks an existing row with NOWAIT, and only a
+// row it could take (lease ended) or its own: a contender never queues
+// behind another session's open transaction on that row, it gets
+// ErrNotAcquired at once, and a refused contender leaves the row unlocked,
+// so it never makes another refused after the lease ended. The same holds for serialization failures
 // (SQLSTATE 40001) and deadlocks (40P01). Only a brand-new name inserted by
 // a still-open transaction makes a second inserter wait for that
 // transaction.

@@ -576,3 +576,33 @@ func TestOwnMethodsNilContext(t *testing.T) {
 		t.Errorf("SweepRates(nil): %v; want ErrNilContext", err)
 	}
 }
+
+// A refused Acquire leaves the row unlocked: a contender refused inside a
+// caller's transaction (or by a slow statement on a busy server) must not
+// make a later contender fail, with 55P03 taken for "held", once the lease
+// it was refused for has ended.
+func TestRefusedAcquireLeavesRowUnlocked(t *testing.T) {
+	t.Parallel()
+	p, pg := newProvider(t, nil)
+	ctx := t.Context()
+	const lease = 300 * time.Millisecond
+	if _, err := p.Acquire(ctx, params("refused", lease)); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := pg.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	inTx, err := postgres.New(tx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inTx.Acquire(ctx, params("refused", time.Minute)); !errors.Is(err, batontype.ErrNotAcquired) {
+		t.Fatalf("contender while held: %v, want ErrNotAcquired", err)
+	}
+	time.Sleep(lease + 100*time.Millisecond) // the holder's lease lapses (AtMostFor)
+	if _, err := p.Acquire(ctx, params("refused", time.Minute)); err != nil {
+		t.Fatalf("contender after the lease ended, while the refused one's transaction is open: %v, want the grant", err)
+	}
+}

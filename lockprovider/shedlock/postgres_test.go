@@ -150,7 +150,7 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	// JVM, and the JVM's unlock honours lockAtLeastFor from New York time.
 	name := "hourly"
 	owner := lockprovider.NewOwner()
-	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: time.Minute, AtLeastFor: 300 * time.Millisecond}); err != nil {
+	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: owner, AtMostFor: time.Minute, AtLeastFor: atLeastHold}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, err := java.lock(ctx, name, time.Minute); err != nil || ok {
@@ -162,19 +162,19 @@ func TestPostgresJavaLocalTimeNegativeOffset(t *testing.T) {
 	if _, ok, err := java.lock(ctx, name, time.Minute); err != nil || ok {
 		t.Fatalf("java lock inside Go's lockAtLeastFor: %v %v, want refused", ok, err)
 	}
-	time.Sleep(350 * time.Millisecond) // Go's 300 ms lockAtLeastFor passes
+	time.Sleep(atLeastHold + 50*time.Millisecond) // Go's lockAtLeastFor passes
 	jc, ok, err := java.lock(ctx, name, time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("java lock after Go's lockAtLeastFor: %v %v, want acquired", ok, err)
 	}
-	if err := java.unlock(ctx, name, jc, 300*time.Millisecond); err != nil {
+	if err := java.unlock(ctx, name, jc, atLeastHold); err != nil {
 		t.Fatal(err)
 	}
 	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute})
 	if !errors.Is(err, batontype.ErrNotAcquired) {
 		t.Fatalf("Acquire inside the JVM's lockAtLeastFor: %v, want ErrNotAcquired", err)
 	}
-	time.Sleep(350 * time.Millisecond) // the JVM's 300 ms lockAtLeastFor passes
+	time.Sleep(atLeastHold + 50*time.Millisecond) // the JVM's lockAtLeastFor passes
 	if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: name, Owner: lockprovider.NewOwner(), AtMostFor: time.Minute}); err != nil {
 		t.Fatalf("Acquire after the JVM's lockAtLeastFor: %v", err)
 	}

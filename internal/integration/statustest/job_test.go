@@ -2,8 +2,11 @@ package statustest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -123,12 +126,32 @@ const pagesWait = 20 * time.Second
 func readJobPages(t *testing.T, url, name, longErr string) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	// A page that is not there yet (the scheduler has not registered its
+	// jobs) is one more thing to wait for.
+	get := func(url string, v any) bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			bad("GET %s: %s %s", url, resp.Status, body)
+			return false
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatalf("GET %s: %v in %s", url, err, body)
+		}
+		return true
+	}
 
 	var page struct {
 		Job  struct{ State string }
 		Runs []batontype.RunRecord
 	}
-	getJSON(t, url+"/api/job?backend="+name+"&name=boom", &page)
+	if !get(url+"/api/job?backend="+name+"&name=boom", &page) {
+		return problems
+	}
 	var stack string
 	for _, r := range page.Runs {
 		if r.Outcome == batontype.OutcomePanicked {
@@ -138,7 +161,9 @@ func readJobPages(t *testing.T, url, name, longErr string) []string {
 	if page.Job.State != "failed" || !strings.HasPrefix(stack, "goroutine ") || !strings.Contains(stack, "job_test.go") || len(stack) > batontype.MaxRunStack {
 		bad("job page of boom: state %s, %d runs, stack %.200q", page.Job.State, len(page.Runs), stack)
 	}
-	getJSON(t, url+"/api/job?backend="+name+"&name=fails", &page)
+	if !get(url+"/api/job?backend="+name+"&name=fails", &page) {
+		return problems
+	}
 	if len(page.Runs) == 0 || (page.Runs[0].Error != longErr && (len(page.Runs) < 2 || page.Runs[1].Error != longErr)) {
 		bad("job page of fails: %+v", page.Runs)
 	}
@@ -149,7 +174,9 @@ func readJobPages(t *testing.T, url, name, longErr string) []string {
 			ReplicaRuns         []batontype.RunRecord `json:"replica_runs"`
 		}
 	}
-	getJSON(t, url+"/api/jobs", &jobs)
+	if !get(url+"/api/jobs", &jobs) {
+		return problems
+	}
 	states := map[string]string{}
 	for _, j := range jobs.Jobs {
 		states[j.Name] = j.State + "/" + j.Paused
@@ -168,7 +195,9 @@ func readJobPages(t *testing.T, url, name, longErr string) []string {
 			PausedTicks []int64 `json:"paused_ticks"`
 		}
 	}
-	getJSON(t, fmt.Sprintf("%s/api/timeline?from=%d&to=%d", url, now.Add(-time.Minute).UnixMilli(), now.UnixMilli()), &tl)
+	if !get(fmt.Sprintf("%s/api/timeline?from=%d&to=%d", url, now.Add(-time.Minute).UnixMilli(), now.UnixMilli()), &tl) {
+		return problems
+	}
 	for _, j := range tl.Jobs {
 		if j.Job == "held" && len(j.Missed) != 0 {
 			// Wrong whenever seen, however the later readings look.

@@ -2,11 +2,16 @@
 -- path. One INSERT in autocommit:
 --   c.now    the server clock, read once (clock_timestamp, not now(): now()
 --            is frozen at the start of a caller's transaction).
---   c.probe  locks the existing row, if any, with NOWAIT, before the insert
---            is attempted, so a contender fails fast (55P03) instead of
---            queueing behind another session's open transaction. It is
---            referenced in WHERE only so that it is evaluated; it never
---            filters (true or NULL).
+--   WHERE    the insert is attempted only when there is no row yet, or when
+--            the row could be taken (its lease ended) or is the caller's
+--            own; that row is locked with NOWAIT first, so a contender fails
+--            fast (55P03) instead of queueing behind another session's open
+--            transaction. A row held by another owner is neither locked nor
+--            touched (ON CONFLICT DO UPDATE would lock it even when its
+--            WHERE refuses): a refused contender must not keep the row
+--            locked, or a later contender would be refused (55P03) after
+--            the lease ended, for as long as the refused statement or its
+--            caller's transaction lasts.
 -- The upsert inserts a fresh row or takes over an expired one, bumping the
 -- fence under the row lock (never nextval) to at least the server time in
 -- microseconds (excluded.fence), so that the token of a grant rolled back
@@ -20,9 +25,9 @@ SELECT $1, $2, $3, c.now, c.now + $4::interval, c.now + $5::interval,
     -- A new row starts its fence at the server time in microseconds, so
     -- tokens still increase if an operator deleted the row.
     (extract(epoch FROM c.now) * 1000000)::bigint
-FROM (SELECT clock_timestamp() AS now,
-        (SELECT true FROM {{.Locks}} p WHERE p.name = $1 FOR UPDATE NOWAIT) AS probe) c
-WHERE c.probe IS NOT FALSE
+FROM (SELECT clock_timestamp() AS now) c
+WHERE NOT EXISTS (SELECT 1 FROM {{.Locks}} s WHERE s.name = $1)
+   OR EXISTS (SELECT 1 FROM {{.Locks}} p WHERE p.name = $1 AND (p.lock_until <= c.now OR p.owner = $2) FOR UPDATE NOWAIT)
 ON CONFLICT (name) DO UPDATE SET
     owner          = excluded.owner,
     locked_by      = CASE WHEN t.lock_until > excluded.locked_at THEN t.locked_by ELSE excluded.locked_by END,
