@@ -21,13 +21,14 @@ import (
 type state struct {
 	lo int64 // earliest instant of the last linearized operation
 
-	holder  string // owner of the current or last lease; "" for none
-	token   int64  // its token; 0 when its grant was never seen (unknown outcome)
-	granted int64  // its grant time
-	untilLo int64  // the lease ends at or after untilLo ...
-	untilHi int64  // ... and at or before untilHi
-	atLeast int64  // end of its minimum hold (0: none)
-	phase   phase
+	holder    string // owner of the current or last lease; "" for none
+	token     int64  // its token; 0 when its grant was never seen (unknown outcome)
+	granted   int64  // its grant time
+	untilLo   int64  // the lease ends at or after untilLo ...
+	untilHi   int64  // ... and at or before untilHi
+	atLeast   int64  // end of its minimum hold (0: none) at the earliest ...
+	atLeastHi int64  // ... and at the latest (they differ for a grant of unknown outcome)
+	phase     phase
 
 	last int64 // largest token seen granted
 	tick int64 // newest tick granted (noTick: none)
@@ -133,7 +134,7 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 					return nil
 				}
 				n.token, n.last, n.granted = g.Token, g.Token, g.GrantedAt
-				n.untilLo, n.untilHi, n.atLeast = g.Until, g.Until, g.AtLeastUntil
+				n.untilLo, n.untilHi, n.atLeast, n.atLeastHi = g.Until, g.Until, g.AtLeastUntil, g.AtLeastUntil
 			}
 			out = append(out, n)
 		}
@@ -151,7 +152,7 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 		if p >= start-b.skew && p <= op.Return+b.skew && s.free(b, p) && g.Token > s.last &&
 			near(g.Until-g.GrantedAt, int64(op.AtMostFor), round) && s.tickOK(b, op.Tick) {
 			n := state{lo: max(start, p-b.skew), holder: op.Owner, token: g.Token, granted: p,
-				untilLo: g.Until, untilHi: g.Until, atLeast: g.AtLeastUntil, phase: held, last: g.Token, tick: s.tick}
+				untilLo: g.Until, untilHi: g.Until, atLeast: g.AtLeastUntil, atLeastHi: g.AtLeastUntil, phase: held, last: g.Token, tick: s.tick}
 			if op.Tick != 0 {
 				n.tick = op.Tick
 			}
@@ -188,7 +189,7 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 				untilLo: p + int64(op.AtMostFor), untilHi: hi + int64(op.AtMostFor) + b.skew,
 				phase: held, last: s.last, tick: s.tick}
 			if op.AtLeastFor > 0 {
-				n.atLeast = p + int64(op.AtLeastFor)
+				n.atLeast, n.atLeastHi = p+int64(op.AtLeastFor), hi+int64(op.AtLeastFor)
 			}
 			if op.Tick != 0 {
 				n.tick = op.Tick
@@ -227,7 +228,8 @@ func extendOK(b bounds, s state, op *Op, p int64) (state, bool) {
 		return s, false // the bound moved earlier
 	}
 	n.lo = max(s.lo, p-b.skew)
-	n.untilLo, n.untilHi, n.atLeast = g.Until, g.Until, max(bound, min(s.atLeast, g.Until))
+	n.untilLo, n.untilHi = g.Until, g.Until
+	n.atLeast, n.atLeastHi = max(bound, min(s.atLeast, g.Until)), max(bound, min(s.atLeastHi, g.Until))
 	n.phase = held
 	return n, true
 }
@@ -254,7 +256,7 @@ func extend(b bounds, s state, op *Op, start int64) []state {
 			n.lo = start
 			n.untilLo, n.untilHi = min(s.untilLo, start+int64(op.AtMostFor)), max(s.untilHi, hi+int64(op.AtMostFor)+b.skew)
 			if op.AtLeastFor > 0 {
-				n.atLeast = max(s.atLeast, start+int64(op.AtLeastFor))
+				n.atLeast, n.atLeastHi = max(s.atLeast, start+int64(op.AtLeastFor)), max(s.atLeastHi, hi+int64(op.AtLeastFor))
 			}
 			out = append(out, n)
 		}
@@ -292,7 +294,7 @@ func release(b bounds, s state, op *Op, start int64) []state {
 		n.phase = released
 		// The release took effect somewhere in [start, Return].
 		n.untilLo = min(s.untilLo, max(start, s.atLeast))
-		n.untilHi = min(s.untilHi, max(op.Return, s.atLeast))
+		n.untilHi = min(s.untilHi, max(op.Return, s.atLeastHi))
 		return []state{n}
 	case NotHeld:
 		return notHeld(b, s, op, start)
@@ -392,7 +394,7 @@ func model(b bounds) porcupine.Model {
 			s := st.(state)
 			var h maphash.Hash
 			h.SetSeed(seed)
-			fmt.Fprint(&h, s.lo, s.holder, s.token, s.untilLo, s.untilHi, s.atLeast, s.phase, s.last, s.tick)
+			fmt.Fprint(&h, s.lo, s.holder, s.token, s.untilLo, s.untilHi, s.atLeast, s.atLeastHi, s.phase, s.last, s.tick)
 			return h.Sum64()
 		},
 		DescribeOperation: func(in, _ any) string { return describe(in.(*Op)) },
@@ -405,8 +407,12 @@ func describeState(s state) string {
 	if s.holder == "" {
 		return fmt.Sprintf("free (last token %d; at %s)", s.last, ms(s.lo))
 	}
+	bound := ms(s.atLeast)
+	if s.atLeastHi != s.atLeast {
+		bound += ".." + ms(s.atLeastHi)
+	}
 	return fmt.Sprintf("%s token %d granted %s until %s..%s bound %s (%s, last token %d; at %s)",
-		short(s.holder), s.token, ms(s.granted), ms(s.untilLo), ms(s.untilHi), ms(s.atLeast), s.phase, s.last, ms(s.lo))
+		short(s.holder), s.token, ms(s.granted), ms(s.untilLo), ms(s.untilHi), bound, s.phase, s.last, ms(s.lo))
 }
 
 func (p phase) String() string {

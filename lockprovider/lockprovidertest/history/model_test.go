@@ -85,6 +85,11 @@ func TestModel(t *testing.T) {
 		{"inspect sees a released name free", true, []Op{acq("a", 0, 1, 0, 1, 100, 0), rel("a", 2, 3, OK), look(10, 11, 0)}},
 		{"inspect sees the minimum hold", false, []Op{acq("a", 0, 1, 0, 1, 100, 60), rel("a", 2, 3, OK), look(10, 11, 0)}},
 		{"inspect learns an unknown grant's token", false, []Op{unknown(acq("a", 0, 5, 0, 1, 100, 0)), look(10, 11, 7), acq("b", 20, 21, 20, 8, 100, 0)}},
+		// Granted anywhere in [0, 40], released at once: its minimum hold
+		// of 60 ends somewhere in [60, 100], so a refusal at 90 is right
+		// and a refusal at 110 is not.
+		{"minimum hold of an unknown grant", true, []Op{unknown(acq("a", 0, 40, 0, 1, 200, 60)), rel("a", 41, 42, OK), acq("b", 90, 91, 0, 0, 100, 0)}},
+		{"minimum hold of an unknown grant ends", false, []Op{unknown(acq("a", 0, 40, 0, 1, 200, 60)), rel("a", 41, 42, OK), acq("b", 110, 111, 0, 0, 100, 0)}},
 		{"grant reported before its call", false, []Op{acq("a", 100, 101, 50, 1, 100, 0)}},
 		{"lease longer than asked", false, []Op{func() Op { o := acq("a", 0, 1, 0, 1, 100, 0); o.Lease.Until += 50 * msec; return o }()}},
 	}
