@@ -1,7 +1,9 @@
 package robust
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,12 +102,11 @@ func Run(t *testing.T, tg Target) {
 		case <-time.After(d + 30*time.Second):
 			t.Fatalf("worker %d did not finish", i)
 		}
-		f, err := os.Open(outs[i])
+		raw, err := os.ReadFile(outs[i])
 		if err != nil {
 			t.Fatalf("worker %d left no history: %v\n%s", i, err, k.Stderr())
 		}
-		wh, err := history.Load(f)
-		_ = f.Close()
+		wh, err := loadWorker(raw, i)
 		if err != nil {
 			t.Fatalf("worker %d: %v", i, err)
 		}
@@ -129,8 +130,41 @@ func Run(t *testing.T, tg Target) {
 	t.Logf("robust %s: seed %d: %d operations checked (%d of unknown outcome), %d windows, %d fenced writes, %d processes: %s",
 		tg.Name, seed, r.Ops, r.Unknown, r.Windows, r.Writes, len(all), verdict)
 	if !r.OK() {
+		if f, err := os.CreateTemp("", "robust-"+tg.Name+"-*.json"); err == nil {
+			if h.Save(f) == nil && f.Close() == nil {
+				t.Logf("robust %s: history saved in %s (history.Load)", tg.Name, f.Name())
+			}
+		}
 		history.Verify(t, h, cfg) // fails t, with the picture of the history
 	}
+}
+
+// loadWorker loads worker i's saved history with its fenced resources
+// renamed apart: each process fences its writes with a resource of its
+// own, and writes to different resources are not ordered by tokens.
+func loadWorker(raw []byte, i int) (*history.History, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	var writes []map[string]any
+	if w, ok := m["writes"]; ok {
+		if err := json.Unmarshal(w, &writes); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range writes {
+		w["res"] = fmt.Sprintf("%v@worker-%d", w["res"], i)
+	}
+	w, err := json.Marshal(writes)
+	if err != nil {
+		return nil, err
+	}
+	m["writes"] = w
+	if raw, err = json.Marshal(m); err != nil {
+		return nil, err
+	}
+	return history.Load(bytes.NewReader(raw))
 }
 
 func faultList(fs []Fault) string {

@@ -22,7 +22,15 @@ import (
 	"github.com/baton-go/baton/lockprovider/shedlock"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	// The faults make go-redis log every failed dial; the history has them.
+	goredis.SetLogger(quiet{})
+	testenv.Main(m)
+}
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // durable starts a private Redis that keeps its data across a kill
 // (every write is in the append-only file before the reply), so a
