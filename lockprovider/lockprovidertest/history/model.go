@@ -139,8 +139,18 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 		// reports the client's clock at the send, at the first instant
 		// after it at which the name was free.
 		p := g.GrantedAt
-		if b.client && !s.free(b, p) && s.holder != "" {
-			p = max(p, s.untilLo-b.skew)
+		if b.client {
+			// The send, not the grant: the grant came after it and
+			// after every operation linearized before this one (a
+			// request a stalled network held is granted when it
+			// heals, its lease possibly over by then).
+			if p < op.Call-b.skew {
+				return out
+			}
+			p = max(p, start)
+			if !s.free(b, p) && s.holder != "" {
+				p = max(p, s.untilLo-b.skew)
+			}
 		}
 		if p >= start-b.skew && p <= op.Return+b.skew && s.free(b, p) && g.Token > s.last &&
 			near(g.Until-g.GrantedAt, int64(op.AtMostFor), round) && s.tickOK(b, op.Tick) {
