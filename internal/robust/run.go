@@ -121,6 +121,9 @@ func Run(t *testing.T, tg Target) {
 	// A request held by a fault reaches the backend when the fault ends;
 	// a delayed chunk and a retry on a fresh connection add a little.
 	cfg.Delivery = MaxFault + time.Second
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second // per search; a search that times out fails the run
+	}
 	r := history.Check(h, cfg)
 	verdict := "no violation"
 	if !r.OK() {

@@ -14,8 +14,8 @@ import (
 )
 
 // The ShedLock MySQL mode (database time) in the robustness run (see
-// internal/robust): a private MariaDB behind a fault proxy, killed and
-// restarted at times.
+// internal/robust): a private MariaDB behind a fault proxy, not killed
+// (see TestRobustMariaDB in internal/integration/robusttest).
 func TestRobustShedLockMySQL(t *testing.T) {
 	robust.Enabled(t)
 	s := testenv.StartMySQL(t)
@@ -34,6 +34,6 @@ func TestRobustShedLockMySQL(t *testing.T) {
 	if err := p.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	robust.Run(t, robust.Target{Name: "shedlock-mysql", Proxies: []*faultproxy.Proxy{px}, Servers: []robust.Server{s}, Provider: p,
+	robust.Run(t, robust.Target{Name: "shedlock-mysql", Proxies: []*faultproxy.Proxy{px}, Provider: p,
 		Config: history.Config{TickAfterGrant: true}})
 }
