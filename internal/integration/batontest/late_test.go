@@ -68,3 +68,32 @@ func TestAcquireAfterLateGrant(t *testing.T) {
 		_ = k.Release(ctx)
 	})
 }
+
+// unknownExtend is a backend whose Extend fails with an error of unknown
+// outcome after it may have applied it.
+type unknownExtend struct{ lockprovider.Provider }
+
+func (unknownExtend) Extend(context.Context, lockprovider.ExtendParams) (batontype.Lease, error) {
+	return batontype.Lease{}, errUnreachable
+}
+
+// An Extend of unknown outcome that asked for a shorter lease may have
+// shortened it: the window ends where it would have had it succeeded.
+func TestExtendUnknownShortens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		l := newLocker(t, unknownExtend{newMemory(t, nil)}, nil)
+		k, err := l.TryAcquire(ctx, "x", &baton.AcquireOptions{AtMostFor: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := time.Now()
+		if err := k.Extend(ctx, 100*time.Millisecond); err == nil {
+			t.Fatal("Extend succeeded")
+		}
+		if end := sent.Add(100 * time.Millisecond); k.TrustedUntil().After(end) {
+			t.Errorf("trusted %v past the end the extension may have set", k.TrustedUntil().Sub(end))
+		}
+		_ = k.Release(ctx)
+	})
+}
