@@ -38,6 +38,12 @@ type Target struct {
 	// TestRobustWorker (see Worker) builds their provider from Spec.
 	Workers int
 	Spec    Spec
+	// ResetOnce makes a Reset fault reset the open connections once
+	// rather than every new one for its duration: for a client that
+	// cannot tell a handshake reset from a lost statement (the MySQL
+	// driver), whose retries would otherwise fill the history with
+	// more operations of unknown outcome than the checker can search.
+	ResetOnce bool
 }
 
 // Spec is what a worker process is told.
@@ -203,9 +209,18 @@ func inject(ctx context.Context, t *testing.T, h *history.History, tg Target, ki
 			p := tg.Proxies[f.Target]
 			p.SetDelay(f.Delay)
 			heal = func() { p.SetDelay(0) }
-		case Blackhole, DropReplies, Reset:
+		case Reset:
 			p := tg.Proxies[f.Target]
-			p.SetMode(map[Kind]faultproxy.Mode{Blackhole: faultproxy.Blackhole, DropReplies: faultproxy.DropReplies, Reset: faultproxy.Reset}[f.Kind])
+			if tg.ResetOnce {
+				p.ResetAll()
+				heal = func() {}
+				break
+			}
+			p.SetMode(faultproxy.Reset)
+			heal = func() { p.SetMode(faultproxy.Pass) }
+		case Blackhole, DropReplies:
+			p := tg.Proxies[f.Target]
+			p.SetMode(map[Kind]faultproxy.Mode{Blackhole: faultproxy.Blackhole, DropReplies: faultproxy.DropReplies}[f.Kind])
 			heal = func() { p.SetMode(faultproxy.Pass) }
 		case Restart:
 			s := tg.Servers[f.Target]

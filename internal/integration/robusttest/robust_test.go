@@ -107,7 +107,8 @@ func TestRobustPostgres(t *testing.T) {
 // accepts connections it cannot carry, each attempt is of unknown outcome
 // (the driver cannot tell the handshake failed before the statement went
 // out), and the retry storm's hundreds of them make the history too
-// large to search.
+// large to search. A reset fault, for the same reason, resets the open
+// connections once (Target.ResetOnce).
 func TestRobustMariaDB(t *testing.T) {
 	robust.Enabled(t)
 	s := testenv.StartMySQL(t)
@@ -120,7 +121,7 @@ func TestRobustMariaDB(t *testing.T) {
 	if err := p.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	robust.Run(t, robust.Target{Name: "mariadb", Proxies: []*faultproxy.Proxy{px}, Provider: p})
+	robust.Run(t, robust.Target{Name: "mariadb", Proxies: []*faultproxy.Proxy{px}, Provider: p, ResetOnce: true})
 }
 
 // proxiedDSN creates a database on s and returns a DSN of it through px.

@@ -34,6 +34,6 @@ func TestRobustShedLockMySQL(t *testing.T) {
 	if err := p.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	robust.Run(t, robust.Target{Name: "shedlock-mysql", Proxies: []*faultproxy.Proxy{px}, Provider: p,
+	robust.Run(t, robust.Target{Name: "shedlock-mysql", Proxies: []*faultproxy.Proxy{px}, Provider: p, ResetOnce: true,
 		Config: history.Config{TickAfterGrant: true}})
 }
