@@ -57,6 +57,23 @@ test-fault: ## The fault-injection suite (TestFault*) of every module, with the 
 	@set -e; for m in $(MODULES); do echo "== fault tests in $$m"; \
 		(cd $$m && $(GO) test -race -count=1 -timeout 10m -run '$(FAULT_TESTS)' $$TESTFLAGS ./...); done
 
+# The seeded robustness run (internal/robust): the lock workload on every
+# backend through fault proxies under a fault schedule drawn from SEED, the
+# whole history checked. One SEED for every backend, printed first, replays
+# the schedules; ROBUST_SECONDS is the length per backend. `make test`
+# leaves it out (the tests skip without ROBUST_TESTS=1).
+ROBUST_SECONDS ?= 8
+ROBUST_PKGS    := ./internal/integration/robusttest ./internal/integration/shedlockmysqltest
+
+.PHONY: test-robust
+test-robust: ## The seeded robustness run on every backend (SEED=n replays; ROBUST_SECONDS per backend, default 8)
+	@seed=$${SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; start=$$(date +%s); echo "== test-robust SEED=$$seed"; \
+	export ROBUST_TESTS=1 SEED=$$seed ROBUST_SECONDS=$(ROBUST_SECONDS); rc=0; out=$$(mktemp); \
+	$(GO) test -count=1 -p 1 -timeout 15m -v -run '^TestRobust' $(ROBUST_PKGS) >$$out 2>&1 || rc=1; \
+	(cd lockprovider/etcd && $(GO) test -count=1 -p 1 -timeout 15m -v -run '^TestRobust' ./internal/robusttest) >>$$out 2>&1 || rc=1; \
+	if [ $$rc = 0 ]; then grep -E '^(--- |ok)|robust ' $$out; else cat $$out; fi; rm -f $$out; \
+	echo "== test-robust SEED=$$seed done in $$(( $$(date +%s) - start ))s"; exit $$rc
+
 # api/ records the exported API of every public package, a file per package
 # (see internal/cmd/apidump), so that an API change shows in review.
 APIDUMP ?= $(GO) run ./internal/cmd/apidump

@@ -402,7 +402,18 @@ func (l *Locker) acquire(ctx context.Context, name string, opts *AcquireOptions)
 			return lock, nil
 		case errors.Is(err, batontype.ErrNotAcquired):
 			// A repeat of an earlier request with this owner would have
-			// returned its grant: none of them holds the lock.
+			// returned its grant: none of them holds the lock now. But an
+			// earlier attempt of unknown outcome may still take effect (a
+			// request held by the network, a transaction still open),
+			// with a lease counted from its own send; a later repeat with
+			// this owner would return that grant under a trust window
+			// anchored after the refusal, too late. A fresh owner token
+			// keeps such a grant from being taken for a later one; it is
+			// released here if it is already in force, else it lapses.
+			if mayHold {
+				l.abandon(ctx, r)
+				r.params.Owner = lockprovider.NewOwner()
+			}
 			mayHold, anchor = false, time.Time{}
 		case errors.Is(err, errLateGrant):
 			// Released already; a fresh owner token keeps a grant that

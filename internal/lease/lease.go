@@ -411,6 +411,14 @@ func (l *Lease) extend(ctx context.Context, d time.Duration) error {
 	case batontype.Definite(err):
 		return err
 	default:
+		// The extension may have taken effect: one that shortened the
+		// lease ends the window where it would have on success.
+		l.mu.Lock()
+		if end := send.Add(d - l.margin(d)); l.ended == nil && end.Before(l.deadline) {
+			l.deadline = end
+			l.timer.Reset(l.deadline.Sub(l.pol.Now()))
+		}
+		l.mu.Unlock()
 		return fmt.Errorf("%s: extend %q: %w", l.pol.Label, l.name, err)
 	}
 	l.mu.Lock()

@@ -172,7 +172,8 @@ func (c *client) cycle(ctx context.Context, name string) {
 	c.remember(name, owner)
 	var windows [][2]time.Time
 	closeWindow := func(at time.Time) {
-		windows = append(windows, [2]time.Time{from, minTime(until, at)})
+		// An Extend of unknown outcome may have cut the window short.
+		windows = append(windows, [2]time.Time{from, minTime(minTime(until, lock.TrustedUntil()), at)})
 	}
 	write := func() {
 		call := time.Now()

@@ -144,7 +144,14 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 		// the name was free.
 		p := g.GrantedAt
 		if b.client {
-			p = max(p, start-b.skew)
+			// The send, not the grant: the grant came after it and
+			// after every operation linearized before this one (a
+			// request a stalled network held is granted when it
+			// heals, its lease possibly over by then).
+			if p < op.Call-b.skew {
+				return out
+			}
+			p = max(p, start)
 			if !s.free(b, p) && s.holder != "" {
 				p = max(p, s.untilLo-b.skew)
 			}

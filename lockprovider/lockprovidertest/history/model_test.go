@@ -214,6 +214,9 @@ func TestModelLateDelivery(t *testing.T) {
 			unknown(acq("x", 0, 5, 0, 1, 100, 0)), acq("a", 10, 11, 10, 2, 100, 0), acq("b", 50, 51, 50, 3, 100, 0)}},
 		{"refusal of a free name stays a violation", late, false, []Op{
 			acq("a", 0, 1, 0, 1, 100, 0), unknown(rel("a", 2, 3, OK)), acq("b", 500, 501, 0, 0, 100, 0)}},
+		{"client-time grant delivered after later operations", Config{ClientGrantTime: true}, true, []Op{
+			acq("a", 500, 1000, 500, 1, 150, 0), acq("b", 0, 1000, 0, 2, 150, 0), acq("c", 10, 1000, 10, 3, 150, 0)}},
+		{"client-time grant sent before its call", Config{ClientGrantTime: true}, false, []Op{acq("a", 100, 1000, 0, 1, 150, 0)}},
 		{"late extension delivered while live", late, true, []Op{
 			acq("a", 0, 1, 0, 1, 100, 0), unknown(ext("a", 10, 20, 10, 1, 0, 100, 0, OK)), acq("b", 150, 151, 0, 0, 100, 0)}},
 	}
