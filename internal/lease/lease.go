@@ -111,20 +111,20 @@ type Params struct {
 // after Start. Its methods are safe for concurrent use; those of a zero
 // Lease return ErrZero.
 type Lease struct {
-	pol       *Policy
-	name      string
-	owner     string
-	onLost    func(error)
-	release   func(context.Context, lockprovider.ReleaseParams) error // Params.Release
+	pol     *Policy
+	name    string
+	owner   string
+	onLost  func(error)
+	release func(context.Context, lockprovider.ReleaseParams) error // Params.Release
 
 	vctx   valueCtx // the parent context, carrying this Lease
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex
-	grant    batontype.Lease
-	length   time.Duration // lease length that auto-renew maintains
-	sent     time.Time     // send time of the grant or extension the window counts from
+	mu     sync.Mutex
+	grant  batontype.Lease
+	length time.Duration // lease length that auto-renew maintains
+	sent   time.Time     // send time of the grant or extension the window counts from
 	// atLeastAt is the latest the backend can have put the end of the
 	// minimum hold, on the local clock: the bound asked for, counted from
 	// the reply that set it. The backend counts it from when it handled
@@ -132,9 +132,9 @@ type Lease struct {
 	// send would let an extension ask for a bound earlier than the one in
 	// force after a slow request.
 	atLeastAt time.Time
-	deadline time.Time     // end of the trust window
-	ended    error         // nil while held; the loss or Released
-	timer    *time.Timer   // fires at deadline
+	deadline  time.Time   // end of the trust window
+	ended     error       // nil while held; the loss or Released
+	timer     *time.Timer // fires at deadline
 
 	extMu sync.Mutex // serialises extensions
 
@@ -233,15 +233,46 @@ func (l *Lease) TrustedUntil() time.Time {
 
 // Context returns the context that ends with the lease: cancelled with a
 // cause matching ErrLockLost on loss, with Policy.Released after Release,
-// or with its parent. A zero Lease returns a context already cancelled with
-// ErrZero.
+// or with its parent. Its Err, Done and Value call Check first, so it is
+// seen ended as soon as the trust window has passed, even when the
+// window's timer has not run yet (after a pause). A zero Lease returns a
+// context already cancelled with ErrZero.
 func (l *Lease) Context() context.Context {
 	if l.ctx == nil {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(ErrZero)
 		return ctx
 	}
-	return l.ctx
+	return Checked(l.ctx, l.Check)
+}
+
+// Checked returns ctx with Err, Done and Value calling check first. check
+// is expected to cancel ctx (or an ancestor it derives from) when what ctx
+// stands for has ended by the clock, so that a reader of the returned
+// context sees the end at once rather than when a timer runs.
+func Checked(ctx context.Context, check func() error) context.Context {
+	return &checkedCtx{Context: ctx, check: check}
+}
+
+type checkedCtx struct {
+	context.Context
+	check func() error
+}
+
+func (c *checkedCtx) Done() <-chan struct{} {
+	c.check()
+	return c.Context.Done()
+}
+
+func (c *checkedCtx) Err() error {
+	c.check()
+	return c.Context.Err()
+}
+
+// Value checks too, because context.Cause reads the cause through Value.
+func (c *checkedCtx) Value(key any) any {
+	c.check()
+	return c.Context.Value(key)
 }
 
 // Check compares the trust window with the clock now, without waiting for
