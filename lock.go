@@ -120,14 +120,18 @@ func (k *Lock) TrustedUntil() time.Time {
 // the fenced writes of package fence given this context (or one derived
 // from it) call Check first.
 //
-// The cancellation is driven by a timer, which a paused or overloaded
-// process runs late; call Check for an answer that does not depend on it.
+// The context's Err, Done and Value call Check first: once the trust
+// window has passed on the monotonic clock, the context is cancelled at
+// that call, even if the window's timer (which a paused or overloaded
+// process runs late) has not fired. Contexts derived from it see the end
+// when it is cancelled, by Check or by the timer; call Check, or Err on
+// this context, for an answer that does not depend on the timer.
 func (k *Lock) Context() context.Context {
 	if k == nil {
 		return (&lease.Lease{}).Context()
 	}
 	if k.nest != nil {
-		return k.nest.ctx
+		return lease.Checked(k.nest.ctx, k.nest.check)
 	}
 	return k.ls.Context()
 }

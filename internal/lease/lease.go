@@ -233,15 +233,46 @@ func (l *Lease) TrustedUntil() time.Time {
 
 // Context returns the context that ends with the lease: cancelled with a
 // cause matching ErrLockLost on loss, with Policy.Released after Release,
-// or with its parent. A zero Lease returns a context already cancelled with
-// ErrZero.
+// or with its parent. Its Err, Done and Value call Check first, so it is
+// seen ended as soon as the trust window has passed, even when the
+// window's timer has not run yet (after a pause). A zero Lease returns a
+// context already cancelled with ErrZero.
 func (l *Lease) Context() context.Context {
 	if l.ctx == nil {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(ErrZero)
 		return ctx
 	}
-	return l.ctx
+	return Checked(l.ctx, l.Check)
+}
+
+// Checked returns ctx with Err, Done and Value calling check first. check
+// is expected to cancel ctx (or an ancestor it derives from) when what ctx
+// stands for has ended by the clock, so that a reader of the returned
+// context sees the end at once rather than when a timer runs.
+func Checked(ctx context.Context, check func() error) context.Context {
+	return &checkedCtx{Context: ctx, check: check}
+}
+
+type checkedCtx struct {
+	context.Context
+	check func() error
+}
+
+func (c *checkedCtx) Done() <-chan struct{} {
+	c.check()
+	return c.Context.Done()
+}
+
+func (c *checkedCtx) Err() error {
+	c.check()
+	return c.Context.Err()
+}
+
+// Value checks too, because context.Cause reads the cause through Value.
+func (c *checkedCtx) Value(key any) any {
+	c.check()
+	return c.Context.Value(key)
 }
 
 // Check compares the trust window with the clock now, without waiting for

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -81,9 +82,6 @@ func TestCheckDoesNotWaitForTheTimer(t *testing.T) {
 		t.Fatalf("lease.Check inside the window: %v", err)
 	}
 	jump.Store(int64(time.Minute))
-	if l.Context().Err() != nil {
-		t.Fatal("the context ended before any check; the test cannot tell Check from the timer")
-	}
 	if err := lease.Check(derived); !errors.Is(err, batontype.ErrLockLost) {
 		t.Fatalf("first check after the window: %v, want ErrLockLost", err)
 	}
@@ -148,4 +146,56 @@ func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// The lease's context is ended by the clock, not only by the window's
+// timer: inside a synctest bubble the timer cannot fire while the test
+// goroutine runs, so the clock jump below is seen by Err, Done and
+// context.Cause alone. The jump stands for a pause of the process.
+func TestContextEndsWithTheWindowNotTheTimer(t *testing.T) {
+	for _, read := range []struct {
+		name string
+		ends func(context.Context) bool
+	}{
+		{"Err", func(ctx context.Context) bool { return ctx.Err() != nil }},
+		{"Done", func(ctx context.Context) bool {
+			select {
+			case <-ctx.Done():
+				return true
+			default:
+				return false
+			}
+		}},
+		{"Cause", func(ctx context.Context) bool { return errors.Is(context.Cause(ctx), batontype.ErrLockLost) }},
+	} {
+		t.Run(read.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var jump atomic.Int64
+				now := func() time.Time { return time.Now().Add(time.Duration(jump.Load())) }
+				var lost atomic.Int32
+				l := start(t, newMemory(t, nil), lease.Policy{Now: now}, lease.Params{
+					Name: "paused", AtMostFor: time.Second, OnLost: func(error) { lost.Add(1) },
+				})
+				ctx := l.Context()
+				if read.ends(ctx) {
+					t.Fatal("ended inside the window")
+				}
+				w := l.TrustedUntil().Sub(now())
+				jump.Store(int64(w - time.Nanosecond))
+				if read.ends(ctx) {
+					t.Fatal("ended a nanosecond before the window's end")
+				}
+				jump.Store(int64(w))
+				if !read.ends(ctx) {
+					t.Fatal("still open at the window's end")
+				}
+				if err := ctx.Err(); !errors.Is(context.Cause(ctx), batontype.ErrLockLost) || err == nil {
+					t.Fatalf("after the window: err %v, cause %v", err, context.Cause(ctx))
+				}
+				if n := lost.Load(); n != 1 {
+					t.Errorf("OnLost called %d times, want 1", n)
+				}
+			})
+		})
+	}
 }
