@@ -12,6 +12,7 @@ import (
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/defaults"
 	"github.com/baton-go/baton/internal/isnil"
+	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -232,7 +233,7 @@ func (e *Election) serve(ctx context.Context, term *Term, fn func(context.Contex
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stop()
-	return fn(fctx, term)
+	return fn(lease.Checked(fctx, term.lock.Check), term)
 }
 
 // Term is one won election: the leadership held under one fencing token
@@ -254,8 +255,11 @@ func (t *Term) Token() int64 { return t.lock.Token() }
 // baton.ErrLockLost when the leadership was lost (a renewal found it gone,
 // or the trust window ended without one), or ErrResigned after Resign. It
 // carries the term's lease, so the fence guards given it (or a context
-// derived from it) check the trust window before writing.
-func (t *Term) Context() context.Context { return t.ctx }
+// derived from it) check the trust window before writing. Like the lock's
+// context, its Err, Done and Value compare the window with the clock, so
+// it is seen ended as soon as the window has passed (after a pause, say),
+// not only when the window's timer runs.
+func (t *Term) Context() context.Context { return lease.Checked(t.ctx, t.lock.Check) }
 
 // Check reports whether this candidate can still act as the leader,
 // comparing the trust window with the clock now (see baton.Lock.Check):

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/baton-go/baton/internal/lease"
-
 	"github.com/baton-go/baton/batontype"
 )
 
@@ -51,11 +49,6 @@ func (s *Scheduler) attempts(ctx context.Context, j *Job, run Run, ev Event, res
 		cctx, cancel := ctx, context.CancelFunc(func() {})
 		if j.ctl.timeout > 0 {
 			cctx, cancel = context.WithTimeoutCause(ctx, j.ctl.timeout, ErrTimeout)
-		}
-		if run.lease != nil {
-			// The job sees its context end as soon as the trust window
-			// has passed, not when the window's timer runs.
-			cctx = lease.Checked(cctx, run.lease.Check)
 		}
 		err := s.call(cctx, j, run, ev)
 		cancel()

@@ -3,6 +3,10 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -194,6 +198,55 @@ func TestContextEndsWithTheWindowNotTheTimer(t *testing.T) {
 				}
 				if n := lost.Load(); n != 1 {
 					t.Errorf("OnLost called %d times, want 1", n)
+				}
+			})
+		})
+	}
+}
+
+// seeds returns the seeds a randomized test runs: n of them, or the one in
+// SEED to replay a failure.
+func seeds(t *testing.T, n int) []int64 {
+	if s := os.Getenv("SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("SEED=%q: %v", s, err)
+		}
+		return []int64{v}
+	}
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i + 1)
+	}
+	return out
+}
+
+// Auto-renewal keeps the trust window open for as long as the holder
+// keeps the lease, whatever the lease length and however the holder's
+// looks at it fall, on the fake clock of a synctest bubble: the window
+// always ends in the future and the context stays open.
+func TestAutoRenewKeepsTheWindowOpen(t *testing.T) {
+	for _, seed := range seeds(t, 60) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(uint64(seed), 0))
+				d := 50*time.Millisecond + time.Duration(rng.Int64N(int64(10*time.Second)))
+				l := start(t, newMemory(t, nil), lease.Policy{}, lease.Params{Name: "renewed", AtMostFor: d, AutoRenew: true})
+				end := time.Now().Add(d * time.Duration(2+rng.IntN(20)))
+				for time.Now().Before(end) {
+					time.Sleep(time.Duration(rng.Int64N(int64(d))))
+					if err := l.Check(); err != nil {
+						t.Fatalf("SEED=%d: lease %v, %v after start: Check %v", seed, d, time.Until(end), err)
+					}
+					if err := l.Context().Err(); err != nil {
+						t.Fatalf("SEED=%d: lease %v: context ended: %v", seed, d, context.Cause(l.Context()))
+					}
+					if !l.TrustedUntil().After(time.Now()) {
+						t.Fatalf("SEED=%d: lease %v: window ends at %v, not after now", seed, d, l.TrustedUntil())
+					}
+				}
+				if err := l.Release(context.Background()); err != nil {
+					t.Fatalf("SEED=%d: Release: %v", seed, err)
 				}
 			})
 		})
