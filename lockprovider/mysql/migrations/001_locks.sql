@@ -160,8 +160,11 @@ BEGIN
 END
 //
 -- Extend: one UPDATE of a live lease held by the owner, then the row if it
--- is (still) that lease. The new end is after v_now, so the SELECT finds
--- the row exactly when the UPDATE changed it.
+-- is still what the UPDATE wrote. The two statements are not atomic: a
+-- force-release between them ends the lease (lock_until moves), and the
+-- extension is then reported as not held, never as a grant ending at the
+-- force-release. The new end lies after v_now, so a lease the UPDATE did
+-- not change never matches.
 CREATE PROCEDURE {{proc "extend"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64),
     IN p_most BIGINT, IN p_least BIGINT)
     SQL SECURITY INVOKER
@@ -173,7 +176,7 @@ BEGIN
     WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
     SELECT {{us "locked_at"}}, {{us "lock_until"}}, {{us "at_least_until"}}, fence, {{us "last_tick"}}
     FROM {{.Locks}}
-    WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
+    WHERE name = p_name AND owner = p_owner AND lock_until = v_now + INTERVAL p_most MICROSECOND;
 END
 //
 -- The release, shared by release_run and release_batch: the lease ends
