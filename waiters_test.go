@@ -4,32 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider/memory"
 )
-
-// seeds returns n seeds, or the one in SEED to replay a failure.
-func seeds(t *testing.T, n int) []int64 {
-	if s := os.Getenv("SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("SEED=%q: %v", s, err)
-		}
-		return []int64{v}
-	}
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = int64(i + 1)
-	}
-	return out
-}
 
 // Waiters in Acquire on one name, on the fake clock of a synctest bubble:
 // each gets the lock exactly once, never two at a time, and after each
@@ -37,7 +20,7 @@ func seeds(t *testing.T, n int) []int64 {
 // polls) when polling, at once with release notifications.
 func TestWaiters(t *testing.T) {
 	for _, notify := range []bool{true, false} {
-		for _, seed := range seeds(t, 40) {
+		for _, seed := range testenv.Seeds(t, 40) {
 			t.Run(fmt.Sprintf("notify=%t/%d", notify, seed), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) { testWaiters(t, notify, seed) })
 			})

@@ -4,31 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/lockprovider/memory"
 	"github.com/baton-go/baton/ratelimit"
 )
-
-// seeds returns n seeds, or the one in SEED to replay a failure.
-func seeds(t *testing.T, n int) []int64 {
-	if s := os.Getenv("SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("SEED=%q: %v", s, err)
-		}
-		return []int64{v}
-	}
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = int64(i + 1)
-	}
-	return out
-}
 
 // Random single-unit requests on the fake clock of a synctest bubble, on
 // the memory provider, and the documented bound of each algorithm checked
@@ -37,7 +20,7 @@ func seeds(t *testing.T, n int) []int64 {
 // than W; FixedWindow at most L per aligned window.
 func TestRateBounds(t *testing.T) {
 	for _, alg := range []ratelimit.Algorithm{ratelimit.TokenBucket, ratelimit.GCRA, ratelimit.SlidingLog, ratelimit.FixedWindow} {
-		for _, seed := range seeds(t, 50) {
+		for _, seed := range testenv.Seeds(t, 50) {
 			t.Run(fmt.Sprintf("%v/%d", alg, seed), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) { testRateBound(t, alg, seed) })
 			})

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -204,29 +202,12 @@ func TestContextEndsWithTheWindowNotTheTimer(t *testing.T) {
 	}
 }
 
-// seeds returns the seeds a randomized test runs: n of them, or the one in
-// SEED to replay a failure.
-func seeds(t *testing.T, n int) []int64 {
-	if s := os.Getenv("SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("SEED=%q: %v", s, err)
-		}
-		return []int64{v}
-	}
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = int64(i + 1)
-	}
-	return out
-}
-
 // Auto-renewal keeps the trust window open for as long as the holder
 // keeps the lease, whatever the lease length and however the holder's
 // looks at it fall, on the fake clock of a synctest bubble: the window
 // always ends in the future and the context stays open.
 func TestAutoRenewKeepsTheWindowOpen(t *testing.T) {
-	for _, seed := range seeds(t, 60) {
+	for _, seed := range testenv.Seeds(t, 60) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(seed), 0))

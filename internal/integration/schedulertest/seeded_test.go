@@ -4,31 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/scheduler"
 )
-
-// seeds returns n seeds, or the one in SEED to replay a failure.
-func seeds(t *testing.T, n int) []int64 {
-	if s := os.Getenv("SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("SEED=%q: %v", s, err)
-		}
-		return []int64{v}
-	}
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = int64(i + 1)
-	}
-	return out
-}
 
 // Several schedulers on one memory provider, on the fake clock of a
 // synctest bubble, with a random period, job length and number of
@@ -36,7 +19,7 @@ func seeds(t *testing.T, n int) []int64 {
 // token than the tick before, and no tick between the first and the last
 // is left out.
 func TestSeededTicksRunOnce(t *testing.T) {
-	for _, seed := range seeds(t, 50) {
+	for _, seed := range testenv.Seeds(t, 50) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { testTicksRunOnce(t, seed) })
 		})
