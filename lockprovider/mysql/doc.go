@@ -59,7 +59,12 @@
 // statement that reads it, never of the transaction (PostgreSQL's now()
 // is frozen for a transaction; MySQL's is not), and inside a stored
 // procedure each statement reads its own; the procedures read it once
-// into a variable and compute every time of an operation from it.
+// into a variable and compute every time of an operation from it. One
+// check is the exception: an Extend, a Release or a force-release asks
+// whether the lease is live at the moment its row is locked (SYSDATE(6),
+// brought to UTC), since a statement that waited for another's row lock
+// sees the row as that one left it, and against the statement's start a
+// lease ended in between would still look live.
 //
 // # Round trips and transactions
 //

@@ -198,13 +198,14 @@ func newQueries(n names) queries {
 			" RETURNING " + us("UTC_TIMESTAMP(6)") + ", owner = ? AND lock_until > UTC_TIMESTAMP(6), " +
 			us("locked_at") + ", " + us("lock_until") + ", " + us("at_least_until") + ", fence",
 		extend: "CALL " + n.proc("extend") + "(?, ?, ?, ?)",
-		// The rel procedure's UPDATE. One clock reading: UTC_TIMESTAMP(6)
-		// is the statement's start wherever it appears. releases counts
+		// The rel procedure's UPDATE. UTC_TIMESTAMP(6) is the statement's
+		// start wherever it appears; the liveness check reads rowNow, the
+		// time the row is locked. releases counts
 		// the release only when the lease ends now (at_least_until
 		// passed).
 		release: "UPDATE " + n.Locks + " SET releases = releases + (at_least_until <= UTC_TIMESTAMP(6))," +
 			" lock_until = GREATEST(UTC_TIMESTAMP(6), at_least_until), released_at = UTC_TIMESTAMP(6)" +
-			" WHERE name = ? AND owner = ? AND lock_until > UTC_TIMESTAMP(6)",
+			" WHERE name = ? AND owner = ? AND lock_until > " + rowNow,
 		acquireBatch: "CALL " + n.proc("acquire_batch") + "(?, ?, ?, ?, ?, ?)",
 		releaseBatch: "CALL " + n.proc("release_batch") + "(?, ?)",
 		rateTake:     "CALL " + n.rateProc("take") + "(?, ?, ?, ?, ?, ?)",
@@ -258,6 +259,10 @@ func dt(expr string) string {
 	return "(TIMESTAMP'1970-01-01 00:00:00' + INTERVAL " + expr + " MICROSECOND)"
 }
 
+// rowNow is the liveness check's clock: the time the row is locked, not
+// the statement's start (see sqldb.RowNow).
+var rowNow = sqldb.RowNow(6)
+
 // delimiter ends each statement of a migration file: the files hold
 // procedure bodies, whose own statements end with semicolons.
 const delimiter = "\n//\n"
@@ -272,6 +277,7 @@ func renderMigrations(n names) ([]migration, error) {
 		"rateProc": n.rateProc,
 		"us":       us,
 		"dt":       dt,
+		"rowNow":   func() string { return rowNow },
 	}
 	migs := make([]migration, 0, len(files))
 	for _, f := range files {

@@ -18,6 +18,7 @@ import (
 	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
 	"github.com/baton-go/baton/lockprovider/mysql"
 )
 
@@ -64,7 +65,7 @@ func TestConformance(t *testing.T) {
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 		p, _ := newProvider(t, nil)
 		return p
-	})
+	}, lockprovidertest.WithHistory(history.Config{RowLocks: true}))
 }
 
 // TestConformanceProcedureAcquire runs the suite with Acquire on the
@@ -74,7 +75,7 @@ func TestConformanceProcedureAcquire(t *testing.T) {
 		p, _ := newProvider(t, nil)
 		mysql.UseProcedureAcquire(p)
 		return p
-	})
+	}, lockprovidertest.WithHistory(history.Config{RowLocks: true}))
 }
 
 func params(name string, atMostFor time.Duration) lockprovider.AcquireParams {

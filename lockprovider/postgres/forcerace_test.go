@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
@@ -41,20 +42,7 @@ func TestExtendBehindForceReleaseFindsItEnded(t *testing.T) {
 		_, err := p.Extend(ctx, lockprovider.ExtendParams{Name: ap.Name, Owner: ap.Owner, AtMostFor: 10 * time.Second})
 		done <- err
 	}()
-	for {
-		var n int
-		if err := pg.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("Extend returned %v before it was blocked", err)
-		case <-time.After(5 * time.Millisecond): // polling the server's lock table
-		}
-	}
+	pgenv.Blocked(t, ctx, pg.Pool, pid, done)
 	inTx, err := postgres.New(tx, nil)
 	if err != nil {
 		t.Fatal(err)

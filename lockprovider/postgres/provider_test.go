@@ -16,6 +16,7 @@ import (
 	"github.com/baton-go/baton/internal/testenv/pgenv"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/lockprovider/lockprovidertest"
+	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
 	"github.com/baton-go/baton/lockprovider/postgres"
 )
 
@@ -64,7 +65,7 @@ func TestConformance(t *testing.T) {
 	lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 		p, _ := newProvider(t, nil)
 		return p
-	})
+	}, lockprovidertest.WithHistory(history.Config{RowLocks: true}))
 }
 
 func params(name string, atMostFor time.Duration) lockprovider.AcquireParams {

@@ -431,6 +431,11 @@ const (
 	myEpoch = "'1970-01-01 00:00:00'"
 )
 
+// myRowNow is now when the row is locked: Extend and Release check
+// liveness with it, so that one that waited behind another statement's
+// release finds the lease ended (see sqldb.RowNow).
+var myRowNow = sqldb.RowNow(3)
+
 // msCeil is d in microseconds, rounded up to a whole millisecond: the
 // table's TIMESTAMP(3) columns would round a finer time, possibly down,
 // ending a lease or a minimum hold early.
@@ -632,7 +637,7 @@ func (p *MySQL) Extend(ctx context.Context, e lockprovider.ExtendParams) (batont
 	if _, err := p.db.ExecContext(ctx, "UPDATE "+p.table+` SET
     lock_until     = TIMESTAMPADD(MICROSECOND, ?, `+myNow+`),
     at_least_until = TIMESTAMPADD(MICROSECOND, ?, `+myNow+`)
-WHERE name = ? AND `+myMine+` AND lock_until > `+myNow,
+WHERE name = ? AND `+myMine+` AND lock_until > `+myRowNow,
 		msCeil(e.AtMostFor), msCeil(e.AtLeastFor), e.Name, e.Owner, e.Owner, e.Owner); err != nil {
 		return batontype.Lease{}, sqlError("extend", e.Name, err)
 	}
@@ -659,7 +664,7 @@ func (p *MySQL) Release(ctx context.Context, r lockprovider.ReleaseParams) error
 	}
 	res, err := p.db.ExecContext(ctx, "UPDATE "+p.table+` SET
     lock_until = GREATEST(`+myNow+`, COALESCE(at_least_until, `+myNow+`))
-WHERE name = ? AND `+myMine+` AND lock_until > `+myNow, r.Name, r.Owner, r.Owner, r.Owner)
+WHERE name = ? AND `+myMine+` AND lock_until > `+myRowNow, r.Name, r.Owner, r.Owner, r.Owner)
 	if err != nil {
 		return sqlError("release", r.Name, err)
 	}

@@ -67,7 +67,7 @@ func TestPostgresConformance(t *testing.T) {
 			lockprovidertest.Run(t, func(t *testing.T) lockprovider.Provider {
 				p, _ := newPG(t, m.cfg)
 				return p
-			}, lockprovidertest.WithHistory(history.Config{TickAfterGrant: true}))
+			}, lockprovidertest.WithHistory(history.Config{TickAfterGrant: true, RowLocks: true}))
 		})
 	}
 }

@@ -99,7 +99,7 @@ func TestRobustPostgres(t *testing.T) {
 	}
 	robust.Run(t, robust.Target{
 		Name: "postgres", Proxies: []*faultproxy.Proxy{px}, Servers: []robust.Server{s}, Provider: p,
-		Workers: 1, Spec: robust.Spec{Addrs: []string{u}},
+		Config: history.Config{RowLocks: true}, Workers: 1, Spec: robust.Spec{Addrs: []string{u}},
 	})
 }
 
@@ -121,7 +121,8 @@ func TestRobustMariaDB(t *testing.T) {
 	if err := p.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	robust.Run(t, robust.Target{Name: "mariadb", Proxies: []*faultproxy.Proxy{px}, Provider: p, ResetOnce: true})
+	robust.Run(t, robust.Target{Name: "mariadb", Proxies: []*faultproxy.Proxy{px}, Provider: p, ResetOnce: true,
+		Config: history.Config{RowLocks: true}})
 }
 
 // proxiedDSN creates a database on s and returns a DSN of it through px.
@@ -208,5 +209,5 @@ func TestRobustShedLockPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	robust.Run(t, robust.Target{Name: "shedlock-postgres", Proxies: []*faultproxy.Proxy{px}, Servers: []robust.Server{s}, Provider: p,
-		Config: history.Config{TickAfterGrant: true}})
+		Config: history.Config{TickAfterGrant: true, RowLocks: true}})
 }

@@ -32,6 +32,14 @@ type Config struct {
 	// votes so that none wins, and a failed acquire's partial grants may
 	// linger until they expire.
 	SplitVotes bool
+	// RowLocks also explains a refusal by another owner's acquire of the
+	// name in flight at the same time: a SQL provider locks the row of a
+	// claim that can win before the claim commits, and refuses a contender
+	// that finds the row locked rather than queue behind it (NOWAIT), so
+	// for that moment others are refused while a read still finds the
+	// name free. Unlike SplitVotes, a claim that has returned explains
+	// nothing after its return.
+	RowLocks bool
 	// ClientGrantTime is set for a provider whose Lease.GrantedAt (and so
 	// Until) is the client's clock at the send rather than the backend's
 	// instant of the grant (etcd, Redlock): the grant is then taken to have
@@ -165,8 +173,8 @@ func Check(h *History, cfg Config) *Report {
 			r.Unknown++
 		}
 	}
-	if cfg.SplitVotes {
-		markContended(ops)
+	if cfg.SplitVotes || cfg.RowLocks {
+		markContended(ops, cfg.SplitVotes)
 	}
 	windows = truncateForced(windows, ops)
 	res, info := porcupine.CheckOperationsVerbose(r.model, operations(ops), cfg.Timeout)
@@ -196,8 +204,10 @@ func Check(h *History, cfg Config) *Report {
 }
 
 // markContended marks the refused acquires that another owner's acquire
-// of the name may explain (see Config.SplitVotes).
-func markContended(ops []Op) {
+// of the name may explain: one in flight at the time (Config.RowLocks) or,
+// with linger, also one that returned within a lease length before
+// (Config.SplitVotes).
+func markContended(ops []Op, linger bool) {
 	for i := range ops {
 		o := &ops[i]
 		if o.Kind != Acquire || o.Result != NotAcquired {
@@ -205,8 +215,12 @@ func markContended(ops []Op) {
 		}
 		for j := range ops {
 			q := &ops[j]
+			after := q.Return
+			if linger {
+				after += int64(q.AtMostFor)
+			}
 			if q.Kind == Acquire && q.Name == o.Name && q.Owner != o.Owner && q.Call <= o.Return &&
-				(q.Result == Unknown || q.Return+int64(q.AtMostFor) >= o.Call) {
+				(q.Result == Unknown || after >= o.Call) {
 				o.contended = true
 				break
 			}

@@ -55,7 +55,8 @@
 // for servers on the same host, as in the test suites. Providers whose
 // guarantees differ in a documented way say so through Config: ClientGrantTime
 // (etcd, Redlock report the client's clock at the send), SplitVotes (Redlock's
-// contenders may all be refused), TickAfterGrant (the ShedLock modes), Linger
+// contenders may all be refused), RowLocks (a SQL provider refuses a
+// contender while another's claim holds the row locked), TickAfterGrant (the ShedLock modes), Linger
 // (a backend whose leases end after their Until). Windows and writes are
 // checked as recorded: a workload that does not report what it acted on is
 // not checked for it.

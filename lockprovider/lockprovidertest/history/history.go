@@ -94,7 +94,7 @@ type Op struct {
 	Process    int           `json:"proc,omitempty"` // set by Merge
 	Comment    string        `json:"note,omitempty"` // free text for the picture
 	index      int           // position in the history, for reports
-	contended  bool          // see Config.SplitVotes
+	contended  bool          // see Config.SplitVotes and RowLocks
 }
 
 // Grant is a lease as the provider reported it, on the history's axis.

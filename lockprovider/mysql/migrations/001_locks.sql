@@ -164,7 +164,9 @@ END
 -- force-release between them ends the lease (lock_until moves), and the
 -- extension is then reported as not held, never as a grant ending at the
 -- force-release. The new end lies after v_now, so a lease the UPDATE did
--- not change never matches.
+-- not change never matches. The UPDATE checks liveness at rowNow, when
+-- the row is locked: one that waited behind a force-release or a release
+-- must find the lease ended, not revive it.
 CREATE PROCEDURE {{proc "extend"}}(IN p_name VARBINARY(200), IN p_owner VARBINARY(64),
     IN p_most BIGINT, IN p_least BIGINT)
     SQL SECURITY INVOKER
@@ -173,7 +175,7 @@ BEGIN
     UPDATE {{.Locks}} SET
         lock_until     = v_now + INTERVAL p_most MICROSECOND,
         at_least_until = v_now + INTERVAL p_least MICROSECOND
-    WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
+    WHERE name = p_name AND owner = p_owner AND lock_until > {{rowNow}};
     SELECT {{us "locked_at"}}, {{us "lock_until"}}, {{us "at_least_until"}}, fence, {{us "last_tick"}}
     FROM {{.Locks}}
     WHERE name = p_name AND owner = p_owner AND lock_until = v_now + INTERVAL p_most MICROSECOND;
@@ -193,6 +195,6 @@ BEGIN
     DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     UPDATE {{.Locks}} SET releases = releases + (at_least_until <= v_now),
         lock_until = GREATEST(v_now, at_least_until), released_at = v_now
-    WHERE name = p_name AND owner = p_owner AND lock_until > v_now;
+    WHERE name = p_name AND owner = p_owner AND lock_until > {{rowNow}};
     SET o_held = ROW_COUNT() > 0;
 END

@@ -134,7 +134,7 @@ BEGIN
     IF v_fence IS NOT NULL THEN
         SET v_now = UTC_TIMESTAMP(6);
         UPDATE {{.Locks}} SET lock_until = v_now, at_least_until = v_now, releases = releases + 1
-        WHERE name = p_name AND fence = v_fence AND lock_until > v_now;
+        WHERE name = p_name AND fence = v_fence AND lock_until > {{rowNow}};
         IF ROW_COUNT() = 0 THEN
             SET v_fence = NULL;
         ELSE

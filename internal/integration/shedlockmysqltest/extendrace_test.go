@@ -1,0 +1,68 @@
+package shedlockmysqltest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/internal/testenv/mysqlenv"
+	"github.com/baton-go/baton/lockprovider"
+	"github.com/baton-go/baton/lockprovider/shedlock"
+)
+
+// An Extend that waits behind the owner's own Release (an earlier call
+// whose reply was lost, say) must find the lease ended, though it ended
+// after the Extend's statement began, and not revive it. The Release runs
+// in a transaction that locked the row before the Extend was sent; it
+// commits only once InnoDB shows the Extend blocked by it.
+func TestExtendBehindReleaseFindsItEnded(t *testing.T) {
+	cfg := shedlock.MySQLConfig{TimeMode: shedlock.DBTime}
+	p, _, db := newMy(t, cfg, false)
+	ctx := t.Context()
+	a := lockprovider.AcquireParams{Name: "raced", Owner: lockprovider.NewOwner(), AtMostFor: 10 * time.Second}
+	if _, err := p.Acquire(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var conn int64
+	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM shedlock WHERE name = ? FOR UPDATE", a.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&conn); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Extend(ctx, lockprovider.ExtendParams{Name: a.Name, Owner: a.Owner, AtMostFor: 10 * time.Second})
+		done <- err
+	}()
+	mysqlenv.Blocked(t, ctx, db, conn, done)
+	inTx, err := shedlock.NewMySQL(tx, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inTx.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := inTx.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, batontype.ErrNotHeld) {
+		t.Fatalf("Extend behind the release: %v, want ErrNotHeld", err)
+	}
+	info, err := p.Inspect(ctx, a.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Held {
+		t.Errorf("after the release and the Extend: held until %v", info.Until)
+	}
+}
