@@ -212,9 +212,12 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 // new minimum hold is what the backend reports or the contract sets, and
 // must not lie earlier than the bound in force unless the extension ends
 // the lease before that bound.
-func extendOK(b bounds, s state, op *Op, p int64) (state, bool) {
+// extendOK is the extension op as the backend applied it at the instant
+// at, judging the lease live at p (the same instant, unless the provider
+// reports the client's clock, see extend).
+func extendOK(b bounds, s state, op *Op, p, at int64) (state, bool) {
 	g := op.Lease
-	if s.holder != op.Owner || !s.live(b, p) || p < s.lo-b.skew {
+	if s.holder != op.Owner || !s.live(b, p) || at < s.lo-b.skew {
 		return s, false
 	}
 	if s.token != 0 && g.Token != s.token {
@@ -234,7 +237,7 @@ func extendOK(b bounds, s state, op *Op, p int64) (state, bool) {
 	if s.atLeast != 0 && bound < s.atLeast-b.skew && g.Until >= s.atLeast {
 		return s, false // the bound moved earlier
 	}
-	n.lo = max(s.lo, p-b.skew)
+	n.lo = max(s.lo, at-b.skew)
 	n.untilLo, n.untilHi = g.Until, g.Until
 	n.atLeast, n.atLeastHi = max(bound, min(s.atLeast, g.Until)), max(bound, min(s.atLeastHi, g.Until))
 	n.phase = held
@@ -245,10 +248,22 @@ func extend(b bounds, s state, op *Op, start int64) []state {
 	switch op.Result {
 	case OK:
 		p := op.Lease.Until - int64(op.AtMostFor) // the backend's instant of the extension
-		if p < start-b.skew-round || p > op.Return+b.skew+round {
+		at := p
+		if b.client {
+			// p is the client's clock at the send, against which the
+			// backend judges the lease live; the backend applies the
+			// extension later, after the operation linearized before
+			// (a stalled network delays it), the old lease standing
+			// until then, even past the new Until.
+			if p < op.Call-b.skew {
+				return nil
+			}
+			at = max(p, start)
+		}
+		if at < start-b.skew-round || at > op.Return+b.skew+round {
 			return nil
 		}
-		if n, ok := extendOK(b, s, op, p); ok {
+		if n, ok := extendOK(b, s, op, p, at); ok {
 			return []state{n}
 		}
 		return nil

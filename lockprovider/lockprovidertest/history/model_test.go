@@ -125,6 +125,19 @@ func TestClientGrantTime(t *testing.T) {
 	check(t, false, Config{}, ops)
 	// Still a violation: a grant while the lease was in force throughout.
 	check(t, false, Config{ClientGrantTime: true}, []Op{acq("a", 0, 1, 0, 1, 100, 0), acq("b", 50, 60, 50, 2, 100, 0)})
+	// An extension sent at 60 to end at 70, applied by the backend after
+	// an inspect at 80 still found the old lease (seen on etcd behind a
+	// delaying proxy); afterwards the name is free.
+	late := []Op{
+		acq("a", 0, 1, 0, 1, 100, 0),
+		ext("a", 60, 150, 60, 1, 0, 10, 0, OK),
+		look(80, 85, 1),
+		look(160, 165, 0),
+	}
+	check(t, true, Config{ClientGrantTime: true}, late)
+	check(t, false, Config{}, late)
+	// Still a violation: an extension sent after the lease had ended.
+	check(t, false, Config{ClientGrantTime: true}, []Op{acq("a", 0, 1, 0, 1, 100, 0), ext("a", 110, 150, 110, 1, 0, 10, 0, OK)})
 }
 
 func TestWindowsAndWrites(t *testing.T) {
