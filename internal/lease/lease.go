@@ -394,7 +394,10 @@ func (l *Lease) windowEnded() {
 // is out of range or not above the margin; when the lease is no longer
 // held, an error matching ErrLockLost and ErrNotHeld (and the lease ends as
 // lost); after a loss or Release, what ended it. Any other error is of
-// unknown outcome and leaves the trust window as it was.
+// unknown outcome. A d shorter than what is left of the window ends it at
+// the send plus d (less the margin) from the moment of the send, since the
+// backend may apply it before the reply; a failure known to have changed
+// nothing restores the window.
 func (l *Lease) Extend(ctx context.Context, d time.Duration) error {
 	if l.ctx == nil {
 		return ErrZero
@@ -426,6 +429,16 @@ func (l *Lease) extend(ctx context.Context, d time.Duration) error {
 	send := l.pol.Now()
 	l.mu.Lock()
 	atLeast := min(max(l.atLeastAt.Sub(send), 0), d)
+	// The backend may apply the extension at any moment from the send,
+	// long before a slow reply: one that shortens the lease ends the
+	// window now where it would end on success, or the holder would trust
+	// the old window while another owner is granted the name. Only a
+	// failure known to have changed nothing gives the old window back.
+	before := l.deadline
+	if end := send.Add(d - l.margin(d)); l.ended == nil && end.Before(l.deadline) {
+		l.deadline = end
+		l.timer.Reset(l.deadline.Sub(l.pol.Now()))
+	}
 	l.mu.Unlock()
 	grant, err := l.pol.Provider.Extend(ctx, lockprovider.ExtendParams{
 		Name: l.name, Owner: l.owner, AtMostFor: d, AtLeastFor: atLeast,
@@ -440,16 +453,16 @@ func (l *Lease) extend(ctx context.Context, d time.Duration) error {
 		l.lose(fmt.Errorf("%w: %w", batontype.ErrLockLost, err))
 		return l.Err()
 	case batontype.Definite(err):
-		return err
-	default:
-		// The extension may have taken effect: one that shortened the
-		// lease ends the window where it would have on success.
 		l.mu.Lock()
-		if end := send.Add(d - l.margin(d)); l.ended == nil && end.Before(l.deadline) {
-			l.deadline = end
+		if l.ended == nil && before.After(l.deadline) {
+			l.deadline = before
 			l.timer.Reset(l.deadline.Sub(l.pol.Now()))
 		}
 		l.mu.Unlock()
+		return err
+	default:
+		// The extension may have taken effect: the window stays as the
+		// send left it.
 		return fmt.Errorf("%s: extend %q: %w", l.pol.Label, l.name, err)
 	}
 	l.mu.Lock()

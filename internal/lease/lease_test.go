@@ -233,3 +233,45 @@ func TestAutoRenewKeepsTheWindowOpen(t *testing.T) {
 		})
 	}
 }
+
+// slowReply is a provider whose Extend takes effect at once and replies
+// only when gate is closed, as behind a network that delays replies.
+type slowReply struct {
+	lockprovider.Provider
+	gate chan struct{}
+}
+
+func (p slowReply) Extend(ctx context.Context, e lockprovider.ExtendParams) (batontype.Lease, error) {
+	g, err := p.Provider.Extend(ctx, e)
+	<-p.gate
+	return g, err
+}
+
+// An Extend to a shorter lease ends the trust window where its success
+// would, from the send: the backend has applied it while the reply is
+// still on its way, and once the shorter lease ends another owner is
+// granted the name. Before the fix the holder trusted its old window
+// until the reply (seen on the ShedLock MySQL mode: windows of two owners
+// overlapping by 27 ms behind a delaying proxy).
+func TestShorterExtendEndsTheWindowAtTheSend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := newMemory(t, nil)
+		p := slowReply{Provider: mem, gate: make(chan struct{})}
+		l := start(t, p, lease.Policy{}, lease.Params{Name: "shortened", AtMostFor: 10 * time.Second})
+		done := make(chan error, 1)
+		send := time.Now()
+		go func() { done <- l.Extend(context.Background(), time.Second) }()
+		defer func() { close(p.gate); <-done }()
+		synctest.Wait() // the extension applied, its reply held
+		if end := send.Add(time.Second); l.TrustedUntil().After(end) {
+			t.Fatalf("window ends %v after the send while the extension to 1s is in flight", l.TrustedUntil().Sub(send))
+		}
+		time.Sleep(time.Second)
+		if _, err := mem.Acquire(context.Background(), lockprovider.AcquireParams{Name: "shortened", Owner: lockprovider.NewOwner(), AtMostFor: time.Second}); err != nil {
+			t.Fatalf("another owner after the shortened lease: %v", err)
+		}
+		if err := l.Check(); !errors.Is(err, batontype.ErrLockLost) {
+			t.Errorf("holder's Check while another owner holds the name: %v, want ErrLockLost", err)
+		}
+	})
+}

@@ -626,7 +626,12 @@ func (p *MySQL) Acquire(ctx context.Context, a lockprovider.AcquireParams) (bato
 
 // Extend implements lockprovider.Provider: one UPDATE of a live lease held
 // by the owner, then the row read back (an UPDATE that writes the same
-// times within a millisecond changes no row, so the count cannot tell).
+// times within a millisecond changes no row, so the count alone cannot
+// tell). When the UPDATE changed the row, the extension took effect: the
+// lease is returned even if it has ended by the read-back (a short lease
+// behind a slow reply), which the Locker's window, counted from the send,
+// has already left; reporting ErrNotHeld would deny an extension that
+// happened.
 func (p *MySQL) Extend(ctx context.Context, e lockprovider.ExtendParams) (batontype.Lease, error) {
 	if err := check.Args(ctx, e.Validate()); err != nil {
 		return batontype.Lease{}, err
@@ -634,18 +639,23 @@ func (p *MySQL) Extend(ctx context.Context, e lockprovider.ExtendParams) (batont
 	if _, err := p.myNameCheck(e.Name); err != nil {
 		return batontype.Lease{}, err
 	}
-	if _, err := p.db.ExecContext(ctx, "UPDATE "+p.table+` SET
+	res, err := p.db.ExecContext(ctx, "UPDATE "+p.table+` SET
     lock_until     = TIMESTAMPADD(MICROSECOND, ?, `+myNow+`),
     at_least_until = TIMESTAMPADD(MICROSECOND, ?, `+myNow+`)
 WHERE name = ? AND `+myMine+` AND lock_until > `+myRowNow,
-		msCeil(e.AtMostFor), msCeil(e.AtLeastFor), e.Name, e.Owner, e.Owner, e.Owner); err != nil {
+		msCeil(e.AtMostFor), msCeil(e.AtLeastFor), e.Name, e.Owner, e.Owner, e.Owner)
+	if err != nil {
+		return batontype.Lease{}, sqlError("extend", e.Name, err)
+	}
+	changed, err := res.RowsAffected()
+	if err != nil {
 		return batontype.Lease{}, sqlError("extend", e.Name, err)
 	}
 	r, ok, err := p.row(ctx, e.Name)
 	if err != nil {
 		return batontype.Lease{}, sqlError("extend", e.Name, err)
 	}
-	if !ok || !r.held || !r.mine(e.Owner) {
+	if !ok || !r.mine(e.Owner) || !r.held && changed == 0 {
 		return batontype.Lease{}, batontype.ErrNotHeld
 	}
 	return r.lease(e.Name, e.Owner), nil
