@@ -38,7 +38,10 @@ type Config struct {
 	// that finds the row locked rather than queue behind it (NOWAIT), so
 	// for that moment others are refused while a read still finds the
 	// name free. Unlike SplitVotes, a claim that has returned explains
-	// nothing after its return.
+	// nothing after its return. For the same reason a grant or an
+	// extension is seen from its commit, some instant between the time the
+	// backend reports (its statement's clock) and the reply, as with
+	// ClientGrantTime.
 	RowLocks bool
 	// ClientGrantTime is set for a provider whose Lease.GrantedAt (and so
 	// Until) is the client's clock at the send rather than the backend's
@@ -72,7 +75,7 @@ type Config struct {
 }
 
 func (c Config) bounds() bounds {
-	b := bounds{skew: int64(c.Skew), linger: int64(c.Linger), tickGrant: c.TickAfterGrant, client: c.ClientGrantTime, delivery: int64(c.Delivery)}
+	b := bounds{skew: int64(c.Skew), linger: int64(c.Linger), tickGrant: c.TickAfterGrant, deferred: c.ClientGrantTime || c.RowLocks, delivery: int64(c.Delivery)}
 	if b.skew <= 0 {
 		b.skew = int64(5 * time.Millisecond)
 	}

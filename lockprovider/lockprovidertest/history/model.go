@@ -51,7 +51,7 @@ type bounds struct {
 	skew      int64 // backend clock against the local one, plus rounding
 	linger    int64 // how long after its end a lease may still refuse others
 	tickGrant bool  // see Config.TickAfterGrant
-	client    bool  // see Config.ClientGrantTime
+	deferred  bool  // grants seen after their reported time, up to the reply: Config.ClientGrantTime, RowLocks
 	delivery  int64 // see Config.Delivery
 }
 
@@ -138,16 +138,17 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 			}
 			out = append(out, n)
 		}
-		// A new grant at the backend's GrantedAt, or, for a provider that
-		// reports the client's clock at the send, at the first instant
+		// A new grant at the backend's GrantedAt, or, for a provider
+		// whose grant is seen later (b.deferred), at the first instant
 		// after it, and after the operation linearized before, at which
 		// the name was free.
 		p := g.GrantedAt
-		if b.client {
-			// The send, not the grant: the grant came after it and
-			// after every operation linearized before this one (a
-			// request a stalled network held is granted when it
-			// heals, its lease possibly over by then).
+		if b.deferred {
+			// The send (or the statement's clock), not the grant: the
+			// grant came after it and after every operation linearized
+			// before this one (a request a stalled network held is
+			// granted when it heals, its lease possibly over by then;
+			// a transaction commits after its statement read the clock).
 			if p < op.Call-b.skew {
 				return out
 			}
@@ -249,10 +250,10 @@ func extend(b bounds, s state, op *Op, start int64) []state {
 	case OK:
 		p := op.Lease.Until - int64(op.AtMostFor) // the backend's instant of the extension
 		at := p
-		if b.client {
-			// p is the client's clock at the send, against which the
-			// backend judges the lease live; the backend applies the
-			// extension later, after the operation linearized before
+		if b.deferred {
+			// p is the client's clock at the send (or the statement's),
+			// against which the backend judges the lease live; the
+			// backend applies the extension later, after the operation linearized before
 			// (a stalled network delays it), the old lease standing
 			// until then, even past the new Until.
 			if p < op.Call-b.skew {
