@@ -42,15 +42,24 @@ type runLog struct {
 	overlaps atomic.Int32
 
 	mu   sync.Mutex
-	runs map[int64][]string // tick (ms) -> replicas that ran it
+	runs map[int64][]execution // tick (ms) -> its executions, in order
 }
 
-func (l *runLog) body(replica string, tick time.Time) {
+// execution is one run of the job. held is a lower bound on the end of
+// the lock's minimum hold (its grant plus atLeastFor): no other replica
+// may start the job before it.
+type execution struct {
+	replica string
+	start   time.Time
+	held    time.Time
+}
+
+func (l *runLog) body(replica string, tick, held time.Time) {
 	if l.inside.Add(1) != 1 {
 		l.overlaps.Add(1)
 	}
 	l.mu.Lock()
-	l.runs[tick.UnixMilli()] = append(l.runs[tick.UnixMilli()], replica)
+	l.runs[tick.UnixMilli()] = append(l.runs[tick.UnixMilli()], execution{replica, time.Now(), held})
 	l.mu.Unlock()
 	time.Sleep(jobWork)
 	l.inside.Add(-1)
@@ -59,9 +68,10 @@ func (l *runLog) body(replica string, tick time.Time) {
 // Interleave runs one job named name on two baton scheduler replicas (one
 // provider each) and one replayed Java replica (lock, unlock) for
 // wantTicks ticks, and checks that no two executions overlapped, that no
-// tick ran twice, and that both kinds of replica won ticks.
+// run started inside the minimum hold of the tick's previous run, and that
+// both kinds of replica won ticks.
 func Interleave(t *testing.T, name string, lock LockFunc, unlock UnlockFunc, goProviders [2]lockprovider.Provider) {
-	log := &runLog{runs: map[int64][]string{}}
+	log := &runLog{runs: map[int64][]execution{}}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 
@@ -75,7 +85,8 @@ func Interleave(t *testing.T, name string, lock LockFunc, unlock UnlockFunc, goP
 		_, err = s.Every(period).
 			Locked(name, scheduler.AtMostFor(atMostFor), scheduler.AtLeastFor(atLeastFor)).
 			Do(func(ctx context.Context, run scheduler.Run) error {
-				log.body(replica, run.Tick)
+				// The scheduler asks for the lock at the tick or later.
+				log.body(replica, run.Tick, run.Tick.Add(atLeastFor))
 				return nil
 			})
 		if err != nil {
@@ -103,6 +114,7 @@ func Interleave(t *testing.T, name string, lock LockFunc, unlock UnlockFunc, goP
 					return nil
 				case <-time.After(time.Until(fire)):
 				}
+				asked := time.Now()
 				createdAt, ok, err := lock(ctx, name, atMostFor)
 				if ctx.Err() != nil {
 					return nil
@@ -113,7 +125,9 @@ func Interleave(t *testing.T, name string, lock LockFunc, unlock UnlockFunc, goP
 				if !ok {
 					continue
 				}
-				log.body("java", tick)
+				// createdAt is read after asked, truncated to the
+				// millisecond.
+				log.body("java", tick, asked.Add(atLeastFor-time.Millisecond))
 				if err := unlock(context.WithoutCancel(ctx), name, createdAt, atLeastFor); err != nil {
 					return err
 				}
@@ -147,13 +161,26 @@ func Interleave(t *testing.T, name string, lock LockFunc, unlock UnlockFunc, goP
 	defer log.mu.Unlock()
 	ticks := make([]int64, 0, len(log.runs))
 	wins := map[string]int{}
+	late := 0
 	for tick, rs := range log.runs {
 		ticks = append(ticks, tick)
-		for _, r := range rs {
-			wins[r]++
-		}
-		if len(rs) > 1 {
-			t.Errorf("tick %v ran %d times: %v", time.UnixMilli(tick).UTC().Format("15:04:05.000"), len(rs), rs)
+		for i, r := range rs {
+			wins[r.replica]++
+			if i == 0 {
+				continue
+			}
+			// A second run of a tick is a replica firing so late that the
+			// first run's lock had ended, which ShedLock allows; one that
+			// starts within the first run's minimum hold is a double run.
+			at := func(x time.Time) string { return x.UTC().Format("15:04:05.000") }
+			if prev := rs[i-1]; r.start.Before(prev.held) {
+				t.Errorf("tick %v: %s started at %v, inside the minimum hold of %s's run (started %v, held until at least %v)",
+					at(time.UnixMilli(tick)), r.replica, at(r.start), prev.replica, at(prev.start), at(prev.held))
+			} else {
+				late++
+				t.Logf("tick %v ran again, late: %s at %v after %s at %v (held until at least %v)",
+					at(time.UnixMilli(tick)), r.replica, at(r.start), prev.replica, at(prev.start), at(prev.held))
+			}
 		}
 	}
 	sort.Slice(ticks, func(i, j int) bool { return ticks[i] < ticks[j] })
@@ -161,8 +188,8 @@ func Interleave(t *testing.T, name string, lock LockFunc, unlock UnlockFunc, goP
 	if len(ticks) > 1 {
 		missed = int((ticks[len(ticks)-1]-ticks[0])/period.Milliseconds()) + 1 - len(ticks)
 	}
-	t.Logf("%d ticks in %v: wins %v, %d ticks missed in between, %d overlapping executions",
-		len(ticks), time.Since(start).Round(time.Millisecond), wins, missed, log.overlaps.Load())
+	t.Logf("%d ticks in %v: wins %v, %d ticks missed in between, %d run again late, %d overlapping executions",
+		len(ticks), time.Since(start).Round(time.Millisecond), wins, missed, late, log.overlaps.Load())
 	if n := log.overlaps.Load(); n != 0 {
 		t.Errorf("%d executions overlapped another one", n)
 	}

@@ -18,8 +18,15 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // client returns a client of the cluster, closed when the test ends.
 func client(t testing.TB, c *testenv.EtcdCluster) *clientv3.Client {
 	t.Helper()
+	return clientAt(t, c.Endpoints()...)
+}
+
+// clientAt returns a client of the members at endpoints, closed when the
+// test ends.
+func clientAt(t testing.TB, endpoints ...string) *clientv3.Client {
+	t.Helper()
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   c.Endpoints(),
+		Endpoints:   endpoints,
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
 	})
