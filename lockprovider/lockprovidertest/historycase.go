@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/baton-go/baton/lockprovider/lockprovidertest/history"
 )
@@ -20,7 +21,9 @@ type options struct {
 
 // WithHistory sets the history checker's tolerances for the provider, e.g.
 // Linger for a backend whose leases end later than their Until, or
-// SplitVotes for a quorum of independent servers.
+// SplitVotes for a quorum of independent servers. A zero Delivery means
+// a second here: the workload gives up on calls in flight (a waiting
+// Acquire's deadline), and the backend may apply such a call after that.
 func WithHistory(c history.Config) Option { return func(o *options) { o.history = c } }
 
 // WithWorkload sets the History group's workload (clients, lease lengths,
@@ -57,6 +60,9 @@ func (e *env) testWorkload() {
 	}
 	cfg := e.s.opts.history
 	cfg.Seed = seed
+	if cfg.Delivery == 0 {
+		cfg.Delivery = time.Second
+	}
 	e.t.Logf("workload seed %d (replay with SEED=%d)", seed, seed)
 	history.Verify(e.t, h, cfg)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,54 +160,85 @@ func (e *rateEnv) testAgree() {
 		steps       = 300
 		minOutcomes = 20 // each of admitted and refused, per set
 		minReserved = 5  // admitted with a delay, per reservable set
+		maxScale    = 32
 	)
 	for si, limits := range limitSets {
-		clk := &fakeClock{}
-		ref := reference(e.t, clk)
-		reservable := true
-		capacity := limits[0].Capacity()
-		for _, l := range limits {
-			reservable = reservable && l.Algorithm.Reservable()
-			capacity = min(capacity, l.Capacity())
-		}
-		rng := rand.New(rand.NewPCG(uint64(si), 7))
-		key := e.key()
-		var admitted, refused, delayed int
-		for step := range steps {
-			req := lockprovider.RateRequest{Key: key, N: rng.Int64N(capacity + 1), Limits: limits}
-			if reservable {
-				switch rng.IntN(6) {
-				case 0:
-					req.MaxDelay = time.Duration(rng.IntN(40_000)) * time.Microsecond
-				case 1:
-					req.Refund = true
+		// The mix of outcomes depends on how the round trips compare with
+		// the limits' periods: on a loaded machine a sequence may leave a
+		// limit always refilled. Such a sequence proves nothing, so the
+		// set runs again with its periods and think times doubled, until
+		// it exercises the limits. Every decision of every run is checked.
+		for scale := time.Duration(1); ; scale *= 2 {
+			admitted, refused, delayed, reservable := e.agreeSet(si, scaled(limits, scale), scale, steps)
+			if admitted >= minOutcomes && refused >= minOutcomes && (!reservable || delayed >= minReserved) {
+				if scale > 1 {
+					e.t.Logf("set %d exercised its limits with periods ×%d", si, scale)
 				}
+				break
 			}
-			got := e.decide(req)
-			clk.Set(got.Now)
-			want, err := ref.RateLimit(e.ctx, req)
-			if err != nil {
-				e.t.Fatal(err)
+			if scale == maxScale {
+				e.t.Errorf("set %d: %d admitted, %d refused, %d reserved ahead with periods ×%d: the sequence did not exercise the limits", si, admitted, refused, delayed, scale)
+				break
 			}
-			if !reflect.DeepEqual(got, want) {
-				e.t.Fatalf("set %d step %d, request %+v:\n got %+v\nwant %+v (memory provider at the same server time)", si, step, req, got, want)
-			}
-			switch {
-			case got.Allowed && got.Delay > 0:
-				delayed++
-			case got.Allowed:
-				admitted++
-			default:
-				refused++
-			}
-			if rng.IntN(3) == 0 {
-				time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond) // think time of the workload
-			}
-		}
-		if admitted < minOutcomes || refused < minOutcomes || (reservable && delayed < minReserved) {
-			e.t.Errorf("set %d: %d admitted, %d refused, %d reserved ahead: the sequence did not exercise the limits", si, admitted, refused, delayed)
 		}
 	}
+}
+
+// scaled returns limits with their periods multiplied by k.
+func scaled(limits []batontype.RateLimit, k time.Duration) []batontype.RateLimit {
+	out := slices.Clone(limits)
+	for i := range out {
+		out[i].Period *= k
+	}
+	return out
+}
+
+// agreeSet runs steps random requests on limits against a fresh key,
+// failing at the first decision that differs from the reference's, and
+// counts the outcomes. Think times are scaled by scale.
+func (e *rateEnv) agreeSet(si int, limits []batontype.RateLimit, scale time.Duration, steps int) (admitted, refused, delayed int, reservable bool) {
+	clk := &fakeClock{}
+	ref := reference(e.t, clk)
+	reservable = true
+	capacity := limits[0].Capacity()
+	for _, l := range limits {
+		reservable = reservable && l.Algorithm.Reservable()
+		capacity = min(capacity, l.Capacity())
+	}
+	rng := rand.New(rand.NewPCG(uint64(si), 7))
+	key := e.key()
+	for step := range steps {
+		req := lockprovider.RateRequest{Key: key, N: rng.Int64N(capacity + 1), Limits: limits}
+		if reservable {
+			switch rng.IntN(6) {
+			case 0:
+				req.MaxDelay = scale * time.Duration(rng.IntN(40_000)) * time.Microsecond
+			case 1:
+				req.Refund = true
+			}
+		}
+		got := e.decide(req)
+		clk.Set(got.Now)
+		want, err := ref.RateLimit(e.ctx, req)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			e.t.Fatalf("set %d step %d, request %+v:\n got %+v\nwant %+v (memory provider at the same server time)", si, step, req, got, want)
+		}
+		switch {
+		case got.Allowed && got.Delay > 0:
+			delayed++
+		case got.Allowed:
+			admitted++
+		default:
+			refused++
+		}
+		if rng.IntN(3) == 0 {
+			time.Sleep(scale * time.Duration(rng.IntN(3000)) * time.Microsecond) // think time of the workload
+		}
+	}
+	return admitted, refused, delayed, reservable
 }
 
 // A fresh key admits exactly the capacity, one unit at a time, counting

@@ -655,11 +655,22 @@ WHERE name = ? AND `+myMine+` AND lock_until > `+myRowNow,
 	if err != nil {
 		return batontype.Lease{}, sqlError("extend", e.Name, err)
 	}
+	if changed > 0 && (!ok || !r.mine(e.Owner)) {
+		// The extension took effect, and the lease it set ended and went
+		// to another owner before the read-back: not ErrNotHeld, which
+		// would say it never took effect, and no lease to return.
+		return batontype.Lease{}, fmt.Errorf("shedlock: extend %q: %w", e.Name, errExtendedThenLost)
+	}
 	if !ok || !r.mine(e.Owner) || !r.held && changed == 0 {
 		return batontype.Lease{}, batontype.ErrNotHeld
 	}
 	return r.lease(e.Name, e.Owner), nil
 }
+
+// errExtendedThenLost is an Extend's outcome when the extension took
+// effect but its lease had ended and the name been granted again by the
+// time it was read back.
+var errExtendedThenLost = errors.New("extended, but the lease ended and the name was granted again before it could be read back")
 
 // Release implements lockprovider.Provider as ShedLock unlocks: lock_until
 // becomes the later of now and the minimum-hold bound, in one UPDATE of a

@@ -1,7 +1,11 @@
 package shedlockmysqltest
 
 import (
+	"context"
+	"database/sql"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,5 +68,73 @@ func TestExtendBehindReleaseFindsItEnded(t *testing.T) {
 	}
 	if info.Held {
 		t.Errorf("after the release and the Extend: held until %v", info.Until)
+	}
+}
+
+// readBackRacer runs race once, after the first Extend's UPDATE has
+// changed the row and before its read-back.
+type readBackRacer struct {
+	shedlock.SQLDB
+	once sync.Once
+	race func()
+}
+
+func (r *readBackRacer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := r.SQLDB.ExecContext(ctx, query, args...)
+	if err != nil || !strings.Contains(query, "at_least_until = TIMESTAMPADD") {
+		return res, err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		r.once.Do(r.race)
+	}
+	return res, err
+}
+
+// An Extend to a short lease takes effect, the lease ends, and another
+// owner is granted the name, all before the Extend reads the row back: the
+// Extend must not answer ErrNotHeld (which says it changed nothing: the
+// extension did end the lease early), but an error of unknown outcome. A
+// load test's history check found the definite refusal.
+func TestExtendThenLostBeforeReadBack(t *testing.T) {
+	cfg := shedlock.MySQLConfig{TimeMode: shedlock.DBTime}
+	other, _, db := newMy(t, cfg, false)
+	ctx := t.Context()
+	a := lockprovider.AcquireParams{Name: "raced", Owner: lockprovider.NewOwner(), AtMostFor: 10 * time.Second}
+	if _, err := other.Acquire(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	b := lockprovider.AcquireParams{Name: a.Name, Owner: lockprovider.NewOwner(), AtMostFor: 10 * time.Second}
+	racer := &readBackRacer{SQLDB: db, race: func() {
+		// The extension's 50ms lease must end before b is granted:
+		// the backend's clock decides, so poll it.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			_, err := other.Acquire(ctx, b)
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, batontype.ErrNotAcquired) || time.Now().After(deadline) {
+				t.Errorf("second owner's acquire: %v", err)
+				return
+			}
+		}
+	}}
+	p, err := shedlock.NewMySQL(racer, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Extend(ctx, lockprovider.ExtendParams{Name: a.Name, Owner: a.Owner, AtMostFor: 50 * time.Millisecond})
+	if err == nil || batontype.Definite(err) {
+		t.Fatalf("Extend whose lease went to another owner before the read-back: %v, want an error of unknown outcome", err)
+	}
+	t.Logf("Extend: %v", err)
+	info, err := p.Inspect(ctx, a.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.LockedBy == "" || !info.Held {
+		t.Errorf("after the race: %+v, want the second owner's lease", info)
 	}
 }

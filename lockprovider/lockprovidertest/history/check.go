@@ -57,7 +57,10 @@ type Config struct {
 	// unknown outcome may still reach the backend and take effect: a
 	// request held by a stalled network (a fault proxy's blackhole or
 	// delay) can be granted seconds after its call. Zero means it took
-	// effect by the time its call returned, as with no network faults.
+	// effect by the time its call returned, as with no network faults. An
+	// operation of unknown outcome is ordered before every operation
+	// called after this bound (plus Skew), which also keeps the search
+	// short on long histories.
 	Delivery time.Duration
 	// Permits is how many trusted windows of one name may overlap: 1 for a
 	// lock (zero means 1).
@@ -180,14 +183,14 @@ func Check(h *History, cfg Config) *Report {
 		markContended(ops, cfg.SplitVotes)
 	}
 	windows = truncateForced(windows, ops)
-	res, info := porcupine.CheckOperationsVerbose(r.model, operations(ops), cfg.Timeout)
+	res, info := porcupine.CheckOperationsVerbose(r.model, operations(b, ops), cfg.Timeout)
 	r.info = info
 	switch res {
 	case porcupine.Illegal:
 		// Refuting an order is an exhaustive search; the report's extras
 		// get a budget of their own so a failure is reported in seconds.
 		end := time.Now().Add(min(cfg.Timeout, explainBudget))
-		r.Failing = shortest(r.model, ops, end)
+		r.Failing = shortest(b, r.model, ops, end)
 		r.Stuck = stuck(b, r.model, r.Failing, end)
 		name := ""
 		if len(r.Failing) > 0 {
@@ -263,17 +266,17 @@ func truncateForced(ws []Window, ops []Op) []Window {
 // operations turns ops into porcupine's form: an operation of unknown
 // outcome may take effect at any time after its call, so it returns after
 // everything else.
-func operations(ops []Op) []porcupine.Operation {
-	var end int64
-	for _, o := range ops {
-		end = max(end, o.Return, o.Call)
-	}
+func operations(b bounds, ops []Op) []porcupine.Operation {
 	out := make([]porcupine.Operation, 0, len(ops))
 	for i := range ops {
 		o := &ops[i]
 		ret := o.Return
 		if o.Result == Unknown {
-			ret = end + 1 + int64(i)
+			// It took effect, if at all, by the latest instant it can
+			// have been delivered at: ordering it before everything
+			// called later keeps the search from trying it after each
+			// of them.
+			ret = b.latest(o) + 1
 		}
 		out = append(out, porcupine.Operation{ClientId: o.Process*1000 + o.Client, Input: o, Call: o.Call, Output: o, Return: ret})
 	}
@@ -293,10 +296,10 @@ const explainBudget = 10 * time.Second
 //
 // Each search ends by end; one that does not finish counts as not
 // illegal, so what is returned was always found illegal.
-func shortest(m porcupine.Model, ops []Op, end time.Time) []Op {
+func shortest(b bounds, m porcupine.Model, ops []Op, end time.Time) []Op {
 	illegal := func(ops []Op) bool {
 		left := time.Until(end)
-		return left > 0 && porcupine.CheckOperationsTimeout(m, operations(ops), left) == porcupine.Illegal
+		return left > 0 && porcupine.CheckOperationsTimeout(m, operations(b, ops), left) == porcupine.Illegal
 	}
 	by := map[string][]Op{}
 	for _, o := range ops {
@@ -357,7 +360,7 @@ func stuck(b bounds, m porcupine.Model, ops []Op, end time.Time) string {
 	if len(ops) == 0 || time.Until(end) <= 0 {
 		return ""
 	}
-	_, info := porcupine.CheckOperationsVerbose(m, operations(ops), time.Until(end))
+	_, info := porcupine.CheckOperationsVerbose(m, operations(b, ops), time.Until(end))
 	var best []porcupine.Operation
 	for _, part := range info.PartialLinearizationsOperations() {
 		for _, lin := range part {

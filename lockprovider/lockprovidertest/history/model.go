@@ -62,6 +62,10 @@ func (b bounds) late(op *Op, start int64) int64 {
 	return max(start, op.Return+b.delivery)
 }
 
+// latest is the last instant at which an operation of unknown outcome may
+// take effect: its delivery bound, give or take the skew.
+func (b bounds) latest(op *Op) int64 { return op.Return + b.delivery + b.skew }
+
 // tickOK reports whether a grant for tick is allowed in s.
 func (s *state) tickOK(b bounds, tick int64) bool {
 	if tick == 0 {
@@ -101,6 +105,9 @@ func near(a, b, tol int64) bool { return a-b <= tol && b-a <= tol }
 // op is impossible in s.
 func step(b bounds, s state, op *Op) []state {
 	start := max(s.lo, op.Call)
+	if op.Result == Unknown && start > b.latest(op) {
+		return []state{s} // too late to take effect
+	}
 	switch op.Kind {
 	case Acquire:
 		return acquire(b, s, op, start)
