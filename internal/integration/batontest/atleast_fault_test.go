@@ -3,7 +3,6 @@ package batontest
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"testing"
 	"time"
 
@@ -11,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/baton-go/baton"
+	"github.com/baton-go/baton/internal/atleastcheck"
 	"github.com/baton-go/baton/internal/testenv"
 	"github.com/baton-go/baton/internal/testenv/mysqlenv"
 	"github.com/baton-go/baton/internal/testenv/pgenv"
@@ -30,65 +29,11 @@ import (
 // no earlier than GrantedAt + AtLeastFor, on the backend's clock.
 func TestFaultExtendKeepsAtLeastBound(t *testing.T) {
 	t.Parallel()
-	const (
-		delay      = 150 * time.Millisecond
-		atLeastFor = time.Second
-		atMostFor  = 10 * time.Second
-	)
 	// The backends store times to the millisecond; ShedLock's MySQL
 	// TIMESTAMP(3) columns and Redlock's client-side times round too.
 	const rounding = 2 * time.Millisecond
 	run := func(t *testing.T, proxied, direct lockprovider.Provider, proxies ...*testenv.Proxy) {
-		ctx := context.Background()
-		l := newLocker(t, proxied, &baton.Config{CallTimeout: 5 * time.Second})
-		other := newLocker(t, direct, nil)
-		// Open the proxied connections before the delay, so the slow round
-		// trip is the acquire itself.
-		warm, err := l.TryAcquire(ctx, "warm", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = warm.Release(ctx)
-
-		setDelay := func(d time.Duration) {
-			for _, p := range proxies {
-				p.SetDelay(d)
-			}
-		}
-		setDelay(delay)
-		a, err := l.TryAcquire(ctx, "bound", &baton.AcquireOptions{AtMostFor: atMostFor, AtLeastFor: atLeastFor})
-		setDelay(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		granted := a.Lease().GrantedAt
-		if err := a.Extend(ctx, atMostFor); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
-		var b *baton.Lock
-		for {
-			if b, err = other.TryAcquire(ctx, "bound", nil); err == nil {
-				break
-			}
-			if !errors.Is(err, baton.ErrNotAcquired) {
-				t.Fatal(err)
-			}
-			// Waiting past AtMostFor means the early release was lost,
-			// a failure of its own.
-			if time.Since(granted) > atMostFor {
-				t.Fatalf("still held %v after the grant", time.Since(granted))
-			}
-			time.Sleep(5 * time.Millisecond) // polling the backend: its clock decides
-		}
-		defer b.Release(ctx)
-		early := granted.Add(atLeastFor).Sub(b.Lease().GrantedAt)
-		t.Logf("second owner granted %v after the first grant (bound %v)", b.Lease().GrantedAt.Sub(granted), atLeastFor)
-		if early > rounding {
-			t.Errorf("second owner granted %v before the first grant's AtLeastFor bound", early)
-		}
+		atleastcheck.ExtendKeepsBound(t, proxied, direct, rounding, proxies...)
 	}
 
 	t.Run("redis", func(t *testing.T) {

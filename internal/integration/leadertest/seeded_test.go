@@ -184,17 +184,18 @@ func (d *delayed) late() int {
 }
 
 func (d *delayed) Acquire(ctx context.Context, ap lockprovider.AcquireParams) (batontype.Lease, error) {
-	before, after := d.delays()
-	time.Sleep(before)
-	l, err := d.Provider.Acquire(ctx, ap)
-	time.Sleep(after)
-	return l, err
+	return d.call(func() (batontype.Lease, error) { return d.Provider.Acquire(ctx, ap) })
 }
 
 func (d *delayed) Extend(ctx context.Context, ep lockprovider.ExtendParams) (batontype.Lease, error) {
+	return d.call(func() (batontype.Lease, error) { return d.Provider.Extend(ctx, ep) })
+}
+
+// call makes a provider call with the delays drawn for it.
+func (d *delayed) call(f func() (batontype.Lease, error)) (batontype.Lease, error) {
 	before, after := d.delays()
 	time.Sleep(before)
-	l, err := d.Provider.Extend(ctx, ep)
+	l, err := f()
 	time.Sleep(after)
 	return l, err
 }
