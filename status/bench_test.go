@@ -33,7 +33,7 @@ func BenchmarkTimelineWeek(b *testing.B) {
 			var size int
 			for b.Loop() {
 				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, url, nil))
+				h.ServeHTTP(rec, localRequest(http.MethodGet, url, nil))
 				if rec.Code != http.StatusOK {
 					b.Fatalf("%d %s", rec.Code, rec.Body)
 				}

@@ -64,8 +64,14 @@
 // http.CrossOriginProtection; with actions off they are refused with 403
 // Forbidden. Every action is logged at info.
 //
-// The handler does not authenticate anyone: mount it behind the
-// application's own authentication and authorisation, as the example
-// shows. The page shows lock names, replica names, rate-limit keys and job
-// error texts, which may be sensitive.
+// Every request must name a Host the handler answers for: loopback names,
+// IP addresses and Config.AllowedHosts; any other gets 403, which stops a
+// hostile page that had its own name resolve to the server (DNS
+// rebinding). With Config.Token every request but /healthz must carry the
+// token (bearer, or basic-auth password); without it the handler
+// authenticates no one: mount it behind the application's own
+// authentication and authorisation, as the example shows. The page shows
+// lock names, replica names, rate-limit keys and job error texts, which
+// may be sensitive. /healthz answers without reading a backend; /readyz
+// checks every backend at once, each under Config.Timeout.
 package status

@@ -83,7 +83,7 @@ func TestPausedJobs(t *testing.T) {
 	t.Parallel()
 	_, h, now := operatorPage(t)
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/jobs", nil))
+	h.ServeHTTP(rec, localRequest(http.MethodGet, "/api/jobs", nil))
 	var jobs struct {
 		Jobs []struct {
 			Name, State, Paused string
@@ -113,7 +113,7 @@ func TestPausedJobs(t *testing.T) {
 	}
 
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", now.Add(-15*time.Minute).UnixMilli(), now.UnixMilli()), nil))
+	h.ServeHTTP(rec, localRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", now.Add(-15*time.Minute).UnixMilli(), now.UnixMilli()), nil))
 	var tl struct {
 		Jobs []struct {
 			Job, Paused string
@@ -142,7 +142,7 @@ func TestJobPage(t *testing.T) {
 	_, h, _ := operatorPage(t)
 	get := func(url string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, url, nil))
+		h.ServeHTTP(rec, localRequest(http.MethodGet, url, nil))
 		return rec
 	}
 	var page struct {
@@ -190,7 +190,7 @@ func TestJobPage(t *testing.T) {
 		{`{"backend":"memory","job":"ok","action":"jump"}`, http.StatusBadRequest},
 		{`{"backend":"memory","job":"ok","action":"run"}`, http.StatusOK},
 	} {
-		req := httptest.NewRequest(http.MethodPost, "/api/actions/job", strings.NewReader(c.body))
+		req := localRequest(http.MethodPost, "/api/actions/job", strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -216,7 +216,7 @@ func TestForceReleaseRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodPost, "/api/actions/force-release", strings.NewReader(fmt.Sprintf(`{"backend":"memory","name":"ok","token":%d}`, l.Token)))
+	req := localRequest(http.MethodPost, "/api/actions/force-release", strings.NewReader(fmt.Sprintf(`{"backend":"memory","name":"ok","token":%d}`, l.Token)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Forwarded-For", "203.0.113.9")
 	req.RemoteAddr = "10.1.2.3:4567"
@@ -232,7 +232,7 @@ func TestForceReleaseRecorded(t *testing.T) {
 		t.Fatalf("the old holder's ReleaseRun: %v, want ErrNotHeld", err)
 	}
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/job?backend=memory&name=ok", nil))
+	h.ServeHTTP(rec, localRequest(http.MethodGet, "/api/job?backend=memory&name=ok", nil))
 	var page struct {
 		Runs []batontype.RunRecord
 	}
@@ -276,7 +276,7 @@ func TestUnknownBackend(t *testing.T) {
 	}
 	for _, view := range []string{"jobs", "locks", "limits"} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/"+view, nil))
+		h.ServeHTTP(rec, localRequest(http.MethodGet, "/api/"+view, nil))
 		var v struct {
 			Errors  []struct{ Backend string }
 			Sources []struct {

@@ -76,6 +76,23 @@ type Config struct {
 	// means the page's own origin only.
 	TrustedOrigins []string
 
+	// AllowedHosts are the host names (the request's Host without its
+	// port, e.g. "ops.example.com") the handler answers for besides
+	// loopback names ("localhost", "*.localhost") and IP addresses, which
+	// it always answers for. Any other Host gets 403 Forbidden, reads and
+	// actions alike: a hostile page that had its own name resolve to this
+	// server (DNS rebinding) sends that name, and binding to loopback does
+	// not stop it. "*" answers for every name, for a handler behind a
+	// proxy that checks the Host itself. Nil means none besides the above.
+	AllowedHosts []string
+
+	// Token, when set, is required of every request but /healthz: as a
+	// bearer token ("Authorization: Bearer …") or as the password of HTTP
+	// basic authentication with any user name, which browsers prompt for.
+	// Requests without it get 401. Empty means none: mount the handler
+	// behind the application's own authentication.
+	Token string
+
 	// Limits returns the application's limits of a rate-limit key, so the
 	// Rate limits view can show what remains and mark keys near or over
 	// their limit. Nil shows only when each key is full again (the
@@ -116,6 +133,8 @@ type handler struct {
 	cfg Config
 	log *slog.Logger
 	cop *http.CrossOriginProtection
+	// hosts are Config.AllowedHosts, lower-cased.
+	hosts map[string]bool
 
 	mu    sync.Mutex
 	cache map[string]cached
@@ -178,6 +197,16 @@ func newHandler(cfg Config) (http.Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
+	h.hosts = map[string]bool{}
+	for _, host := range cfg.AllowedHosts {
+		if host != "*" && (host == "" || strings.ContainsAny(host, ":/*[]@") || strings.ContainsFunc(host, func(r rune) bool { return r <= ' ' || r == 0x7f })) {
+			return nil, invalid("AllowedHosts", fmt.Sprintf("%q", host), "must be a host name without scheme, port or path, or \"*\"")
+		}
+		h.hosts[strings.ToLower(strings.TrimSuffix(host, "."))] = true
+	}
+	if strings.ContainsFunc(cfg.Token, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return nil, invalid("Token", "(not shown)", "must not contain spaces or control characters")
+	}
 	for _, o := range cfg.TrustedOrigins {
 		if err := h.cop.AddTrustedOrigin(o); err != nil {
 			return nil, invalid("TrustedOrigins", fmt.Sprintf("%q", o), err.Error())
@@ -192,6 +221,8 @@ var routes = []struct {
 	method string
 	serve  func(h *handler, w http.ResponseWriter, r *http.Request)
 }{
+	{"/healthz", http.MethodGet, (*handler).healthz},
+	{"/readyz", http.MethodGet, (*handler).readyz},
 	{"/api/info", http.MethodGet, (*handler).info},
 	{"/api/jobs", http.MethodGet, (*handler).jobs},
 	{"/api/timeline", http.MethodGet, (*handler).timeline},
@@ -207,6 +238,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 	w.Header().Set("Referrer-Policy", "same-origin")
+	if !h.gate(w, r) {
+		return
+	}
 	p := r.URL.Path
 	if p == "" {
 		// Mounted with http.StripPrefix("/x", …) and asked for "/x": the

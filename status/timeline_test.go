@@ -33,7 +33,7 @@ func TestTimelineBuckets(t *testing.T) {
 	}
 	from := end.Add(-24 * time.Hour)
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d&buckets=100", from.UnixMilli(), end.UnixMilli()), nil))
+	h.ServeHTTP(rec, localRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d&buckets=100", from.UnixMilli(), end.UnixMilli()), nil))
 	var tl struct {
 		Total int
 		Jobs  []struct {
@@ -131,7 +131,7 @@ func TestTimelineOutageAtStart(t *testing.T) {
 		{0, 3, nil}, // before the first run nothing is known
 	} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(c.from).UnixMilli(), tick(c.to).Add(30*time.Second).UnixMilli()), nil))
+		h.ServeHTTP(rec, localRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(c.from).UnixMilli(), tick(c.to).Add(30*time.Second).UnixMilli()), nil))
 		var tl struct{ Jobs []struct{ Missed []int64 } }
 		decodeRecorder(t, rec, &tl)
 		var want []int64
@@ -154,7 +154,7 @@ func TestTimelineTickAtRangeEnd(t *testing.T) {
 	m.ran(t, 0, 1, 2, 3) // each run starts 1 s after its tick
 	h := m.handler(t, tick(0))
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(0).UnixMilli(), tick(3).UnixMilli()), nil))
+	h.ServeHTTP(rec, localRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(0).UnixMilli(), tick(3).UnixMilli()), nil))
 	var tl struct {
 		Jobs []struct {
 			Missed []int64
@@ -197,7 +197,7 @@ func TestTimelineResumedPause(t *testing.T) {
 	}
 	h := m.handler(t, tick(10))
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(0).UnixMilli(), tick(12).Add(30*time.Second).UnixMilli()), nil))
+	h.ServeHTTP(rec, localRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(0).UnixMilli(), tick(12).Add(30*time.Second).UnixMilli()), nil))
 	var tl struct {
 		Jobs []struct {
 			Paused      string
@@ -309,7 +309,7 @@ func TestTimelineProblems(t *testing.T) {
 		t.Helper()
 		rec := httptest.NewRecorder()
 		// The first of two values counts: extra's limit before the default.
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d%s&limit=200", to.Add(-time.Hour).UnixMilli(), to.UnixMilli(), extra), nil))
+		h.ServeHTTP(rec, localRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d%s&limit=200", to.Add(-time.Hour).UnixMilli(), to.UnixMilli(), extra), nil))
 		var tl struct {
 			Total int
 			Jobs  []struct {
@@ -340,7 +340,7 @@ func TestTimelineProblems(t *testing.T) {
 		t.Errorf("problems=1, second page of 2: %d jobs %v; want %d %v", total, got, len(want), want[1:min(3, len(want))])
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/timeline?problems=yes", nil))
+	h.ServeHTTP(rec, localRequest(http.MethodGet, "/api/timeline?problems=yes", nil))
 	if rec.Code != http.StatusBadRequest {
 		t.Errorf("problems=yes: %d %s; want 400", rec.Code, rec.Body)
 	}

@@ -31,12 +31,16 @@ func serveCommands() []command {
 		grace   time.Duration
 		refresh time.Duration
 		limits  limitFlags
+		hosts   hostFlags
+		token   string
 	)
 	return []command{{
 		group: "serve", help: "serve the status page (jobs, timeline, locks, rate limits) on --addr until interrupted",
 		long: true,
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address; the page has no authentication of its own: keep it on loopback or behind an authenticating proxy")
+			fs.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address; without --token-file the page has no authentication: keep it on loopback or behind an authenticating proxy")
+			fs.Var(&hosts, "allowed-host", "a host name the page answers for (repeatable), besides localhost and IP addresses: a request for any other Host gets 403, which stops a hostile page that had its name resolve to this server (DNS rebinding); \"*\" answers for any")
+			fs.StringVar(&token, "token-file", "", "a file whose first line is the page's token: every request but /healthz must then send it, as a bearer token or as a basic-auth password (browsers prompt); $BATON_SERVE_TOKEN gives it too")
 			fs.BoolVar(&actions, "actions", false, "enable the page's actions: force-release a lock, reset a rate-limit key, and run now, pause and resume a job (cluster-wide)")
 			fs.DurationVar(&grace, "grace", time.Minute, "how long after its tick a run may start before the tick counts as missed (0: no grace)")
 			fs.DurationVar(&refresh, "refresh", status.DefaultRefresh, "how often the page polls")
@@ -49,7 +53,12 @@ func serveCommands() []command {
 			if grace == 0 {
 				grace = time.Nanosecond // status.Config reads a zero Grace as its default, one minute
 			}
-			cfg := status.Config{Actions: actions, Grace: grace, Refresh: refresh}
+			tok, err := serveToken(token)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "baton: serve: %v\n", err)
+				return exitUsage
+			}
+			cfg := status.Config{Actions: actions, Grace: grace, Refresh: refresh, AllowedHosts: hosts, Token: tok}
 			if len(limits) > 0 {
 				lims := []batontype.RateLimit(limits)
 				cfg.Limits = func(string) []batontype.RateLimit { return lims }
@@ -57,6 +66,34 @@ func serveCommands() []command {
 			return c.serve(ctx, addr, cfg)
 		},
 	}}
+}
+
+// hostFlags collects --allowed-host.
+type hostFlags []string
+
+func (h *hostFlags) String() string { return strings.Join(*h, ",") }
+
+func (h *hostFlags) Set(s string) error {
+	*h = append(*h, s)
+	return nil
+}
+
+// serveToken reads the page's token from the first line of path, or from
+// $BATON_SERVE_TOKEN when path is empty; "" means none.
+func serveToken(path string) (string, error) {
+	if path == "" {
+		return os.Getenv("BATON_SERVE_TOKEN"), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return "", fmt.Errorf("--token-file %s: the first line is empty", path)
+	}
+	return line, nil
 }
 
 // serve runs the status page over the connected backends until SIGINT or
@@ -89,6 +126,9 @@ func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 	mode := "read-only"
 	if cfg.Actions {
 		mode = "actions enabled"
+	}
+	if cfg.Token != "" {
+		mode += ", token required"
 	}
 	fmt.Fprintf(c.stdout, "baton: status page on http://%s/ (%s)\n", ln.Addr(), mode)
 	c.reach(ctx)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +97,56 @@ func TestServeReportsBackends(t *testing.T) {
 	if len(got) != 3 || !strings.Contains(got[0], "status page on") || !strings.HasPrefix(got[1], "baton: redis (") || !strings.Contains(got[1], "): reached: ") ||
 		!strings.HasPrefix(got[2], "baton: postgres (") || !strings.Contains(got[2], "): NOT reached: ") || !strings.Contains(got[2], "run Migrate") || !strings.Contains(got[2], "served anyway") {
 		t.Errorf("baton serve's start lines:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// baton serve answers only for loopback names, IP addresses and
+// --allowed-host, and with --token-file only requests with the token;
+// /healthz answers without it.
+func TestServeGuards(t *testing.T) {
+	t.Parallel()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("c0rrect-horse\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := startServe(t, []string{"BATON_REDIS_URL=", "BATON_POSTGRES_URL=", "BATON_SERVE_TOKEN="}, 1,
+		"--redis", testenv.RedisURL(t), "--redis-prefix", testenv.Prefix(t), "--addr", "127.0.0.1:0",
+		"--allowed-host", "ops.example.com", "--token-file", tokenFile, "--actions")
+	if len(lines) == 0 {
+		t.Fatalf("baton serve printed no address: %v", err)
+	}
+	if !strings.Contains(lines[0], "token required") {
+		t.Errorf("start line %q does not say a token is required", lines[0])
+	}
+	base := strings.Fields(strings.TrimPrefix(lines[0], "baton: status page on "))[0]
+	get := func(path, host, token string) int {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Host = host
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		path, host, token string
+		want              int
+	}{
+		{"api/jobs", "evil.example:8090", "c0rrect-horse", http.StatusForbidden},
+		{"api/jobs", "ops.example.com", "c0rrect-horse", http.StatusOK},
+		{"api/jobs", "127.0.0.1", "", http.StatusUnauthorized},
+		{"api/jobs", "localhost:1", "wrong", http.StatusUnauthorized},
+		{"api/jobs", "localhost:1", "c0rrect-horse", http.StatusOK},
+		{"healthz", "localhost", "", http.StatusOK},
+		{"healthz", "evil.example", "", http.StatusForbidden},
+		{"readyz", "localhost", "c0rrect-horse", http.StatusOK},
+	} {
+		if got := get(c.path, c.host, c.token); got != c.want {
+			t.Errorf("GET %s Host %s token %q: %d, want %d", c.path, c.host, c.token, got, c.want)
+		}
 	}
 }

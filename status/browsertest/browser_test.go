@@ -36,10 +36,10 @@ var (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// browser starts headless Chromium and returns a tab's context. Console
-// errors and uncaught exceptions (a Content-Security-Policy violation
-// among them) fail the test.
-func browser(t testing.TB) context.Context {
+// browser starts headless Chromium, with extra options if any, and
+// returns a tab's context. Console errors and uncaught exceptions (a
+// Content-Security-Policy violation among them) fail the test.
+func browser(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := os.Getenv("BATON_CHROMIUM")
 	if path == "" {
@@ -51,6 +51,7 @@ func browser(t testing.TB) context.Context {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1400, 1000),
 		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	ctx, cancelTime := context.WithTimeout(ctx, 5*time.Minute)
