@@ -46,7 +46,10 @@ type Config struct {
 	// ClientGrantTime is set for a provider whose Lease.GrantedAt (and so
 	// Until) is the client's clock at the send rather than the backend's
 	// instant of the grant (etcd, Redlock): the grant is then taken to have
-	// happened at some instant between GrantedAt and the reply.
+	// happened at some instant between GrantedAt and the reply, and the
+	// backend, which counts the lease from the request's arrival, to hold
+	// it for the holder's release or extension up to the reply plus its
+	// length (the trusted windows still end by the reported Until).
 	ClientGrantTime bool
 	// TickAfterGrant also explains the refusal of a tick as stale when the
 	// name was granted at or after the tick's time, as the ShedLock modes
@@ -78,7 +81,7 @@ type Config struct {
 }
 
 func (c Config) bounds() bounds {
-	b := bounds{skew: int64(c.Skew), linger: int64(c.Linger), tickGrant: c.TickAfterGrant, deferred: c.ClientGrantTime || c.RowLocks, delivery: int64(c.Delivery)}
+	b := bounds{skew: int64(c.Skew), linger: int64(c.Linger), tickGrant: c.TickAfterGrant, deferred: c.ClientGrantTime || c.RowLocks, client: c.ClientGrantTime, delivery: int64(c.Delivery)}
 	if b.skew <= 0 {
 		b.skew = int64(5 * time.Millisecond)
 	}
@@ -516,12 +519,34 @@ func Verify(t testing.TB, h *History, cfg Config) *Report {
 	} else {
 		msg += "\n  (no picture: " + err.Error() + ")"
 	}
+	if path, err := save(h, cfg.Dir, t.Name()); err == nil {
+		msg += "\n  history: " + path + " (history.Load reads it back, to check it again)"
+	} else {
+		msg += "\n  (history not saved: " + err.Error() + ")"
+	}
 	t.Error(msg)
 	return r
 }
 
-// picture writes the visualization of the checked history.
-func (r *Report) picture(dir, name string) (string, error) {
+// save writes h as JSON beside the picture.
+func save(h *History, dir, name string) (string, error) {
+	f, err := create(dir, name, ".json")
+	if err != nil {
+		return "", err
+	}
+	if err := h.Save(f); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return filepath.Abs(f.Name())
+}
+
+// create makes a new file for a failing history's record in dir (see
+// Config.Dir), named after the test.
+func create(dir, name, ext string) (*os.File, error) {
 	if dir == "" {
 		dir = os.Getenv("BATON_HISTORY_DIR")
 	}
@@ -529,7 +554,7 @@ func (r *Report) picture(dir, name string) (string, error) {
 		dir = os.TempDir()
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return nil, err
 	}
 	clean := strings.Map(func(c rune) rune {
 		if c == '/' || c == ' ' || c == '\\' {
@@ -537,7 +562,12 @@ func (r *Report) picture(dir, name string) (string, error) {
 		}
 		return c
 	}, name)
-	f, err := os.CreateTemp(dir, "history-"+clean+"-*.html")
+	return os.CreateTemp(dir, "history-"+clean+"-*"+ext)
+}
+
+// picture writes the visualization of the checked history.
+func (r *Report) picture(dir, name string) (string, error) {
+	f, err := create(dir, name, ".html")
 	if err != nil {
 		return "", err
 	}

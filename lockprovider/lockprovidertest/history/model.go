@@ -52,7 +52,19 @@ type bounds struct {
 	linger    int64 // how long after its end a lease may still refuse others
 	tickGrant bool  // see Config.TickAfterGrant
 	deferred  bool  // grants seen after their reported time, up to the reply: Config.ClientGrantTime, RowLocks
+	client    bool  // Config.ClientGrantTime: the backend counts a lease from the request's arrival
 	delivery  int64 // see Config.Delivery
+}
+
+// arrival is the latest end on the backend of a time t the reply reports
+// as counted from the client's clock at from: a provider whose backend
+// counts the lease from the request's arrival (Redlock's masters, from
+// each SET) may hold it until the reply plus the same length.
+func (b bounds) arrival(op *Op, t, from int64) int64 {
+	if !b.client {
+		return t
+	}
+	return max(t, op.Return+t-from)
 }
 
 // late is the latest instant an operation of unknown outcome can have
@@ -167,7 +179,10 @@ func acquire(b bounds, s state, op *Op, start int64) []state {
 		if p >= start-b.skew && p <= op.Return+b.skew && s.free(b, p) && g.Token > s.last &&
 			near(g.Until-g.GrantedAt, int64(op.AtMostFor), round) && s.tickOK(b, op.Tick) {
 			n := state{lo: max(start, p-b.skew), holder: op.Owner, token: g.Token, granted: p,
-				untilLo: g.Until, untilHi: g.Until, atLeast: g.AtLeastUntil, atLeastHi: g.AtLeastUntil, phase: held, last: g.Token, tick: s.tick}
+				untilLo: g.Until, untilHi: b.arrival(op, g.Until, g.GrantedAt), atLeast: g.AtLeastUntil, atLeastHi: g.AtLeastUntil, phase: held, last: g.Token, tick: s.tick}
+			if g.AtLeastUntil != 0 {
+				n.atLeastHi = b.arrival(op, g.AtLeastUntil, g.GrantedAt)
+			}
 			if op.Tick != 0 {
 				n.tick = op.Tick
 			}
@@ -246,7 +261,7 @@ func extendOK(b bounds, s state, op *Op, p, at int64) (state, bool) {
 		return s, false // the bound moved earlier
 	}
 	n.lo = max(s.lo, at-b.skew)
-	n.untilLo, n.untilHi = g.Until, g.Until
+	n.untilLo, n.untilHi = g.Until, b.arrival(op, g.Until, p)
 	n.atLeast, n.atLeastHi = max(bound, min(s.atLeast, g.Until)), max(bound, min(s.atLeastHi, g.Until))
 	n.phase = held
 	return n, true

@@ -230,6 +230,15 @@ func TestModelLateDelivery(t *testing.T) {
 		{"client-time grant delivered after later operations", Config{ClientGrantTime: true}, true, []Op{
 			acq("a", 500, 1000, 500, 1, 150, 0), acq("b", 0, 1000, 0, 2, 150, 0), acq("c", 10, 1000, 10, 3, 150, 0)}},
 		{"client-time grant sent before its call", Config{ClientGrantTime: true}, false, []Op{acq("a", 100, 1000, 0, 1, 150, 0)}},
+		// A Redlock run under load: the SETs reached the masters up to the
+		// reply, 50 ms after the send, and the holder's release 15 ms past
+		// the reported Until still found the keys.
+		{"client-time lease released past its Until, inside the reply plus its length", Config{ClientGrantTime: true}, true, []Op{
+			acq("a", 0, 50, 0, 1, 150, 0), rel("a", 165, 168, OK)}},
+		{"the same release past the reply plus the length", Config{ClientGrantTime: true}, false, []Op{
+			acq("a", 0, 50, 0, 1, 150, 0), rel("a", 210, 212, OK)}},
+		{"the same release on a backend-clock provider", Config{}, false, []Op{
+			acq("a", 0, 50, 0, 1, 150, 0), rel("a", 165, 168, OK)}},
 		{"late extension delivered while live", late, true, []Op{
 			acq("a", 0, 1, 0, 1, 100, 0), unknown(ext("a", 10, 20, 10, 1, 0, 100, 0, OK)), acq("b", 150, 151, 0, 0, 100, 0)}},
 	}
