@@ -107,7 +107,7 @@ func (h *handler) buildJob(ctx context.Context, b Backend, name string, limit in
 	one := h.cfg
 	one.Backends = []Backend{b}
 	jh := &handler{cfg: one, log: h.log}
-	js := jh.buildJobs(ctx, now, name)
+	js := jh.buildJobs(ctx, now, name, "")
 	out := jobPageJSON{Now: now, Source: b.Source, Runs: []batontype.RunRecord{}, Problems: []jobstate.Problem{},
 		Requests: []batontype.RunRequest{}, Errors: js.Errors}
 	for _, j := range js.Jobs {

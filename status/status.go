@@ -138,6 +138,7 @@ type handler struct {
 
 	mu    sync.Mutex
 	cache map[string]cached
+	good  map[string]lastGood // by view and backend: see readParts
 }
 
 type cached struct {
@@ -193,7 +194,7 @@ func newHandler(cfg Config) (http.Handler, error) {
 	if cfg.Refresh == 0 {
 		cfg.Refresh = DefaultRefresh
 	}
-	h := &handler{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection(), cache: map[string]cached{}}
+	h := &handler{cfg: cfg, log: cfg.Logger, cop: http.NewCrossOriginProtection(), cache: map[string]cached{}, good: map[string]lastGood{}}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}

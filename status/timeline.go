@@ -217,36 +217,11 @@ func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.T
 	out := timelineJSON{Now: now.UnixMilli(), From: q.from.UnixMilli(), To: q.to.UnixMilli(), Buckets: q.buckets,
 		Offset: q.offset, Jobs: []laneJobJSON{}, Errors: []backendError{}}
 	var jobs []timelineJob
-	for _, b := range h.cfg.Backends {
-		reg, ok1 := b.Provider.(lockprovider.Registry)
-		led, ok2 := b.Provider.(lockprovider.Ledger)
-		if !ok1 || !ok2 || (q.backend != "" && q.backend != b.Name) {
-			continue
-		}
-		insts, err := reg.Instances(ctx)
-		if err != nil {
-			h.backendErr(&out.Errors, b, "registry", err)
-			continue
-		}
-		cs, err := pausedJobs(ctx, b)
-		if err != nil {
-			// Without the pause flags a paused job's ticks would read as
-			// missed: the backend's jobs are not drawn.
-			h.backendErr(&out.Errors, b, "paused jobs", err)
-			continue
-		}
-		for _, rj := range jobstate.Jobs(insts) {
-			if rj.Spec.Locked && (q.filter == "" || strings.Contains(rj.Spec.Name, q.filter)) {
-				tj := timelineJob{b: b, led: led, rj: rj, pauses: cs.PausesOf(rj.Spec.Name)}
-				switch {
-				case cs.IsPaused(rj.Spec.Name):
-					tj.paused = "cluster"
-				case rj.PausedEverywhere():
-					tj.paused = "replicas"
-				}
-				jobs = append(jobs, tj)
-			}
-		}
+	for _, p := range readParts(ctx, h, "", func(ctx context.Context, b Backend) (part[[]timelineJob], bool) {
+		return h.timelineJobsOf(ctx, b, q)
+	}) {
+		jobs = append(jobs, p.items...)
+		out.Errors = append(out.Errors, p.errs...)
 	}
 	slices.SortFunc(jobs, func(a, b timelineJob) int {
 		return cmp.Or(cmp.Compare(a.rj.Spec.Name, b.rj.Spec.Name), cmp.Compare(a.b.Name, b.b.Name))
@@ -272,6 +247,42 @@ func (h *handler) buildTimeline(ctx context.Context, q timelineQuery, now time.T
 	lo, hi := page(len(bad))
 	out.Jobs = append(out.Jobs, bad[lo:hi]...)
 	return out
+}
+
+// timelineJobsOf reads b's locked jobs matching q; false for a backend
+// without a registry and a ledger, or not the one q asks for.
+func (h *handler) timelineJobsOf(ctx context.Context, b Backend, q timelineQuery) (part[[]timelineJob], bool) {
+	var out part[[]timelineJob]
+	reg, ok1 := b.Provider.(lockprovider.Registry)
+	led, ok2 := b.Provider.(lockprovider.Ledger)
+	if !ok1 || !ok2 || (q.backend != "" && q.backend != b.Name) {
+		return out, false
+	}
+	insts, err := reg.Instances(ctx)
+	if err != nil {
+		h.backendErr(&out.errs, b, "registry", err)
+		return out, true
+	}
+	cs, err := pausedJobs(ctx, b)
+	if err != nil {
+		// Without the pause flags a paused job's ticks would read as
+		// missed: the backend's jobs are not drawn.
+		h.backendErr(&out.errs, b, "paused jobs", err)
+		return out, true
+	}
+	for _, rj := range jobstate.Jobs(insts) {
+		if rj.Spec.Locked && (q.filter == "" || strings.Contains(rj.Spec.Name, q.filter)) {
+			tj := timelineJob{b: b, led: led, rj: rj, pauses: cs.PausesOf(rj.Spec.Name)}
+			switch {
+			case cs.IsPaused(rj.Spec.Name):
+				tj.paused = "cluster"
+			case rj.PausedEverywhere():
+				tj.paused = "replicas"
+			}
+			out.items = append(out.items, tj)
+		}
+	}
+	return out, true
 }
 
 // hasProblem reports whether a job's counts in a range hold a missed tick

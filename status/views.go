@@ -33,6 +33,10 @@ type sourceJSON struct {
 	// Unknown is set when the backend could not be read for this view:
 	// what it holds is unknown, not empty.
 	Unknown bool `json:"unknown,omitempty"`
+	// Stale is set when the backend could not be read and the view shows
+	// what it held when last read, at AsOf.
+	Stale bool      `json:"stale,omitempty"`
+	AsOf  time.Time `json:"as_of,omitzero"`
 }
 
 // Job states, in the order the Jobs view lists them (problems first).
@@ -95,7 +99,7 @@ type instJSON struct {
 }
 
 func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
-	h.cachedView(w, r, "jobs", func(ctx context.Context) any { return h.buildJobs(ctx, time.Now(), "") })
+	h.cachedView(w, r, "jobs", func(ctx context.Context) any { return h.buildJobs(ctx, time.Now(), "", "jobs") })
 }
 
 // source describes backend b for a view; unknown when it could not be read.
@@ -137,82 +141,103 @@ func jobState(j *jobJSON) string {
 
 // buildJobs reads every backend's jobs; only, when not empty, is the one
 // job wanted (the job page), which spares the other jobs' ledger reads.
-func (h *handler) buildJobs(ctx context.Context, now time.Time, only string) jobsJSON {
+// view names the view for the stale fallback (see readParts); empty
+// means none.
+func (h *handler) buildJobs(ctx context.Context, now time.Time, only, view string) jobsJSON {
 	out := jobsJSON{Now: now, Jobs: []jobJSON{}, Instances: []instJSON{}, Errors: []backendError{}, Sources: []sourceJSON{}}
-	for _, b := range h.cfg.Backends {
-		reg, ok := b.Provider.(lockprovider.Registry)
-		if !ok {
-			continue
-		}
-		insts, err := reg.Instances(ctx)
-		if err != nil {
-			h.backendErr(&out.Errors, b, "registry", err)
-			out.Sources = append(out.Sources, source(b, true))
-			continue
-		}
-		unknown := false
-		for _, in := range insts {
-			out.Instances = append(out.Instances, instJSON{Backend: b.Name, LockedBy: in.LockedBy, Version: in.Version,
-				Started: in.Started, Heartbeat: in.Heartbeat, Until: in.Until, Jobs: len(in.Jobs)})
-		}
-		cs, csErr := pausedJobs(ctx, b)
-		if err := csErr; err != nil {
-			h.backendErr(&out.Errors, b, "paused jobs", err)
-			unknown = true
-		}
-		led, _ := b.Provider.(lockprovider.Ledger)
-		problems := map[string]jobstate.Problem{}
-		checked := false
-		if led != nil && len(insts) > 0 {
-			opts := jobstate.CheckOptions{Grace: h.cfg.Grace, Now: now}
-			if only != "" {
-				opts.Jobs = []string{only}
-			}
-			rep, err := jobstate.Check(ctx, b.Provider, opts)
-			if err != nil && !errors.Is(err, jobstate.ErrNoInstances) {
-				h.backendErr(&out.Errors, b, "check", err)
-				unknown = true
-			} else {
-				checked = true
-			}
-			for _, p := range rep.Problems {
-				problems[p.Job] = p // oldest first: keep the latest
-			}
-		}
-		nInst := len(insts)
-		if only != "" {
-			insts = onlyJob(insts, only)
-		}
-		for _, js := range jobstate.List(ctx, insts, led, now) {
-			s := js.Spec
-			j := jobJSON{Backend: b.Name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
-				AtMostForMS: s.AtMostFor.Milliseconds(), AtLeastForMS: s.AtLeastFor.Milliseconds(), Options: s.Options,
-				Replicas: js.Replicas, Instances: nInst, Control: b.Control != nil && h.cfg.Actions,
-				NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
-			switch {
-			case cs.IsPaused(s.Name):
-				j.Paused = "cluster"
-			case js.PausedEverywhere():
-				j.Paused = "replicas"
-			case len(js.PausedOn) > 0:
-				j.Paused = "some"
-			}
-			j.PausedOn, j.ReplicaRuns = js.PausedOn, js.LastRuns
-			if p, ok := problems[s.Name]; ok && !supersedes(j.LastRun, p.Tick) {
-				j.Problem, j.ProblemTick, j.Holder = p.Kind, p.Tick, p.Holder
-			}
-			j.State = jobState(&j)
-			if js.Err != nil {
-				h.backendErr(&out.Errors, b, "last runs of "+s.Name, js.Err)
-				j.State = stateUnknown
-			} else if s.Locked && (csErr != nil || led != nil && !checked && j.State != statePaused) {
-				j.State = stateUnknown // whether it is paused, or how its ticks went, could not be read
-			}
-			out.Jobs = append(out.Jobs, j)
-		}
-		out.Sources = append(out.Sources, source(b, unknown))
+	for _, p := range readParts(ctx, h, view, func(ctx context.Context, b Backend) (part[jobsPart], bool) {
+		return h.jobsOf(ctx, b, now, only)
+	}) {
+		out.Jobs = append(out.Jobs, p.items.jobs...)
+		out.Instances = append(out.Instances, p.items.insts...)
+		out.Errors = append(out.Errors, p.errs...)
+		out.Sources = append(out.Sources, p.src)
 	}
 	return out
+}
+
+// jobsPart is one backend's part of the Jobs view.
+type jobsPart struct {
+	jobs  []jobJSON
+	insts []instJSON
+}
+
+// jobsOf reads b's part of the Jobs view; false for a backend without a
+// registry.
+func (h *handler) jobsOf(ctx context.Context, b Backend, now time.Time, only string) (part[jobsPart], bool) {
+	var out part[jobsPart]
+	reg, ok := b.Provider.(lockprovider.Registry)
+	if !ok {
+		return out, false
+	}
+	insts, err := reg.Instances(ctx)
+	if err != nil {
+		h.backendErr(&out.errs, b, "registry", err)
+		out.src = source(b, true)
+		return out, true
+	}
+	unknown := false
+	for _, in := range insts {
+		out.items.insts = append(out.items.insts, instJSON{Backend: b.Name, LockedBy: in.LockedBy, Version: in.Version,
+			Started: in.Started, Heartbeat: in.Heartbeat, Until: in.Until, Jobs: len(in.Jobs)})
+	}
+	cs, csErr := pausedJobs(ctx, b)
+	if err := csErr; err != nil {
+		h.backendErr(&out.errs, b, "paused jobs", err)
+		unknown = true
+	}
+	led, _ := b.Provider.(lockprovider.Ledger)
+	problems := map[string]jobstate.Problem{}
+	checked := false
+	if led != nil && len(insts) > 0 {
+		opts := jobstate.CheckOptions{Grace: h.cfg.Grace, Now: now}
+		if only != "" {
+			opts.Jobs = []string{only}
+		}
+		rep, err := jobstate.Check(ctx, b.Provider, opts)
+		if err != nil && !errors.Is(err, jobstate.ErrNoInstances) {
+			h.backendErr(&out.errs, b, "check", err)
+			unknown = true
+		} else {
+			checked = true
+		}
+		for _, p := range rep.Problems {
+			problems[p.Job] = p // oldest first: keep the latest
+		}
+	}
+	nInst := len(insts)
+	if only != "" {
+		insts = onlyJob(insts, only)
+	}
+	for _, js := range jobstate.List(ctx, insts, led, now) {
+		s := js.Spec
+		j := jobJSON{Backend: b.Name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
+			AtMostForMS: s.AtMostFor.Milliseconds(), AtLeastForMS: s.AtLeastFor.Milliseconds(), Options: s.Options,
+			Replicas: js.Replicas, Instances: nInst, Control: b.Control != nil && h.cfg.Actions,
+			NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
+		switch {
+		case cs.IsPaused(s.Name):
+			j.Paused = "cluster"
+		case js.PausedEverywhere():
+			j.Paused = "replicas"
+		case len(js.PausedOn) > 0:
+			j.Paused = "some"
+		}
+		j.PausedOn, j.ReplicaRuns = js.PausedOn, js.LastRuns
+		if p, ok := problems[s.Name]; ok && !supersedes(j.LastRun, p.Tick) {
+			j.Problem, j.ProblemTick, j.Holder = p.Kind, p.Tick, p.Holder
+		}
+		j.State = jobState(&j)
+		if js.Err != nil {
+			h.backendErr(&out.errs, b, "last runs of "+s.Name, js.Err)
+			j.State = stateUnknown
+		} else if s.Locked && (csErr != nil || led != nil && !checked && j.State != statePaused) {
+			j.State = stateUnknown // whether it is paused, or how its ticks went, could not be read
+		}
+		out.items.jobs = append(out.items.jobs, j)
+	}
+	out.src = source(b, unknown)
+	return out, true
 }
 
 // onlyJob keeps, of each instance, the job named name, and drops the
@@ -271,51 +296,63 @@ func (h *handler) locks(w http.ResponseWriter, r *http.Request) {
 	if all {
 		key = "locks-all"
 	}
-	h.cachedView(w, r, key, func(ctx context.Context) any { return h.buildLocks(ctx, all) })
+	h.cachedView(w, r, key, func(ctx context.Context) any { return h.buildLocks(ctx, all, key) })
 }
 
-func (h *handler) buildLocks(ctx context.Context, all bool) locksJSON {
+func (h *handler) buildLocks(ctx context.Context, all bool, view string) locksJSON {
 	out := locksJSON{Now: time.Now(), Locks: []lockJSON{}, Errors: []backendError{}, Sources: []sourceJSON{}}
-	for _, b := range h.cfg.Backends {
-		in, ok := b.Provider.(lockprovider.Inspector)
-		if !ok {
-			continue
-		}
-		specs := map[string]batontype.JobSpec{}
-		if reg, ok := b.Provider.(lockprovider.Registry); ok {
-			insts, err := reg.Instances(ctx)
-			if err != nil {
-				h.backendErr(&out.Errors, b, "registry", err)
-			}
-			for _, rj := range jobstate.Jobs(insts) {
-				specs[rj.Spec.Name] = rj.Spec
-			}
-		}
-		infos, err := in.List(ctx)
-		out.Sources = append(out.Sources, source(b, err != nil))
-		if err != nil {
-			h.backendErr(&out.Errors, b, "list locks", err)
-			continue
-		}
-		for _, i := range infos {
-			if !i.Held && !all {
-				continue
-			}
-			l := lockJSON{Backend: b.Name, Name: i.Name, Held: i.Held, LockedBy: i.LockedBy, Token: i.Token,
-				GrantedAt: i.GrantedAt, Until: i.Until, AtLeastUntil: i.AtLeastUntil, LastTick: i.LastTick}
-			if s, ok := specs[i.Name]; ok {
-				l.Job = true
-				if l.AtLeastUntil.IsZero() && s.AtLeastFor > 0 && !i.GrantedAt.IsZero() {
-					l.AtLeastUntil = i.GrantedAt.Add(s.AtLeastFor)
-				}
-			}
-			out.Locks = append(out.Locks, l)
-		}
+	for _, p := range readParts(ctx, h, view, func(ctx context.Context, b Backend) (part[[]lockJSON], bool) {
+		return h.locksOf(ctx, b, all)
+	}) {
+		out.Locks = append(out.Locks, p.items...)
+		out.Errors = append(out.Errors, p.errs...)
+		out.Sources = append(out.Sources, p.src)
 	}
 	slices.SortFunc(out.Locks, func(a, b lockJSON) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Backend, b.Backend))
 	})
 	return out
+}
+
+// locksOf reads b's part of the Locks view; false for a backend without
+// an Inspector.
+func (h *handler) locksOf(ctx context.Context, b Backend, all bool) (part[[]lockJSON], bool) {
+	var out part[[]lockJSON]
+	in, ok := b.Provider.(lockprovider.Inspector)
+	if !ok {
+		return out, false
+	}
+	specs := map[string]batontype.JobSpec{}
+	if reg, ok := b.Provider.(lockprovider.Registry); ok {
+		insts, err := reg.Instances(ctx)
+		if err != nil {
+			h.backendErr(&out.errs, b, "registry", err)
+		}
+		for _, rj := range jobstate.Jobs(insts) {
+			specs[rj.Spec.Name] = rj.Spec
+		}
+	}
+	infos, err := in.List(ctx)
+	out.src = source(b, err != nil)
+	if err != nil {
+		h.backendErr(&out.errs, b, "list locks", err)
+		return out, true
+	}
+	for _, i := range infos {
+		if !i.Held && !all {
+			continue
+		}
+		l := lockJSON{Backend: b.Name, Name: i.Name, Held: i.Held, LockedBy: i.LockedBy, Token: i.Token,
+			GrantedAt: i.GrantedAt, Until: i.Until, AtLeastUntil: i.AtLeastUntil, LastTick: i.LastTick}
+		if s, ok := specs[i.Name]; ok {
+			l.Job = true
+			if l.AtLeastUntil.IsZero() && s.AtLeastFor > 0 && !i.GrantedAt.IsZero() {
+				l.AtLeastUntil = i.GrantedAt.Add(s.AtLeastFor)
+			}
+		}
+		out.items = append(out.items, l)
+	}
+	return out, true
 }
 
 // The Rate limits view.
@@ -366,62 +403,10 @@ func (h *handler) limits(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) buildLimits(ctx context.Context) any {
 	out := limitsJSON{Now: time.Now(), Limits: []limitJSON{}, Peeked: h.cfg.Limits != nil, Errors: []backendError{}, Sources: []sourceJSON{}}
-	for _, b := range h.cfg.Backends {
-		ls, ok := b.Provider.(lockprovider.RateLister)
-		if !ok {
-			continue
-		}
-		infos, err := ls.ListRates(ctx)
-		out.Sources = append(out.Sources, source(b, err != nil))
-		if err != nil {
-			h.backendErr(&out.Errors, b, "list rate limits", err)
-			continue
-		}
-		first := len(out.Limits)
-		for _, i := range infos {
-			out.Limits = append(out.Limits, limitJSON{Backend: b.Name, Key: i.Key, Algorithm: i.Algorithm.String(),
-				PeriodMS: i.Period.Milliseconds(), ResetAt: i.ResetAt})
-		}
-		rl, ok := b.Provider.(lockprovider.RateLimiter)
-		if h.cfg.Limits == nil || !ok {
-			continue
-		}
-		peeks := 0
-		for i := first; i < len(out.Limits) && peeks < maxPeeks; i++ {
-			l := &out.Limits[i]
-			if l.State != "" {
-				continue // filled by an earlier entry of the same key
-			}
-			lims := h.cfg.Limits(l.Key)
-			if len(lims) == 0 {
-				continue
-			}
-			peeks++
-			// N 0 asks what the limits would admit without charging.
-			res, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: l.Key, N: 0, Limits: lims})
-			if err != nil {
-				h.backendErr(&out.Errors, b, "rate limit of "+l.Key, err)
-				for j := first; j < len(out.Limits); j++ {
-					if out.Limits[j].Key == l.Key {
-						out.Limits[j].State = stateUnknown // what remains could not be read
-					}
-				}
-				continue
-			}
-			for j := first; j < len(out.Limits); j++ {
-				e := &out.Limits[j]
-				if e.Key != l.Key {
-					continue
-				}
-				for k, lim := range lims {
-					if lim.Algorithm.String() == e.Algorithm && lim.Period.Milliseconds() == e.PeriodMS && k < len(res.Limits) {
-						rem := res.Limits[k].Remaining
-						e.Rate, e.Capacity, e.Remaining = lim.Rate, lim.Capacity(), &rem
-						e.State = LimitState(lim, rem)
-					}
-				}
-			}
-		}
+	for _, p := range readParts(ctx, h, "limits", h.limitsOf) {
+		out.Limits = append(out.Limits, p.items...)
+		out.Errors = append(out.Errors, p.errs...)
+		out.Sources = append(out.Sources, p.src)
 	}
 	rank := map[string]int{stateUnknown: 0, "over": 1, "near": 2}
 	slices.SortStableFunc(out.Limits, func(a, b limitJSON) int {
@@ -436,4 +421,63 @@ func (h *handler) buildLimits(ctx context.Context) any {
 		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Backend, b.Backend))
 	})
 	return out
+}
+
+// limitsOf reads b's part of the Rate limits view; false for a backend
+// without a RateLister.
+func (h *handler) limitsOf(ctx context.Context, b Backend) (part[[]limitJSON], bool) {
+	var out part[[]limitJSON]
+	ls, ok := b.Provider.(lockprovider.RateLister)
+	if !ok {
+		return out, false
+	}
+	infos, err := ls.ListRates(ctx)
+	out.src = source(b, err != nil)
+	if err != nil {
+		h.backendErr(&out.errs, b, "list rate limits", err)
+		return out, true
+	}
+	for _, i := range infos {
+		out.items = append(out.items, limitJSON{Backend: b.Name, Key: i.Key, Algorithm: i.Algorithm.String(),
+			PeriodMS: i.Period.Milliseconds(), ResetAt: i.ResetAt})
+	}
+	rl, ok := b.Provider.(lockprovider.RateLimiter)
+	if h.cfg.Limits == nil || !ok {
+		return out, true
+	}
+	peeks := 0
+	for i := 0; i < len(out.items) && peeks < maxPeeks; i++ {
+		l := &out.items[i]
+		if l.State != "" {
+			continue // filled by an earlier entry of the same key
+		}
+		lims := h.cfg.Limits(l.Key)
+		if len(lims) == 0 {
+			continue
+		}
+		peeks++
+		// N 0 asks what the limits would admit without charging.
+		res, err := rl.RateLimit(ctx, lockprovider.RateRequest{Key: l.Key, N: 0, Limits: lims})
+		for j := range out.items {
+			e := &out.items[j]
+			if e.Key != l.Key {
+				continue
+			}
+			if err != nil {
+				e.State = stateUnknown // what remains could not be read
+				continue
+			}
+			for k, lim := range lims {
+				if lim.Algorithm.String() == e.Algorithm && lim.Period.Milliseconds() == e.PeriodMS && k < len(res.Limits) {
+					rem := res.Limits[k].Remaining
+					e.Rate, e.Capacity, e.Remaining = lim.Rate, lim.Capacity(), &rem
+					e.State = LimitState(lim, rem)
+				}
+			}
+		}
+		if err != nil {
+			h.backendErr(&out.errs, b, "rate limit of "+l.Key, err)
+		}
+	}
+	return out, true
 }

@@ -149,9 +149,18 @@
 
   // unknownRows are the rows of backends a view could not read: what
   // they hold is unknown, which is neither "none" nor "all is well".
+  // A stale backend could not be read either, but the view shows what it
+  // held when last read, with that time, under a row that says so.
   function unknownRows(sources, cols) {
-    return (sources || []).filter((x) => x.unknown).map((x) => el("tr", { class: "unknown", "data-unknown": x.backend },
-      el("td", { colspan: cols }, stateTag("unknown"), " " + x.backend + (x.source ? " (" + x.source + ")" : "") + " could not be read: its state is unknown (see the error above).")));
+    return (sources || []).filter((x) => x.unknown || x.stale).map((x) => {
+      const name = x.backend + (x.source ? " (" + x.source + ")" : "");
+      if (x.stale) {
+        return el("tr", { class: "unknown", "data-stale": x.backend },
+          el("td", { colspan: cols }, stateTag("stale"), " " + name + " could not be read: showing what it held " + rel(x.as_of) + ", at " + fmtTime(x.as_of) + " (see the error above)."));
+      }
+      return el("tr", { class: "unknown", "data-unknown": x.backend },
+        el("td", { colspan: cols }, stateTag("unknown"), " " + name + " could not be read: its state is unknown (see the error above)."));
+    });
   }
 
   // A button that asks for a second click before it acts. Its armed state

@@ -244,3 +244,77 @@ func TestReadyz(t *testing.T) {
 		t.Errorf("healthz with redis paused: %d, want 200", code)
 	}
 }
+
+// With one backend stalled (a private Redis under CLIENT PAUSE) the Locks
+// view still answers within one deadline with PostgreSQL's locks read
+// now, and Redis's lock as last read, its source marked stale with the
+// time of that read, beside the error.
+func TestStalledBackendShowsStale(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	srvRedis := testenv.StartRedis(t)
+	rp, err := redisprovider.New(redisenv.Server(t, srvRedis), &redisprovider.Config{Prefix: testenv.Prefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := pgprovider.New(pgenv.Schema(t).Pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []lockprovider.Provider{rp, pp} {
+		if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "payments", Owner: lockprovider.NewOwner(), AtMostFor: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const timeout = time.Second
+	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}},
+		Timeout: timeout, Refresh: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	type view struct {
+		Locks   []struct{ Backend, Name string }
+		Errors  []struct{ Backend, Error string }
+		Sources []struct {
+			Backend string
+			Unknown bool
+			Stale   bool
+			AsOf    time.Time `json:"as_of"`
+		}
+	}
+	var before view
+	getJSON(t, srv.URL+"/api/locks", &before)
+	read := time.Now()
+	if len(before.Locks) != 2 || len(before.Errors) != 0 {
+		t.Fatalf("locks with both up: %+v", before)
+	}
+	pauser := redisenv.Server(t, srvRedis)
+	if err := pauser.Do(ctx, "CLIENT", "PAUSE", (3 * time.Second).Milliseconds(), "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var during view
+	start := time.Now()
+	getJSON(t, srv.URL+"/api/locks", &during)
+	t.Logf("locks with redis paused, in %v: %+v", time.Since(start).Round(time.Millisecond), during)
+	if len(during.Locks) != 2 || len(during.Errors) == 0 {
+		t.Errorf("locks with redis paused: %+v, want both locks and redis's errors", during)
+	}
+	for _, e := range during.Errors {
+		if e.Backend != "redis" {
+			t.Errorf("error from %s while only redis is paused: %s", e.Backend, e.Error)
+		}
+	}
+	for _, s := range during.Sources {
+		switch {
+		case s.Backend == "postgres" && (s.Stale || s.Unknown):
+			t.Errorf("postgres marked stale or unknown while only redis is paused: %+v", s)
+		case s.Backend == "redis" && (!s.Stale || s.Unknown || s.AsOf.After(read) || s.AsOf.Before(read.Add(-time.Minute))):
+			t.Errorf("redis while paused: %+v, want stale as of the first read (%v)", s, read)
+		}
+	}
+}
