@@ -211,13 +211,13 @@ func (c *cli) jobsList(ctx context.Context) int {
 					last += " (" + d.Round(time.Millisecond).String() + ")"
 				}
 			} else { // the replica is in --wide and jobs runs
-				last = c.moment(r.Started) + " " + outcomeText(*r, j.LastRunUnfinished)
+				last = c.ago(r.Started) + " " + outcomeText(*r, j.LastRunUnfinished)
 			}
 		}
 		if r := j.LastSuccess; r != nil {
 			lastOK = stamp(r.Finished)
 			if !c.opts.wide {
-				lastOK = c.moment(r.Finished)
+				lastOK = c.ago(r.Finished)
 			}
 		}
 		sched := c.brief(j.Schedule)

@@ -54,7 +54,7 @@ func (c *cli) lockRows(ls []lockJSON) [][]string {
 		}
 		granted, tick := stamp(l.GrantedAt), stamp(l.LastTick)
 		if !c.opts.wide { // how long ago, to fit about 120 columns
-			granted, tick = dash(c.brief(c.moment(l.GrantedAt))), dash(c.brief(c.moment(l.LastTick)))
+			granted, tick = dash(c.brief(c.ago(l.GrantedAt))), dash(c.brief(c.ago(l.LastTick)))
 		}
 		rows = append(rows, []string{l.Name, l.Backend, yesNo(l.Held), dash(l.LockedBy), strconv.FormatInt(l.Token, 10),
 			granted, until, atLeast, tick})

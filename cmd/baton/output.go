@@ -78,6 +78,16 @@ func (c *cli) moment(t time.Time) string {
 	return "in " + short(d)
 }
 
+// ago is moment for a time in the past (a run's start, a grant): one a
+// little ahead of this machine's clock (the backend's clock is ahead)
+// reads "<1s ago", never "in 4s".
+func (c *cli) ago(t time.Time) string {
+	if !c.opts.wide && t.After(c.now) {
+		return "<1s ago"
+	}
+	return c.moment(t)
+}
+
 // short is d rounded down to what a glance needs: "<1s", "42s", "12m",
 // "11h59m", "3d4h" (--wide and -o json give the times themselves).
 func short(d time.Duration) string {
