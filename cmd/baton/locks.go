@@ -129,6 +129,12 @@ func lockCommands() []command {
 					return exitNotFound
 				}
 				c.emit(out, lockHeader, c.lockRows(out))
+				if !slices.ContainsFunc(out, func(l lockJSON) bool { return l.Held }) {
+					// The record shows who held it last; scripts ask
+					// "is it held?", which it is not.
+					fmt.Fprintf(c.stderr, "baton: lock %q is free: no lease is in force\n", fs.Arg(0))
+					return c.exit(exitNotFound)
+				}
 				return c.exit(exitOK)
 			},
 		},

@@ -187,6 +187,11 @@ func TestCLI(t *testing.T) {
 				t.Error("lock still held after locks release --force")
 			}
 			run(exitNotFound, "", "locks", "release", "--force", "--yes", "report")
+			// A free lock's record is shown, and the exit code says it is
+			// not held.
+			if out := run(exitNotFound, "", "locks", "get", "report"); !strings.Contains(out, "report") {
+				t.Errorf("locks get of a free lock shows no row:\n%s", out)
+			}
 			// An operator who takes longer than --timeout to answer still
 			// releases: the timeout bounds the backend calls.
 			if _, err := s.p.Acquire(t.Context(), lockprovider.AcquireParams{Name: "slow-answer", Owner: lockprovider.NewOwner(), LockedBy: "host-b:2", AtMostFor: time.Hour}); err != nil {
