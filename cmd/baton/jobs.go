@@ -82,6 +82,27 @@ func jobLease(ctx context.Context, b backend, job string, runs ...batontype.RunR
 }
 
 // outcomeText is a run's outcome as the tables show it.
+// runOutcomes are what jobs runs --outcome selects: the recorded
+// outcomes, "running" and "unfinished" (a run whose lease ended without a
+// recorded end).
+var runOutcomes = []string{"succeeded", "failed", "panicked", "lock_lost", "shut_down", "running", "unfinished"}
+
+// parseOutcomes reads --outcome; nil selects every run.
+func parseOutcomes(s string) (map[string]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	want := map[string]bool{}
+	for _, o := range strings.Split(s, ",") {
+		o = strings.TrimSpace(o)
+		if !slices.Contains(runOutcomes, o) {
+			return nil, fmt.Errorf("--outcome %q: want one or more of %s", o, strings.Join(runOutcomes, ", "))
+		}
+		want[o] = true
+	}
+	return want, nil
+}
+
 func outcomeText(r batontype.RunRecord, unfinished bool) string {
 	if unfinished {
 		return "unfinished"
@@ -126,9 +147,10 @@ func (c *cli) parseSince(s string) (time.Time, error) {
 
 func jobCommands() []command {
 	var (
-		since string
-		limit int
-		grace time.Duration
+		since    string
+		limit    int
+		grace    time.Duration
+		outcomes string
 	)
 	return append([]command{
 		{
@@ -145,20 +167,25 @@ func jobCommands() []command {
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&since, "since", "", "only runs started since: a duration back (24h) or an RFC 3339 time")
 				fs.IntVar(&limit, "limit", 20, "at most this many runs per backend")
+				fs.StringVar(&outcomes, "outcome", "", "only runs with these outcomes, comma-separated: "+strings.Join(runOutcomes, ", ")+" (of the newest "+strconv.Itoa(batontype.DefaultMaxRuns)+" runs per backend)")
 			},
 			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
 				if !c.needArgs(fs, 1) {
 					return exitUsage
 				}
 				from, err := c.parseSince(since)
-				if err != nil || limit <= 0 || limit > batontype.MaxRuns {
-					if err == nil {
-						err = fmt.Errorf("--limit must be between 1 and %d", batontype.MaxRuns)
-					}
+				if err == nil && (limit <= 0 || limit > batontype.MaxRuns) {
+					err = fmt.Errorf("--limit must be between 1 and %d", batontype.MaxRuns)
+				}
+				var want map[string]bool
+				if err == nil {
+					want, err = parseOutcomes(outcomes)
+				}
+				if err != nil {
 					fmt.Fprintf(c.stderr, "baton: %v\n", err)
 					return exitUsage
 				}
-				return c.jobRuns(ctx, fs.Arg(0), from, limit)
+				return c.jobRuns(ctx, fs.Arg(0), from, limit, want)
 			},
 		},
 		{
@@ -309,30 +336,43 @@ func (c *cli) listJobs(ctx context.Context, b backend) ([]jobJSON, error) {
 	return out, nil
 }
 
-func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit int) int {
+func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit int, outcomes map[string]bool) int {
 	out := []runJSON{}
 	for _, b := range c.backends {
 		led, ok := b.p.(lockprovider.Ledger)
 		if !ok {
 			continue
 		}
-		runs, err := led.Runs(ctx, batontype.RunQuery{Job: job, Since: since, Limit: limit})
+		// With --outcome the newest runs are read and filtered here: the
+		// ledger selects by time only.
+		read := limit
+		if outcomes != nil {
+			read = max(limit, batontype.DefaultMaxRuns)
+		}
+		runs, err := led.Runs(ctx, batontype.RunQuery{Job: job, Since: since, Limit: read})
 		if err != nil {
 			c.fail(b, "ledger", err)
 			continue
 		}
-		if len(runs) == limit {
+		if len(runs) == read {
 			// The runs asked for (--since) may go further back: say so,
 			// or an older run would look as if it never happened.
-			fmt.Fprintf(c.stderr, "baton: %s: showing the newest %d runs only; there may be more (--limit)\n", b.name, limit)
+			fmt.Fprintf(c.stderr, "baton: %s: read the newest %d runs only; there may be more (--limit)\n", b.name, read)
 		}
 		info, err := jobLease(ctx, b, job, runs...)
 		if err != nil {
 			c.fail(b, "inspect", err)
 			continue
 		}
+		n := 0
 		for _, r := range runs {
 			rj := runJSON{Backend: b.name, RunRecord: r, Unfinished: abandoned(info, r)}
+			if outcomes != nil && !outcomes[outcomeText(r, rj.Unfinished)] {
+				continue
+			}
+			if n++; n > limit {
+				break
+			}
 			if !r.Finished.IsZero() {
 				d := r.Duration()
 				rj.Duration, rj.DurationMS = d.String(), new(d.Milliseconds())

@@ -232,6 +232,13 @@ func TestCLI(t *testing.T) {
 			}
 			golden(t, "jobs_check_missed", strings.ReplaceAll(run(exitProblem, "", "jobs", "check", "-o", "json"), s.name, "BACKEND"))
 			ran(t, s.p, due, batontype.OutcomeFailed, "exit status 1")
+			if out := run(0, "", "jobs", "runs", "nightly", "--outcome", "failed,panicked"); !strings.Contains(out, "failed") || strings.Contains(out, "succeeded") {
+				t.Errorf("jobs runs --outcome failed,panicked:\n%s", out)
+			}
+			if out := run(0, "", "jobs", "runs", "nightly", "--outcome", "succeeded"); strings.Contains(out, "exit status 1") || !strings.Contains(out, "succeeded") {
+				t.Errorf("jobs runs --outcome succeeded:\n%s", out)
+			}
+			run(exitUsage, "", "jobs", "runs", "nightly", "--outcome", "broken")
 			out = run(exitProblem, "", "jobs", "check")
 			if !strings.Contains(out, "failed") || !strings.Contains(out, "exit status 1") {
 				t.Errorf("jobs check after a failed run:\n%s", out)
