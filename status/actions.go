@@ -69,6 +69,7 @@ func runAction[Req any](h *handler, w http.ResponseWriter, r *http.Request, name
 	}
 	ctx, cancel := h.callCtx(r)
 	defer cancel()
+	ctx = context.WithValue(ctx, senderKey{}, pageBy(r))
 	resp, err := do(ctx, req)
 	h.log.Info("status: "+name, "request", req, "remote", r.RemoteAddr, "err", err)
 	var he *httpError

@@ -12,7 +12,9 @@ import (
 // lockprovider.Control: run-now records a run request that one live
 // scheduler instance with the job claims, and pause and resume set the
 // job's cluster-wide paused flag, as `baton jobs run|pause|resume` do.
-// requestedBy names the page in the request, for operators.
+// A run request made by the page's run-now button is attributed like its
+// force-releases, "page:" and the sender's address; requestedBy names the
+// requester of calls made otherwise (the application's own).
 func ProviderControl(p lockprovider.Control, requestedBy string) Control {
 	return providerControl{p, requestedBy}
 }
@@ -28,8 +30,15 @@ func (c providerControl) RunNow(ctx context.Context, job string) error {
 }
 
 func (c providerControl) requestRun(ctx context.Context, job string) (batontype.RunRequest, error) {
-	return c.p.RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: c.by})
+	by := c.by
+	if page, ok := ctx.Value(senderKey{}).(string); ok {
+		by = page
+	}
+	return c.p.RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: by})
 }
+
+// senderKey carries an action's sender (pageBy) to the Control it calls.
+type senderKey struct{}
 
 func (c providerControl) Pause(ctx context.Context, job string) error {
 	return c.p.SetPaused(ctx, job, true)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/baton-go/baton/batontype"
-	"github.com/baton-go/baton/internal/lease"
 	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler/jobstate"
 )
@@ -104,7 +103,7 @@ func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bo
 		if !slices.ContainsFunc(jobstate.Jobs(insts), func(rj jobstate.RegisteredJob) bool { return rj.Spec.Name == job }) {
 			continue
 		}
-		r, err := b.p.(lockprovider.Control).RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: "baton jobs run on " + lease.LockedBy(), TTL: ttl})
+		r, err := b.p.(lockprovider.Control).RequestRun(ctx, batontype.RunRequest{Job: job, RequestedBy: cliOperator(), TTL: ttl})
 		if err != nil {
 			c.fail(b, "request run", err)
 			continue

@@ -32,7 +32,8 @@
 // machine's name. jobs runs, the status page's job page and the ledger
 // then show "force-released by cli:alice@ops-1 at T" on that run (-o json:
 // released_by, released_at); a release from the status page reads
-// "page:" and the request's remote address.
+// "page:" and the request's remote address. jobs run and the page's
+// run-now name their requester in the same two forms.
 //
 // Every command takes -o table (default) or -o json; tables fit about 120
 // columns unless --wide (whole errors, absolute times, replica names), and

@@ -102,7 +102,7 @@ func (c *cli) serve(ctx context.Context, addr string, cfg status.Config) int {
 	for _, b := range c.backends {
 		sb := status.Backend{Name: b.name, Provider: b.p, Source: c.reads(b.name)}
 		if ctl, ok := b.p.(lockprovider.Control); ok {
-			sb.Control = status.ProviderControl(ctl, "baton serve on "+lease.LockedBy())
+			sb.Control = status.ProviderControl(ctl, "serve:"+lease.LockedBy())
 		}
 		cfg.Backends = append(cfg.Backends, sb)
 	}
