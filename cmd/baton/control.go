@@ -20,6 +20,9 @@ type requestJSON struct {
 	Backend string `json:"backend"`
 	batontype.RunRequest
 	Claimed bool `json:"claimed"`
+	// Run is the manual run the claim started, with its outcome once it
+	// ended (--wait).
+	Run *batontype.RunRecord `json:"run,omitempty"`
 }
 
 type pausedJSON struct {
@@ -39,7 +42,7 @@ func jobControlCommands() []command {
 			help: "run a job now, once, on one live replica that has it (exit 3 if none has it)",
 			flags: func(fs *flag.FlagSet) {
 				fs.DurationVar(&ttl, "ttl", batontype.DefaultRunRequestTTL, "drop the request if no replica claims it by then")
-				fs.BoolVar(&wait, "wait", false, "wait (up to --timeout) until a replica claimed the request; exit 1 if none did")
+				fs.BoolVar(&wait, "wait", false, "wait (up to --timeout) until a replica claimed the request and the run ended; exit 0 if it succeeded, 1 if none claimed it, it did not succeed, or it was still running")
 			},
 			run: func(c *cli, ctx context.Context, fs *flag.FlagSet) int {
 				if !c.needArgs(fs, 1) {
@@ -127,19 +130,77 @@ func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bo
 			out[i].Claimed = claimed
 			if !claimed {
 				code = exitProblem
+				continue
+			}
+			run, err := c.waitRun(ctx, out[i])
+			if err != nil && ctx.Err() == nil {
+				return c.fail(backend{name: out[i].Backend}, "ledger", err)
+			}
+			out[i].Run = run
+			if run == nil || run.Outcome != batontype.OutcomeSucceeded {
+				code = exitProblem
 			}
 		}
 	}
 	rows := make([][]string, 0, len(out))
 	for _, r := range out {
 		state := "pending"
-		if r.Claimed {
+		switch {
+		case r.Run != nil:
+			state = r.Run.Outcome.String() + " on " + r.Run.LockedBy
+			if r.Run.Error != "" {
+				state += ": " + r.Run.Error
+			}
+		case r.Claimed:
 			state = "claimed"
 		}
 		rows = append(rows, []string{r.Job, r.Backend, r.ID, stamp(r.Requested), stamp(r.Until), state})
 	}
 	c.emit(out, []string{"JOB", "BACKEND", "REQUEST", "REQUESTED", "UNTIL", "STATE"}, rows)
+	for _, r := range out {
+		if wait && r.Claimed && (r.Run == nil || r.Run.Outcome == batontype.OutcomeRunning) {
+			fmt.Fprintf(c.stderr, "baton: %s: the run of %s had not ended by --timeout (%v); baton jobs runs %s shows it\n", r.Backend, r.Job, c.opts.timeout, r.Job)
+		}
+	}
 	return c.exit(code)
+}
+
+// waitRun polls the ledger for the manual run a claimed request started,
+// until it has ended or ctx ends, and returns the latest record seen
+// (nil if none). The run is the oldest manual run of the job that started
+// no earlier than the request (both on the backend's clock); a backend
+// without a ledger has none to report.
+func (c *cli) waitRun(ctx context.Context, r requestJSON) (*batontype.RunRecord, error) {
+	var led lockprovider.Ledger
+	for _, b := range c.backends {
+		if b.name == r.Backend {
+			led, _ = b.p.(lockprovider.Ledger)
+		}
+	}
+	if led == nil {
+		return nil, nil
+	}
+	var seen *batontype.RunRecord
+	for {
+		runs, err := led.Runs(ctx, batontype.RunQuery{Job: r.Job, Since: r.Requested})
+		if err != nil {
+			return seen, err
+		}
+		for i := len(runs) - 1; i >= 0; i-- { // newest first: the oldest match is last
+			if runs[i].Manual && !runs[i].Started.Before(r.Requested) {
+				seen = &runs[i]
+				break
+			}
+		}
+		if seen != nil && seen.Outcome != batontype.OutcomeRunning {
+			return seen, nil
+		}
+		select {
+		case <-ctx.Done():
+			return seen, nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // waitClaimed polls until r is no longer pending (a replica claimed it)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -113,6 +114,12 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 		if err != nil {
 			t.Fatal(err)
 		}
+		_, err = s.Every(time.Hour).Locked("broken", scheduler.AtMostFor(5*time.Second)).Do(func(ctx context.Context, run scheduler.Run) error {
+			return errors.New("disk full")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := s.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -131,12 +138,17 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 	for i := range 3 {
 		out := wantCode(t, 0, "", append([]string{"jobs", "run", "job", "--wait", "-o", "json"}, args...)...)
 		var reqs []struct {
-			Job     string `json:"job"`
-			ID      string `json:"id"`
-			Claimed bool   `json:"claimed"`
+			Job     string               `json:"job"`
+			ID      string               `json:"id"`
+			Claimed bool                 `json:"claimed"`
+			Run     *batontype.RunRecord `json:"run"`
 		}
 		if err := json.Unmarshal([]byte(out), &reqs); err != nil || len(reqs) != 1 || !reqs[0].Claimed || reqs[0].ID == "" {
 			t.Fatalf("jobs run output %q (%v): want one claimed request", out, err)
+		}
+		// --wait follows the claim to the run's outcome.
+		if r := reqs[0].Run; r == nil || !r.Manual || r.Outcome != batontype.OutcomeSucceeded {
+			t.Errorf("jobs run --wait: run %+v, want the manual run, succeeded", r)
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for count(true, start) < i+1 && time.Now().Before(deadline) {
@@ -166,6 +178,10 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 	}
 	if n := count(false, start); n < int(time.Since(start)/iv)-2 {
 		t.Errorf("%d scheduled runs in %v at one per %v: the requests disturbed the ticks", n, time.Since(start), iv)
+	}
+	// A run that fails: --wait exits 1 and says how it ended.
+	if out := wantCode(t, 1, "", append([]string{"jobs", "run", "broken", "--wait"}, args...)...); !strings.Contains(out, "failed on replica-") || !strings.Contains(out, "disk full") {
+		t.Errorf("jobs run broken --wait:\n%s", out)
 	}
 	wantCode(t, 3, "", append([]string{"jobs", "run", "no-such-job"}, args...)...)
 	if _, errs, code := baton(t, "", append([]string{"jobs", "run", "a\x01b"}, args...)...); code != 2 || strings.Count(errs, "baton: ") != 1 {
@@ -202,15 +218,18 @@ func cliControl(t *testing.T, args []string, newProvider func() lockprovider.Pro
 			t.Errorf("replica-%d reported no ErrPaused skip", i)
 		}
 	}
-	var ls []struct {
+	type lsJob struct {
 		Name          string `json:"name"`
 		State         string `json:"state"`
 		Paused        bool   `json:"paused"`
 		PausedCluster bool   `json:"paused_cluster"`
 	}
-	if err := json.Unmarshal([]byte(wantCode(t, 0, "", append([]string{"jobs", "ls", "-o", "json"}, args...)...)), &ls); err != nil ||
-		len(ls) != 1 || !ls[0].Paused || !ls[0].PausedCluster || ls[0].State != "paused" {
-		t.Errorf("jobs ls while paused: %+v, %v; want job paused, state paused", ls, err)
+	var ls []lsJob
+	if err := json.Unmarshal([]byte(wantCode(t, 0, "", append([]string{"jobs", "ls", "-o", "json"}, args...)...)), &ls); err == nil {
+		ls = slices.DeleteFunc(ls, func(j lsJob) bool { return j.Name == "broken" })
+	}
+	if len(ls) != 1 || !ls[0].Paused || !ls[0].PausedCluster || ls[0].State != "paused" {
+		t.Errorf("jobs ls while paused: %+v; want job paused, state paused", ls)
 	}
 	// Paused is a state of its own: the table says so, and jobs check
 	// reports no missed tick while paused (with no grace, the latest due
