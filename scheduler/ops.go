@@ -61,6 +61,7 @@ type runResult struct {
 	catchUp bool
 	err     error // the job's error, a *PanicError, or nil
 	lost    bool  // the lease was lost while it ran
+	lostErr error // and why (the lease's error)
 
 	control // manual runs, attempts; see options.go
 }
@@ -70,9 +71,14 @@ func (s *Scheduler) outcome(r runResult) (batontype.Outcome, string) {
 	var pe *PanicError
 	switch {
 	case r.lost:
+		// The loss is the cause, whatever the job made of its ended
+		// context ("context canceled"); what it returned follows.
 		msg := ErrLockLost.Error()
-		if r.err != nil {
-			msg = r.err.Error()
+		if r.lostErr != nil {
+			msg = r.lostErr.Error()
+		}
+		if r.err != nil && !errors.Is(r.err, ErrLockLost) {
+			msg += "; the job returned: " + r.err.Error()
 		}
 		return batontype.OutcomeLockLost, msg
 	case errors.As(r.err, &pe):
@@ -90,6 +96,9 @@ func (s *Scheduler) outcome(r runResult) (batontype.Outcome, string) {
 func (s *Scheduler) runEnd(l *lease.Lease, res *runResult) lockprovider.RunEnd {
 	r := *res
 	r.lost = errors.Is(l.Err(), batontype.ErrLockLost)
+	if r.lost {
+		r.lostErr = l.Err()
+	}
 	out, msg := s.outcome(r)
 	var stack string
 	if pe := (*PanicError)(nil); out == batontype.OutcomePanicked && errors.As(r.err, &pe) {

@@ -188,6 +188,9 @@ func ledgerThreeInstances(t *testing.T, backend string) {
 			if outcome != batontype.OutcomeSucceeded && r.Error == "" {
 				t.Errorf("%s tick %v: no error text", job, r.Tick)
 			}
+			if job == "lost" && !strings.HasPrefix(r.Error, "lock lost") {
+				t.Errorf("lost: error %q does not start with the loss", r.Error)
+			}
 			if job == "boom" && !strings.Contains(r.Error, "nil map") {
 				t.Errorf("boom: error %q does not carry the panic value", r.Error)
 			}

@@ -177,6 +177,32 @@ func TestLockLostCancelsContext(t *testing.T) {
 	})
 }
 
+// The ledger records a run that lost its lock as lock_lost with the loss
+// as its cause, and what the job returned after it: a job that returns
+// its ended context's error is not recorded as "context canceled".
+func TestLockLostRecordsTheLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newMemory(t, nil)
+		s := newSched(t, p, &scheduler.Config{Ledger: true})
+		must(s.Every(time.Minute).Locked("slow", scheduler.AtMostFor(10*time.Second)).Do(
+			func(ctx context.Context, run scheduler.Run) error {
+				<-ctx.Done()
+				return ctx.Err()
+			}))
+		start(t, s)
+		time.Sleep(time.Minute + 15*time.Second)
+		synctest.Wait()
+		runs, err := p.Runs(t.Context(), batontype.RunQuery{Job: "slow"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 1 || runs[0].Outcome != batontype.OutcomeLockLost || !strings.HasPrefix(runs[0].Error, "lock lost") ||
+			!strings.HasSuffix(runs[0].Error, "; the job returned: context canceled") {
+			t.Errorf("ledger: %+v, want one lock_lost run whose error starts with the loss and ends with the job's error", runs)
+		}
+	})
+}
+
 // The trust window is counted from when the acquire was sent: a slow
 // acquire round trip shortens it.
 func TestTrustWindowCountsFromSend(t *testing.T) {
