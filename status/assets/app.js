@@ -192,11 +192,21 @@
     }
   }
 
-  async function act(path, payload, what) {
+  // act posts an action and says how it went: done(body) words a success
+  // when given, else "done".
+  async function act(path, payload, what, done) {
     const r = await post(path, payload);
-    notice(r.ok ? what + ": done" : what + ": refused (" + r.status + "): " + (r.body.error || ""));
+    notice(r.ok ? what + ": " + (done ? done(r.body) : "done") : what + ": refused (" + r.status + "): " + (r.body.error || ""), r.ok && done);
     refresh();
     return r;
+  }
+
+  // releasedText says whose lease a force-release freed and what its
+  // holder does next: the lease is gone at once, but a holder that does
+  // not renew learns of it only when its trust window ends.
+  function releasedText(b) {
+    return "freed the lease of " + (b.locked_by || "an unnamed holder") + " (token " + b.token + "). It may go on working until its trust window ends" +
+      (b.until ? ", by " + fmtTime(b.until) + " at the latest" : "") + " (one that renews learns of the loss at its next renewal); its writes through a fence guard are refused once the next holder has written.";
   }
 
   // ---- run-now: requested -> started on replica X -> outcome ----------
@@ -426,7 +436,7 @@
     const rows = d.locks.map((l) => {
       const acts = el("td");
       if (state.info.actions && l.held) {
-        acts.append(confirmButton("force-release|" + l.backend + "/" + l.name + "/" + l.token, "force release", () => act("api/actions/force-release", { backend: l.backend, name: l.name, token: l.token }, "force-release " + l.name)));
+        acts.append(confirmButton("force-release|" + l.backend + "/" + l.name + "/" + l.token, "force release", () => act("api/actions/force-release", { backend: l.backend, name: l.name, token: l.token }, "force-release " + l.name, releasedText)));
       }
       return el("tr", { "data-lock": l.name, "data-backend": l.backend, "data-token": String(l.token), "data-held": String(l.held) },
         el("td", { class: "name" }, l.job ? el("a", { href: jobHref({ name: l.name, backend: l.backend }), text: l.name }) : l.name), el("td", { text: l.backend }), el("td", { text: l.held ? l.locked_by : "(free) " + (l.locked_by || "") }),

@@ -421,6 +421,10 @@ func TestBrowser(t *testing.T) {
 	if info, err := pp.Inspect(ctx, "payments"); err != nil || info.Held {
 		t.Fatalf("after force-release in the page (%q) the backend says %+v %v", notice, info, err)
 	}
+	// The notice names the holder and says what it does next.
+	if !strings.Contains(notice, "billing-7") || !strings.Contains(notice, "token "+tok) || !strings.Contains(notice, "until its trust window ends") {
+		t.Errorf("force-release notice %q: want the holder, its token and what it does next", notice)
+	}
 
 	// Read-only page: no button, and a POST from the page is refused.
 	lease = hold()
