@@ -117,7 +117,7 @@ func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bo
 		return c.failed
 	}
 	if len(out) == 0 {
-		fmt.Fprintf(c.stderr, "baton: no live scheduler instance has job %q\n", job)
+		fmt.Fprintf(c.stderr, "baton: no live scheduler instance has job %q (%s)\n", job, c.looked())
 		return exitNotFound
 	}
 	code := exitOK

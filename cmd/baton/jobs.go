@@ -388,7 +388,7 @@ func (c *cli) jobRuns(ctx context.Context, job string, since time.Time, limit in
 			return code
 		}
 		if !known {
-			fmt.Fprintf(c.stderr, "baton: job %q not found: no live scheduler instance has it and the ledger holds no run of it\n", job)
+			fmt.Fprintf(c.stderr, "baton: job %q not found: no live scheduler instance has it and the ledger holds no run of it (%s)\n", job, c.looked())
 			return exitNotFound
 		}
 	}
@@ -538,7 +538,7 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 		return c.failed // problems elsewhere are shown; a backend that was not checked is not healthy
 	}
 	if !alive {
-		fmt.Fprintln(c.stderr, "baton: no live scheduler instance in any registry")
+		fmt.Fprintf(c.stderr, "baton: no live scheduler instance in any registry (%s)\n", c.looked())
 		return exitProblem
 	}
 	if problems > 0 {
@@ -554,7 +554,7 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 			found = found || slices.Contains(cj.Checked, name) || slices.Contains(cj.Paused, name)
 		}
 		if !found {
-			fmt.Fprintf(c.stderr, "baton: job %q not checked: no live scheduler instance has it as a locked job\n", name)
+			fmt.Fprintf(c.stderr, "baton: job %q not checked: no live scheduler instance has it as a locked job (%s)\n", name, c.looked())
 			code = exitNotFound
 		}
 	}

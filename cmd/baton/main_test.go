@@ -239,6 +239,11 @@ func TestCLI(t *testing.T) {
 				t.Errorf("jobs runs --outcome succeeded:\n%s", out)
 			}
 			run(exitUsage, "", "jobs", "runs", "nightly", "--outcome", "broken")
+			// A job not found says where it was looked for: a wrong prefix
+			// or schema looks the same as a missing job.
+			if _, errs, code := baton(t, "", append([]string{"jobs", "runs", "no-such-job"}, s.args...)...); code != exitNotFound || !strings.Contains(errs, "looked in "+s.name+": ") {
+				t.Errorf("jobs runs no-such-job: exit %d, stderr %q; want 3 and where it looked", code, errs)
+			}
 			out = run(exitProblem, "", "jobs", "check")
 			if !strings.Contains(out, "failed") || !strings.Contains(out, "exit status 1") {
 				t.Errorf("jobs check after a failed run:\n%s", out)

@@ -180,6 +180,17 @@ func (c *cli) reads(name string) string {
 	return ""
 }
 
+// looked says where a command looked for what it did not find, so that a
+// wrong --redis-prefix, --pg-schema or --pg-table reads as such rather
+// than as a missing job.
+func (c *cli) looked() string {
+	var where []string
+	for _, b := range c.backends {
+		where = append(where, b.name+": "+c.reads(b.name))
+	}
+	return "looked in " + strings.Join(where, "; ") + "; a wrong --redis-prefix, --pg-schema, --pg-table or database looks the same"
+}
+
 // reach checks each backend once at start and says what it reached: a
 // ping, the registry's live scheduler instances and jobs, and the locks
 // held (which also reads baton's tables). A backend that fails is
