@@ -118,6 +118,48 @@ type checkJSON struct {
 	Checked   []string           `json:"checked"`
 	Paused    []string           `json:"paused,omitempty"` // not checked: paused cluster-wide or on every live replica
 	Problems  []jobstate.Problem `json:"problems"`
+	// Summary is a line per job with problems: how many of each kind,
+	// and the first and last such tick.
+	Summary []problemSummary `json:"summary,omitempty"`
+}
+
+type problemSummary struct {
+	Job        string    `json:"job"`
+	Missed     int       `json:"missed"`
+	Failed     int       `json:"failed"`
+	Unfinished int       `json:"unfinished"`
+	First      time.Time `json:"first"`
+	Last       time.Time `json:"last"`
+}
+
+// summarize counts problems per job, in the order the jobs first appear.
+func summarize(ps []jobstate.Problem) []problemSummary {
+	var out []problemSummary
+	at := map[string]int{}
+	for _, p := range ps {
+		i, ok := at[p.Job]
+		if !ok {
+			i = len(out)
+			at[p.Job] = i
+			out = append(out, problemSummary{Job: p.Job, First: p.Tick, Last: p.Tick})
+		}
+		s := &out[i]
+		switch p.Kind {
+		case "missed":
+			s.Missed++
+		case "failed":
+			s.Failed++
+		case "unfinished":
+			s.Unfinished++
+		}
+		if p.Tick.Before(s.First) {
+			s.First = p.Tick
+		}
+		if p.Tick.After(s.Last) {
+			s.Last = p.Tick
+		}
+	}
+	return out
 }
 
 func dur(d time.Duration) string {
@@ -482,7 +524,7 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 			out = append(out, checkJSON{Backend: b.name, Error: c.explain(b, err), Instances: []string{}, Checked: []string{}, Problems: []jobstate.Problem{}})
 			continue
 		}
-		cj := checkJSON{Backend: b.name, OK: rep.OK(), Instances: []string{}, Checked: rep.Checked, Paused: rep.Paused, Problems: rep.Problems}
+		cj := checkJSON{Backend: b.name, OK: rep.OK(), Instances: []string{}, Checked: rep.Checked, Paused: rep.Paused, Problems: rep.Problems, Summary: summarize(rep.Problems)}
 		if cj.Checked == nil {
 			cj.Checked = []string{}
 		}
@@ -520,6 +562,17 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 		}
 		if len(rows) > 0 {
 			c.emit(nil, []string{"JOB", "BACKEND", "TICK", "PROBLEM", "DETAIL"}, rows)
+		}
+		if len(rows) > 1 {
+			// Per job, so a long --since list reads at a glance.
+			var sum [][]string
+			for _, cj := range out {
+				for _, s := range cj.Summary {
+					sum = append(sum, []string{s.Job, cj.Backend, strconv.Itoa(s.Missed), strconv.Itoa(s.Failed), strconv.Itoa(s.Unfinished), stamp(s.First), stamp(s.Last)})
+				}
+			}
+			fmt.Fprintln(c.stdout)
+			c.emit(nil, []string{"JOB", "BACKEND", "MISSED", "FAILED", "UNFINISHED", "FIRST", "LAST"}, sum)
 		}
 		for _, cj := range out {
 			if cj.Error != "" {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/baton-go/baton/scheduler/jobstate"
 )
 
 // A past event (a run's start, a grant) stamped by a backend whose clock
@@ -21,5 +24,24 @@ func TestPastTimesNeverAhead(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+// jobs check's per-job summary counts each kind and spans the ticks.
+func TestSummarize(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)
+	ps := []jobstate.Problem{
+		{Job: "a", Tick: t0.Add(2 * time.Minute), Kind: "missed"},
+		{Job: "b", Tick: t0, Kind: "failed"},
+		{Job: "a", Tick: t0, Kind: "failed"},
+		{Job: "a", Tick: t0.Add(time.Minute), Kind: "unfinished"},
+	}
+	got := summarize(ps)
+	want := []problemSummary{
+		{Job: "a", Missed: 1, Failed: 1, Unfinished: 1, First: t0, Last: t0.Add(2 * time.Minute)},
+		{Job: "b", Failed: 1, First: t0, Last: t0},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("summarize: %+v, want %+v", got, want)
 	}
 }
