@@ -32,12 +32,12 @@ type Config struct {
 	// votes so that none wins, and a failed acquire's partial grants may
 	// linger until they expire.
 	SplitVotes bool
-	// RowLocks also explains a refusal by another owner's acquire of the
-	// name in flight at the same time: a SQL provider locks the row of a
-	// claim that can win before the claim commits, and refuses a contender
-	// that finds the row locked rather than queue behind it (NOWAIT), so
-	// for that moment others are refused while a read still finds the
-	// name free. Unlike SplitVotes, a claim that has returned explains
+	// RowLocks also explains a refusal by another owner's write of the
+	// name (an acquire, extension, release or force-release) in flight at
+	// the same time: a SQL provider's write holds the name's row locked
+	// until it commits, and a claim that finds the row locked is refused
+	// rather than queued behind it (NOWAIT), so for that moment others are
+	// refused while a read still finds the name free. Unlike SplitVotes, a claim that has returned explains
 	// nothing after its return. For the same reason a grant or an
 	// extension is seen from its commit, some instant between the time the
 	// backend reports (its statement's clock) and the reply, as with
@@ -212,10 +212,12 @@ func Check(h *History, cfg Config) *Report {
 	return r
 }
 
-// markContended marks the refused acquires that another owner's acquire
-// of the name may explain: one in flight at the time (Config.RowLocks) or,
-// with linger, also one that returned within a lease length before
-// (Config.SplitVotes).
+// markContended marks the refused acquires that another owner's write of
+// the name may explain. With linger (Config.SplitVotes) that is an acquire
+// in flight at the time or returned within a lease length before: its
+// partial grants on some servers. Otherwise (Config.RowLocks) it is any
+// write in flight at the time, an acquire, extension, release or
+// force-release, which holds the name's row locked while it runs.
 func markContended(ops []Op, linger bool) {
 	for i := range ops {
 		o := &ops[i]
@@ -228,7 +230,8 @@ func markContended(ops []Op, linger bool) {
 			if linger {
 				after += int64(q.AtMostFor)
 			}
-			if q.Kind == Acquire && q.Name == o.Name && q.Owner != o.Owner && q.Call <= o.Return &&
+			writes := q.Kind == Acquire || !linger && q.Kind != Inspect
+			if writes && q.Name == o.Name && q.Owner != o.Owner && q.Call <= o.Return &&
 				(q.Result == Unknown || after >= o.Call) {
 				o.contended = true
 				break
