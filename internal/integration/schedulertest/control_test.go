@@ -997,10 +997,18 @@ func TestJitterDuringManualRun(t *testing.T) {
 			t.Parallel()
 			const period, jitter = 2 * time.Second, 1900 * time.Millisecond
 			tick := time.Now().Add(500 * time.Millisecond).Truncate(period).Add(period)
+			// The tick's claim comes after the hand-off margin (1s) and
+			// leaves the manual run time to start first; the next tick's
+			// claim comes a second or more after the manual run ends
+			// (300ms past this tick's claim). Were the next claim also
+			// inside the manual run, the hand-off would run that later
+			// tick instead, as it should: the latest tick refused.
 			var name string
 			for i := 0; name == ""; i++ {
-				if d := scheduler.JitterOf(fmt.Sprint("job-", i), tick, jitter); d >= 1400*time.Millisecond && d <= 1800*time.Millisecond {
-					name = fmt.Sprint("job-", i)
+				n := fmt.Sprint("job-", i)
+				if d := scheduler.JitterOf(n, tick, jitter); d >= 1400*time.Millisecond && d <= 1500*time.Millisecond &&
+					scheduler.JitterOf(n, tick.Add(period), jitter) >= time.Second {
+					name = n
 				}
 			}
 			claimAt := tick.Add(scheduler.JitterOf(name, tick, jitter))
