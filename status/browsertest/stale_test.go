@@ -43,7 +43,7 @@ func TestBrowserStaleBackend(t *testing.T) {
 		}
 	}
 	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}},
-		Timeout: time.Second, Refresh: time.Second})
+		Timeout: 2 * time.Second, Refresh: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestBrowserStaleBackend(t *testing.T) {
 	defer srv.Close()
 	open(t, bctx, srv.URL+"/#locks", "locks")
 	pauser := redisenv.Server(t, srvRedis)
-	if err := pauser.Do(ctx, "CLIENT", "PAUSE", (10 * time.Second).Milliseconds(), "ALL").Err(); err != nil {
+	if err := pauser.Do(ctx, "CLIENT", "PAUSE", (15 * time.Second).Milliseconds(), "ALL").Err(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pauser.Do(context.Background(), "CLIENT", "UNPAUSE").Err() })

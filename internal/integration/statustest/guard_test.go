@@ -194,7 +194,8 @@ func TestReadyz(t *testing.T) {
 	if err := pp.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	const timeout = time.Second
+	// PostgreSQL must answer within the deadline on a loaded machine too.
+	const timeout = 2 * time.Second
 	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}}, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +226,7 @@ func TestReadyz(t *testing.T) {
 	}
 	// A separate connection pauses the server for every other client.
 	pauser := redisenv.Server(t, srvRedis)
-	if err := pauser.Do(ctx, "CLIENT", "PAUSE", (3 * time.Second).Milliseconds(), "ALL").Err(); err != nil {
+	if err := pauser.Do(ctx, "CLIENT", "PAUSE", (3 * timeout).Milliseconds(), "ALL").Err(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pauser.Do(context.Background(), "CLIENT", "UNPAUSE").Err() })
@@ -269,7 +270,7 @@ func TestStalledBackendShowsStale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const timeout = time.Second
+	const timeout = 2 * time.Second
 	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}},
 		Timeout: timeout, Refresh: time.Nanosecond})
 	if err != nil {
@@ -294,7 +295,7 @@ func TestStalledBackendShowsStale(t *testing.T) {
 		t.Fatalf("locks with both up: %+v", before)
 	}
 	pauser := redisenv.Server(t, srvRedis)
-	if err := pauser.Do(ctx, "CLIENT", "PAUSE", (3 * time.Second).Milliseconds(), "ALL").Err(); err != nil {
+	if err := pauser.Do(ctx, "CLIENT", "PAUSE", (3 * timeout).Milliseconds(), "ALL").Err(); err != nil {
 		t.Fatal(err)
 	}
 	var during view
