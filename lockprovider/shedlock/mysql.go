@@ -514,6 +514,13 @@ type myRow struct {
 	fence                        int64
 }
 
+// staleFor reports whether the row refuses a claim for tick (µs) by the
+// tick condition: a tick recorded at or after it, or a grant at or after
+// it.
+func (r myRow) staleFor(tick int64) bool {
+	return r.lastTick.Valid && r.lastTick.Int64 >= tick || r.at.Valid && r.at.Int64 >= tick
+}
+
 func (r myRow) mine(owner string) bool {
 	return r.owner.Valid && r.owner.String == owner && strings.HasSuffix(r.lockedBy, "#"+owner)
 }
@@ -612,6 +619,12 @@ func (p *MySQL) Acquire(ctx context.Context, a lockprovider.AcquireParams) (bato
 			return batontype.Lease{}, sqlError("acquire", a.Name, err)
 		}
 		granted = existed && (n > 0 || r.held) && r.mine(a.Owner)
+		if !granted && existed && !r.held && !(tick != nil && r.staleFor(a.Tick.UnixMicro())) {
+			// Not granted, though the row read back is free and its
+			// tick would have passed: the lease was still in force when
+			// the upsert ran and ended before the read-back.
+			r.held = true
+		}
 	}
 	seen := acquired{granted: granted, existed: existed, held: r.held, ticked: tick != nil}
 	if err := seen.refusal(); err != nil {

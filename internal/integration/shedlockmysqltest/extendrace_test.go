@@ -138,3 +138,61 @@ func TestExtendThenLostBeforeReadBack(t *testing.T) {
 		t.Errorf("after the race: %+v, want the second owner's lease", info)
 	}
 }
+
+// upsertHold runs after, once, when an acquire's upsert changed nothing,
+// before the read-back.
+type upsertHold struct {
+	shedlock.SQLDB
+	once  sync.Once
+	after func()
+}
+
+func (u *upsertHold) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := u.SQLDB.ExecContext(ctx, query, args...)
+	if err != nil || !strings.Contains(query, "ON DUPLICATE KEY UPDATE") {
+		return res, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		u.once.Do(u.after)
+	}
+	return res, err
+}
+
+// On MySQL (no RETURNING) an acquire is an upsert and a read-back. A claim
+// with a tick, refused because the lease was in force at the upsert, must
+// answer ErrNotAcquired even when the lease ended before the read-back: a
+// make test-load history had it answer ErrStaleTick for a tick newer than
+// anything the row held.
+func TestTwoStatementRefusalBehindEndingLease(t *testing.T) {
+	ctx := t.Context()
+	holder, s := newCounted(t, true)
+	a := lockprovider.AcquireParams{Name: "report", Owner: lockprovider.NewOwner(), AtMostFor: 10 * time.Second, AtLeastFor: 300 * time.Millisecond}
+	l, err := holder.Acquire(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err != nil {
+		t.Fatal(err) // the lease stays until its minimum hold ends
+	}
+	hold := &upsertHold{SQLDB: s, after: func() {
+		// Until the minimum hold has ended on the backend's clock.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			info, err := holder.Inspect(ctx, a.Name)
+			if err != nil || !info.Held || time.Now().After(deadline) {
+				return
+			}
+		}
+	}}
+	p, err := shedlock.NewMySQL(hold, &shedlock.MySQLConfig{TimeMode: shedlock.DBTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tick := l.GrantedAt.Add(time.Millisecond) // newer than the grant and any tick
+	_, err = p.Acquire(ctx, lockprovider.AcquireParams{Name: a.Name, Owner: lockprovider.NewOwner(), AtMostFor: time.Second, Tick: tick})
+	if !errors.Is(err, batontype.ErrNotAcquired) {
+		t.Fatalf("acquire refused by a lease that ended before the read-back: %v, want ErrNotAcquired", err)
+	}
+}
