@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/baton-go/baton/lockprovider"
@@ -91,22 +90,19 @@ type backendReady struct {
 func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.callCtx(r)
 	defer cancel()
-	out := readyJSON{Ready: true, Backends: make([]backendReady, len(h.cfg.Backends))}
-	var wg sync.WaitGroup
-	for i, b := range h.cfg.Backends {
-		wg.Go(func() {
-			start := time.Now()
-			err := ready(ctx, b.Provider)
-			out.Backends[i] = backendReady{Name: b.Name, OK: err == nil, MS: time.Since(start).Milliseconds()}
-			if err != nil {
-				out.Backends[i].Error = err.Error()
-			}
-		})
-	}
-	wg.Wait()
+	out := readyJSON{Ready: true, Backends: []backendReady{}}
 	code := http.StatusOK
-	for _, b := range out.Backends {
-		if !b.OK {
+	for _, p := range readParts(ctx, h, "", func(ctx context.Context, b Backend) (part[backendReady], bool) {
+		start := time.Now()
+		err := ready(ctx, b.Provider)
+		br := backendReady{Name: b.Name, OK: err == nil, MS: time.Since(start).Milliseconds()}
+		if err != nil {
+			br.Error = err.Error()
+		}
+		return part[backendReady]{items: br}, true
+	}) {
+		out.Backends = append(out.Backends, p.items)
+		if !p.items.OK {
 			out.Ready, code = false, http.StatusServiceUnavailable
 		}
 	}

@@ -74,6 +74,17 @@ func jobControlCommands() []command {
 	}
 }
 
+// backendNamed returns the connected backend called name (a request's
+// backend, which came from c.backends).
+func (c *cli) backendNamed(name string) backend {
+	for _, b := range c.backends {
+		if b.name == name {
+			return b
+		}
+	}
+	return backend{}
+}
+
 // controls returns the backends that implement lockprovider.Control.
 func (c *cli) controls() []backend {
 	var out []backend
@@ -171,12 +182,7 @@ func (c *cli) jobRun(ctx context.Context, job string, ttl time.Duration, wait bo
 // no earlier than the request (both on the backend's clock); a backend
 // without a ledger has none to report.
 func (c *cli) waitRun(ctx context.Context, r requestJSON) (*batontype.RunRecord, error) {
-	var led lockprovider.Ledger
-	for _, b := range c.backends {
-		if b.name == r.Backend {
-			led, _ = b.p.(lockprovider.Ledger)
-		}
-	}
+	led, _ := c.backendNamed(r.Backend).p.(lockprovider.Ledger)
 	if led == nil {
 		return nil, nil
 	}
@@ -206,12 +212,7 @@ func (c *cli) waitRun(ctx context.Context, r requestJSON) (*batontype.RunRecord,
 // waitClaimed polls until r is no longer pending (a replica claimed it)
 // or ctx ends.
 func (c *cli) waitClaimed(ctx context.Context, r requestJSON) (bool, error) {
-	var ctl lockprovider.Control
-	for _, b := range c.backends {
-		if b.name == r.Backend {
-			ctl = b.p.(lockprovider.Control)
-		}
-	}
+	ctl := c.backendNamed(r.Backend).p.(lockprovider.Control)
 	for {
 		st, err := ctl.ControlState(ctx)
 		if err != nil {

@@ -71,21 +71,24 @@ func TestExtendBehindReleaseFindsItEnded(t *testing.T) {
 	}
 }
 
-// readBackRacer runs race once, after the first Extend's UPDATE has
-// changed the row and before its read-back.
-type readBackRacer struct {
+// afterExec runs then, once, after the first statement containing match
+// whose changed-row count satisfies changed, before the provider's next
+// statement (its read-back).
+type afterExec struct {
 	shedlock.SQLDB
-	once sync.Once
-	race func()
+	match   string
+	changed func(n int64) bool
+	then    func()
+	once    sync.Once
 }
 
-func (r *readBackRacer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	res, err := r.SQLDB.ExecContext(ctx, query, args...)
-	if err != nil || !strings.Contains(query, "at_least_until = TIMESTAMPADD") {
+func (x *afterExec) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := x.SQLDB.ExecContext(ctx, query, args...)
+	if err != nil || !strings.Contains(query, x.match) {
 		return res, err
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		r.once.Do(r.race)
+	if n, _ := res.RowsAffected(); x.changed(n) {
+		x.once.Do(x.then)
 	}
 	return res, err
 }
@@ -104,7 +107,8 @@ func TestExtendThenLostBeforeReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := lockprovider.AcquireParams{Name: a.Name, Owner: lockprovider.NewOwner(), AtMostFor: 10 * time.Second}
-	racer := &readBackRacer{SQLDB: db, race: func() {
+	// After the Extend's UPDATE changed the row, before its read-back.
+	racer := &afterExec{SQLDB: db, match: "at_least_until = TIMESTAMPADD", changed: func(n int64) bool { return n > 0 }, then: func() {
 		// The extension's 50ms lease must end before b is granted:
 		// the backend's clock decides, so poll it.
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -139,25 +143,6 @@ func TestExtendThenLostBeforeReadBack(t *testing.T) {
 	}
 }
 
-// upsertHold runs after, once, when an acquire's upsert changed nothing,
-// before the read-back.
-type upsertHold struct {
-	shedlock.SQLDB
-	once  sync.Once
-	after func()
-}
-
-func (u *upsertHold) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	res, err := u.SQLDB.ExecContext(ctx, query, args...)
-	if err != nil || !strings.Contains(query, "ON DUPLICATE KEY UPDATE") {
-		return res, err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		u.once.Do(u.after)
-	}
-	return res, err
-}
-
 // On MySQL (no RETURNING) an acquire is an upsert and a read-back. A claim
 // with a tick, refused because the lease was in force at the upsert, must
 // answer ErrNotAcquired even when the lease ended before the read-back: a
@@ -174,7 +159,8 @@ func TestTwoStatementRefusalBehindEndingLease(t *testing.T) {
 	if err := holder.Release(ctx, lockprovider.ReleaseParams{Name: a.Name, Owner: a.Owner}); err != nil {
 		t.Fatal(err) // the lease stays until its minimum hold ends
 	}
-	hold := &upsertHold{SQLDB: s, after: func() {
+	// After an acquire's upsert changed nothing, before its read-back.
+	hold := &afterExec{SQLDB: s, match: "ON DUPLICATE KEY UPDATE", changed: func(n int64) bool { return n == 0 }, then: func() {
 		// Until the minimum hold has ended on the backend's clock.
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			info, err := holder.Inspect(ctx, a.Name)

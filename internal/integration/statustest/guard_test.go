@@ -174,16 +174,12 @@ func TestGuardConfig(t *testing.T) {
 	}
 }
 
-// /healthz answers without reading a backend; /readyz checks every
-// backend at once, each under the request's deadline: with a private
-// Redis stalled (CLIENT PAUSE) PostgreSQL is still reported ready, Redis
-// not, and the answer is 503.
-func TestReadyz(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	srvRedis := testenv.StartRedis(t)
-	c := redisenv.Server(t, srvRedis)
-	rp, err := redisprovider.New(c, &redisprovider.Config{Prefix: testenv.Prefix(t)})
+// pausable returns a Redis provider on a private server (which the test
+// may stall with CLIENT PAUSE) and a PostgreSQL provider, migrated.
+func pausable(t *testing.T) (*testenv.RedisServer, *redisprovider.Provider, *pgprovider.Provider) {
+	t.Helper()
+	srv := testenv.StartRedis(t)
+	rp, err := redisprovider.New(redisenv.Server(t, srv), &redisprovider.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,9 +187,20 @@ func TestReadyz(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pp.Migrate(ctx); err != nil {
+	if err := pp.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	return srv, rp, pp
+}
+
+// /healthz answers without reading a backend; /readyz checks every
+// backend at once, each under the request's deadline: with a private
+// Redis stalled (CLIENT PAUSE) PostgreSQL is still reported ready, Redis
+// not, and the answer is 503.
+func TestReadyz(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	srvRedis, rp, pp := pausable(t)
 	// PostgreSQL must answer within the deadline on a loaded machine too.
 	const timeout = 2 * time.Second
 	h, err := status.New(&status.Config{Backends: []status.Backend{{Name: "redis", Provider: rp}, {Name: "postgres", Provider: pp}}, Timeout: timeout})
@@ -253,18 +260,7 @@ func TestReadyz(t *testing.T) {
 func TestStalledBackendShowsStale(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	srvRedis := testenv.StartRedis(t)
-	rp, err := redisprovider.New(redisenv.Server(t, srvRedis), &redisprovider.Config{Prefix: testenv.Prefix(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pp, err := pgprovider.New(pgenv.Schema(t).Pool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pp.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	srvRedis, rp, pp := pausable(t)
 	for _, p := range []lockprovider.Provider{rp, pp} {
 		if _, err := p.Acquire(ctx, lockprovider.AcquireParams{Name: "payments", Owner: lockprovider.NewOwner(), AtMostFor: time.Hour}); err != nil {
 			t.Fatal(err)

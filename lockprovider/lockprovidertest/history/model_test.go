@@ -212,12 +212,7 @@ func TestSaveLoadMerge(t *testing.T) {
 // keeps its teeth.
 func TestModelLateDelivery(t *testing.T) {
 	late := Config{Delivery: 3 * time.Second}
-	cases := []struct {
-		name string
-		cfg  Config
-		ok   bool
-		ops  []Op
-	}{
+	cases := []modelCase{
 		{"refusal during a late phantom lease", late, true, []Op{unknown(acq("a", 0, 5, 0, 1, 100, 0)), acq("b", 1000, 1001, 0, 0, 100, 0)}},
 		{"the same without a delivery bound", Config{}, false, []Op{unknown(acq("a", 0, 5, 0, 1, 100, 0)), acq("b", 1000, 1001, 0, 0, 100, 0)}},
 		{"late grant after the name freed", late, true, []Op{
@@ -242,17 +237,7 @@ func TestModelLateDelivery(t *testing.T) {
 		{"late extension delivered while live", late, true, []Op{
 			acq("a", 0, 1, 0, 1, 100, 0), unknown(ext("a", 10, 20, 10, 1, 0, 100, 0, OK)), acq("b", 150, 151, 0, 0, 100, 0)}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h := &History{baseWall: 1}
-			for _, o := range c.ops {
-				h.Add(o)
-			}
-			if r := Check(h, c.cfg); r.OK() != c.ok {
-				t.Errorf("Check: OK %v, want %v: %s", r.OK(), c.ok, r)
-			}
-		})
-	}
+	checkCases(t, cases)
 }
 
 // With RowLocks a refusal is explained by another owner's write of the
@@ -263,12 +248,7 @@ func TestModelLateDelivery(t *testing.T) {
 // requester's own write, is still a violation.
 func TestModelRowLocks(t *testing.T) {
 	rows := Config{RowLocks: true}
-	for _, c := range []struct {
-		name string
-		cfg  Config
-		ok   bool
-		ops  []Op
-	}{
+	checkCases(t, []modelCase{
 		{"refused behind a release in flight", rows, true, []Op{
 			acq("a", 0, 1, 0, 1, 100, 0), rel("a", 50, 260, OK), acq("b", 200, 201, 0, 0, 100, 0)}},
 		{"refused behind an extension in flight", rows, true, []Op{
@@ -277,7 +257,20 @@ func TestModelRowLocks(t *testing.T) {
 			acq("a", 0, 1, 0, 1, 100, 0), rel("a", 50, 60, OK), acq("b", 200, 201, 0, 0, 100, 0)}},
 		{"the same without RowLocks", Config{}, false, []Op{
 			acq("a", 0, 1, 0, 1, 100, 0), rel("a", 50, 260, OK), acq("b", 200, 201, 0, 0, 100, 0)}},
-	} {
+	})
+}
+
+// modelCase is a history and whether the checker must accept it.
+type modelCase struct {
+	name string
+	cfg  Config
+	ok   bool
+	ops  []Op
+}
+
+func checkCases(t *testing.T, cases []modelCase) {
+	t.Helper()
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := &History{baseWall: 1}
 			for _, o := range c.ops {
