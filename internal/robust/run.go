@@ -106,7 +106,14 @@ func Run(t *testing.T, tg Target) {
 		select {
 		case <-k.Done():
 		case <-time.After(d + 30*time.Second):
-			t.Fatalf("worker %d did not finish", i)
+			// Its goroutines say where it is stuck.
+			k.Signal(syscall.SIGCONT)
+			k.Signal(syscall.SIGQUIT)
+			select {
+			case <-k.Done():
+			case <-time.After(10 * time.Second):
+			}
+			t.Fatalf("worker %d did not finish; its stderr:\n%s", i, k.Stderr())
 		}
 		raw, err := os.ReadFile(outs[i])
 		if err != nil {
@@ -130,22 +137,17 @@ func Run(t *testing.T, tg Target) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second // per search; a search that times out fails the run
 	}
-	r := history.Check(h, cfg)
+	t.Logf("robust %s: seed %d: %d faults injected (%s): %s", tg.Name, seed, len(injected), summary(injected), faultList(injected))
+	r := history.Verify(t, h, cfg) // a failure saves the history and its picture
 	verdict := "no violation"
 	if !r.OK() {
 		verdict = fmt.Sprintf("%d violations", len(r.Violations))
+		if r.Inconclusive {
+			verdict = "inconclusive"
+		}
 	}
-	t.Logf("robust %s: seed %d: %d faults injected (%s): %s", tg.Name, seed, len(injected), summary(injected), faultList(injected))
 	t.Logf("robust %s: seed %d: %d operations checked (%d of unknown outcome), %d windows, %d fenced writes, %d processes: %s",
 		tg.Name, seed, r.Ops, r.Unknown, r.Windows, r.Writes, len(all), verdict)
-	if !r.OK() {
-		if f, err := os.CreateTemp("", "robust-"+tg.Name+"-*.json"); err == nil {
-			if h.Save(f) == nil && f.Close() == nil {
-				t.Logf("robust %s: history saved in %s (history.Load)", tg.Name, f.Name())
-			}
-		}
-		history.Verify(t, h, cfg) // fails t, with the picture of the history
-	}
 }
 
 // loadWorker loads worker i's saved history with its fenced resources

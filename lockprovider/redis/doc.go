@@ -99,7 +99,9 @@
 // go-redis resends a command whose reply timed out (Options.MaxRetries). A
 // resent Acquire returns the same grant; a resent Release that had already
 // succeeded reports ErrNotHeld; a resent Extend extends again from the
-// later instant. A repeated Acquire while the fencing counter has expired
+// later instant, or reports ErrNotHeld when the lease was force-released
+// between the sends, though the first send extended it. Either way the
+// answer is true when it is given: the lease is not held any more. A repeated Acquire while the fencing counter has expired
 // or was lost under a held lease (a lease outliving Config.RecordTTL, or
 // partial data loss) cannot recover its token and fails as outcome unknown.
 package redis

@@ -82,6 +82,7 @@ func TestRobustRedis(t *testing.T) {
 		Name: "redis", Proxies: []*faultproxy.Proxy{px}, Servers: []robust.Server{s},
 		Provider: newRedis(t, redisClient(t, px.Addr()), prefix),
 		Workers:  2, Spec: robust.Spec{Addrs: []string{px.Addr()}, Extra: prefix},
+		Config: history.Config{Resends: true}, // go-redis resends after a reset
 	})
 }
 
@@ -157,7 +158,8 @@ func TestRobustRedisCluster(t *testing.T) {
 			return d.DialContext(ctx, network, addr)
 		}})
 	t.Cleanup(func() { _ = c.Close() })
-	robust.Run(t, robust.Target{Name: "redis-cluster", Proxies: pxs, Provider: newRedis(t, c, testenv.Prefix(t))})
+	robust.Run(t, robust.Target{Name: "redis-cluster", Proxies: pxs, Provider: newRedis(t, c, testenv.Prefix(t)),
+		Config: history.Config{Resends: true}})
 }
 
 // Redlock on five private masters, each behind a proxy and killed and
@@ -193,7 +195,7 @@ func TestRobustShedLockRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	robust.Run(t, robust.Target{Name: "shedlock-redis", Proxies: []*faultproxy.Proxy{px}, Servers: []robust.Server{s}, Provider: p,
-		Config: history.Config{TickAfterGrant: true}})
+		Config: history.Config{TickAfterGrant: true, Resends: true}})
 }
 
 // The ShedLock PostgreSQL mode (database time) on a private server.

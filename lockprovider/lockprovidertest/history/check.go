@@ -51,6 +51,12 @@ type Config struct {
 	// it for the holder's release or extension up to the reply plus its
 	// length (the trusted windows still end by the reported Until).
 	ClientGrantTime bool
+	// Resends is set for a client that sends a request again after a
+	// network error (go-redis, Options.MaxRetries): an Extend or Release
+	// answered not-held may then have acted on an earlier send, the lease
+	// having ended (force-released, or released by that earlier send)
+	// before the later one arrived.
+	Resends bool
 	// TickAfterGrant also explains the refusal of a tick as stale when the
 	// name was granted at or after the tick's time, as the ShedLock modes
 	// may refuse it (their Java replicas record no tick, so a grant's time
@@ -81,7 +87,7 @@ type Config struct {
 }
 
 func (c Config) bounds() bounds {
-	b := bounds{skew: int64(c.Skew), linger: int64(c.Linger), tickGrant: c.TickAfterGrant, deferred: c.ClientGrantTime || c.RowLocks, client: c.ClientGrantTime, delivery: int64(c.Delivery)}
+	b := bounds{skew: int64(c.Skew), linger: int64(c.Linger), tickGrant: c.TickAfterGrant, deferred: c.ClientGrantTime || c.RowLocks, client: c.ClientGrantTime, resends: c.Resends, delivery: int64(c.Delivery)}
 	if b.skew <= 0 {
 		b.skew = int64(5 * time.Millisecond)
 	}

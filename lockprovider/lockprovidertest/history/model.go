@@ -53,6 +53,7 @@ type bounds struct {
 	tickGrant bool  // see Config.TickAfterGrant
 	deferred  bool  // grants seen after their reported time, up to the reply: Config.ClientGrantTime, RowLocks
 	client    bool  // Config.ClientGrantTime: the backend counts a lease from the request's arrival
+	resends   bool  // Config.Resends: a not-held answer may follow an earlier send that acted
 	delivery  int64 // see Config.Delivery
 }
 
@@ -291,23 +292,40 @@ func extend(b bounds, s state, op *Op, start int64) []state {
 		}
 		return nil
 	case NotHeld:
-		return notHeld(b, s, op, start)
+		out := notHeld(b, s, op, start)
+		if b.resends && start <= op.Return {
+			// An earlier send may have extended the lease, which then
+			// ended before the send answered.
+			if n, ok := extended(b, s, op, start, op.Return); ok {
+				out = append(out, n)
+			}
+		}
+		return out
 	case Unknown:
 		out := []state{s}
-		if s.holder == op.Owner && s.live(b, start) {
-			// Delivered late, it still acts only on a live lease.
-			hi := min(b.late(op, start), s.untilHi+b.skew)
-			n := s
-			n.lo = start
-			n.untilLo, n.untilHi = min(s.untilLo, start+int64(op.AtMostFor)), max(s.untilHi, hi+int64(op.AtMostFor)+b.skew)
-			if op.AtLeastFor > 0 {
-				n.atLeast, n.atLeastHi = max(s.atLeast, start+int64(op.AtLeastFor)), max(s.atLeastHi, hi+int64(op.AtLeastFor))
-			}
+		if n, ok := extended(b, s, op, start, b.late(op, start)); ok {
 			out = append(out, n)
 		}
 		return out
 	}
 	return nil
+}
+
+// extended is the state after an extension whose outcome the reply does
+// not tell, applied at some instant from start to hi.
+func extended(b bounds, s state, op *Op, start, hi int64) (state, bool) {
+	if s.holder != op.Owner || !s.live(b, start) {
+		return s, false
+	}
+	// Delivered late, it still acts only on a live lease.
+	hi = min(hi, s.untilHi+b.skew)
+	n := s
+	n.lo = start
+	n.untilLo, n.untilHi = min(s.untilLo, start+int64(op.AtMostFor)), max(s.untilHi, hi+int64(op.AtMostFor)+b.skew)
+	if op.AtLeastFor > 0 {
+		n.atLeast, n.atLeastHi = max(s.atLeast, start+int64(op.AtLeastFor)), max(s.atLeastHi, hi+int64(op.AtLeastFor))
+	}
+	return n, true
 }
 
 // notHeld judges an ErrNotHeld from Extend or Release: the owner did not
@@ -342,7 +360,18 @@ func release(b bounds, s state, op *Op, start int64) []state {
 		n.untilHi = min(s.untilHi, max(op.Return, s.atLeastHi))
 		return []state{n}
 	case NotHeld:
-		return notHeld(b, s, op, start)
+		out := notHeld(b, s, op, start)
+		if b.resends && s.holder == op.Owner && s.phase == held && s.live(b, start) && start <= op.Return {
+			// An earlier send may have released it; the later one
+			// found it gone.
+			n := s
+			n.lo = start
+			n.phase = released
+			n.untilLo = min(s.untilLo, max(start, s.atLeast))
+			n.untilHi = min(s.untilHi, max(op.Return, s.atLeastHi))
+			out = append(out, n)
+		}
+		return out
 	case Unknown:
 		out := []state{s}
 		if s.holder == op.Owner && s.live(b, start) {

@@ -260,6 +260,25 @@ func TestModelRowLocks(t *testing.T) {
 	})
 }
 
+// A client that resends after a network error (go-redis): the first send
+// of a's extension acted, an operator force-released the lease it made
+// last, and the resend found the name free.
+func TestModelResends(t *testing.T) {
+	resends := Config{Resends: true}
+	force := Op{Kind: ForceRelease, Name: "n", Call: 250 * msec, Return: 251 * msec, Result: OK,
+		Lease: Grant{Owner: "a", Token: 1, GrantedAt: 0, Until: 100 * msec}}
+	extendThenForced := []Op{acq("a", 0, 1, 0, 1, 100, 0), ext("a", 10, 270, 0, 0, 0, 600, 0, NotHeld), force}
+	releasedThenResent := []Op{acq("a", 0, 1, 0, 1, 100, 0), rel("a", 10, 30, NotHeld), acq("b", 40, 41, 40, 2, 100, 0)}
+	checkCases(t, []modelCase{
+		{"extension acted before a force-release, its resend refused", resends, true, extendThenForced},
+		{"the same without resends", Config{}, false, extendThenForced},
+		{"release acted, its resend refused", resends, true, releasedThenResent},
+		{"the same without resends", Config{}, false, releasedThenResent},
+		{"a refused extension of a lease in force throughout", resends, false, []Op{
+			acq("a", 0, 1, 0, 1, 100, 0), ext("a", 10, 20, 0, 0, 0, 100, 0, NotHeld), acq("b", 50, 51, 50, 2, 100, 0)}},
+	})
+}
+
 // modelCase is a history and whether the checker must accept it.
 type modelCase struct {
 	name string
