@@ -30,6 +30,9 @@ type jobPageJSON struct {
 	// Lease is the job's lease now (lockprovider.Inspector); nil when the
 	// backend does not say.
 	Lease *batontype.LeaseInfo `json:"lease,omitempty"`
+	// Unfinished lists the tokens of the Runs that never ended although
+	// their lease did (jobstate.Unfinished): their process died.
+	Unfinished []int64 `json:"unfinished"`
 	// Problems are the ticks of the last 24 hours that jobstate.Check
 	// finds missed, failed or unfinished (a paused job has none).
 	Problems []jobstate.Problem `json:"problems"`
@@ -108,7 +111,7 @@ func (h *handler) buildJob(ctx context.Context, b Backend, name string, limit in
 	one.Backends = []Backend{b}
 	jh := &handler{cfg: one, log: h.log}
 	js := jh.buildJobs(ctx, now, name, "")
-	out := jobPageJSON{Now: now, Source: b.Source, Runs: []batontype.RunRecord{}, Problems: []jobstate.Problem{},
+	out := jobPageJSON{Now: now, Source: b.Source, Runs: []batontype.RunRecord{}, Unfinished: []int64{}, Problems: []jobstate.Problem{},
 		Requests: []batontype.RunRequest{}, Errors: js.Errors}
 	for _, j := range js.Jobs {
 		if j.Name == name {
@@ -119,7 +122,7 @@ func (h *handler) buildJob(ctx context.Context, b Backend, name string, limit in
 		runs, err := led.Runs(ctx, batontype.RunQuery{Job: name, Limit: limit})
 		if err != nil {
 			h.backendErr(&out.Errors, b, "runs of "+name, err)
-			out.Job.State = stateUnknown
+			out.Job.State = jobstate.StateUnknown
 		} else {
 			out.Runs = runs
 		}
@@ -137,7 +140,15 @@ func (h *handler) buildJob(ctx context.Context, b Backend, name string, limit in
 			out.Lease = &info
 		}
 	}
-	if out.Job.Locked && out.Job.State != statePaused {
+	if out.Job.Locked && (out.Lease != nil || !isInspector(b)) {
+		spec := batontype.JobSpec{AtMostFor: time.Duration(out.Job.AtMostForMS) * time.Millisecond, Options: out.Job.Options}
+		for _, r := range out.Runs {
+			if jobstate.Unfinished(r, spec, out.Lease, now) {
+				out.Unfinished = append(out.Unfinished, r.Token)
+			}
+		}
+	}
+	if out.Job.Locked && out.Job.State != jobstate.StatePaused {
 		rep, err := jobstate.Check(ctx, b.Provider, jobstate.CheckOptions{Grace: h.cfg.Grace, Now: now, Since: now.Add(-historyTicks), Jobs: []string{name}})
 		if err != nil {
 			h.backendErr(&out.Errors, b, "check of "+name, err)
@@ -156,4 +167,10 @@ func (h *handler) buildJob(ctx context.Context, b Backend, name string, limit in
 		}
 	}
 	return out
+}
+
+// isInspector reports whether b's provider reads leases.
+func isInspector(b Backend) bool {
+	_, ok := b.Provider.(lockprovider.Inspector)
+	return ok
 }

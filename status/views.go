@@ -39,18 +39,6 @@ type sourceJSON struct {
 	AsOf  time.Time `json:"as_of,omitzero"`
 }
 
-// Job states, in the order the Jobs view lists them (problems first).
-const (
-	stateUnknown    = "unknown" // the backend could not be read
-	stateMissed     = "missed"
-	stateFailed     = "failed"
-	stateUnfinished = "unfinished"
-	statePaused     = "paused"
-	stateRunning    = "running"
-	stateOK         = "ok"
-	stateUnlocked   = "unlocked" // runs on every replica, not recorded
-)
-
 type jobJSON struct {
 	Backend      string               `json:"backend"`
 	Name         string               `json:"name"`
@@ -71,8 +59,11 @@ type jobJSON struct {
 	// so the page can show "2/3" replicas.
 	Instances int `json:"instances"`
 	// State is one of unknown, missed, failed, unfinished, paused,
-	// running, ok and unlocked (see jobState).
+	// running, ok and unlocked: jobstate.State, as the CLI gives it.
 	State string `json:"state"`
+	// LastRunUnfinished: the last run never ended although its lease did
+	// (jobstate.Unfinished): its process died.
+	LastRunUnfinished bool `json:"last_run_unfinished,omitempty"`
 	// Paused is "cluster" (paused through the backend), "replicas" (every
 	// live replica paused it on its instance) or, with PausedOn naming
 	// them, "some" (some replicas did: the others still run it).
@@ -83,9 +74,11 @@ type jobJSON struct {
 	// or when a later run succeeded.
 	Problem     string    `json:"problem,omitempty"`
 	ProblemTick time.Time `json:"problem_tick,omitzero"`
-	// Holder is the lease that kept a missed tick from being claimed.
-	Holder  *jobstate.Holder `json:"holder,omitempty"`
-	Control bool             `json:"control,omitempty"`
+	// Holder is the lease that kept a missed tick from being claimed, and
+	// Blocker the run that held it at the tick (jobstate.Problem).
+	Holder  *jobstate.Holder     `json:"holder,omitempty"`
+	Blocker *batontype.RunRecord `json:"blocker,omitempty"`
+	Control bool                 `json:"control,omitempty"`
 }
 
 type instJSON struct {
@@ -115,28 +108,6 @@ func pausedJobs(ctx context.Context, b Backend) (batontype.ControlState, error) 
 		return batontype.ControlState{}, nil
 	}
 	return ctl.ControlState(ctx)
-}
-
-// jobState decides the state shown for a job: paused over everything
-// else (a paused job's ticks are skipped on purpose), then the latest due
-// tick's problem unless a later run succeeded, then a run going now.
-func jobState(j *jobJSON) string {
-	switch {
-	case !j.Locked:
-		for _, r := range j.ReplicaRuns {
-			if r.Outcome != batontype.OutcomeSucceeded && r.Outcome != batontype.OutcomeRunning {
-				return stateFailed // on some replica
-			}
-		}
-		return stateUnlocked
-	case j.Paused == "cluster" || j.Paused == "replicas":
-		return statePaused
-	case j.Problem != "":
-		return j.Problem
-	case j.LastRun != nil && j.LastRun.Outcome == batontype.OutcomeRunning:
-		return stateRunning
-	}
-	return stateOK
 }
 
 // buildJobs reads every backend's jobs; only, when not empty, is the one
@@ -187,7 +158,7 @@ func (h *handler) jobsOf(ctx context.Context, b Backend, now time.Time, only str
 		unknown = true
 	}
 	led, _ := b.Provider.(lockprovider.Ledger)
-	problems := map[string]jobstate.Problem{}
+	problems := map[string]*jobstate.Problem{}
 	checked := false
 	if led != nil && len(insts) > 0 {
 		opts := jobstate.CheckOptions{Grace: h.cfg.Grace, Now: now}
@@ -202,7 +173,7 @@ func (h *handler) jobsOf(ctx context.Context, b Backend, now time.Time, only str
 			checked = true
 		}
 		for _, p := range rep.Problems {
-			problems[p.Job] = p // oldest first: keep the latest
+			problems[p.Job] = &p // oldest first: keep the latest
 		}
 	}
 	nInst := len(insts)
@@ -224,20 +195,41 @@ func (h *handler) jobsOf(ctx context.Context, b Backend, now time.Time, only str
 			j.Paused = "some"
 		}
 		j.PausedOn, j.ReplicaRuns = js.PausedOn, js.LastRuns
-		if p, ok := problems[s.Name]; ok && !supersedes(j.LastRun, p.Tick) {
-			j.Problem, j.ProblemTick, j.Holder = p.Kind, p.Tick, p.Holder
+		lease, err := openLease(ctx, b, js.LastRun)
+		if err != nil {
+			h.backendErr(&out.errs, b, "lease of "+s.Name, err)
+			unknown = true
 		}
-		j.State = jobState(&j)
+		p := problems[s.Name]
+		j.State = jobstate.State(js, cs.IsPaused(s.Name), p, lease, now)
+		if p != nil && j.State == p.Kind {
+			j.Problem, j.ProblemTick, j.Holder, j.Blocker = p.Kind, p.Tick, p.Holder, p.Blocker
+		}
+		j.LastRunUnfinished = js.LastRun != nil && jobstate.Unfinished(*js.LastRun, s, lease, now)
 		if js.Err != nil {
 			h.backendErr(&out.errs, b, "last runs of "+s.Name, js.Err)
-			j.State = stateUnknown
-		} else if s.Locked && (csErr != nil || led != nil && !checked && j.State != statePaused) {
-			j.State = stateUnknown // whether it is paused, or how its ticks went, could not be read
+			j.State = jobstate.StateUnknown
+		} else if s.Locked && (csErr != nil || err != nil || led != nil && !checked && j.State != jobstate.StatePaused) {
+			j.State = jobstate.StateUnknown // whether it is paused, or how its ticks went, could not be read
 		}
 		out.items.jobs = append(out.items.jobs, j)
 	}
 	out.src = source(b, unknown)
 	return out, true
+}
+
+// openLease reads the job's lease when its last run has not ended, for
+// jobstate.Unfinished; nil when it has, or b has no Inspector.
+func openLease(ctx context.Context, b Backend, last *batontype.RunRecord) (*batontype.LeaseInfo, error) {
+	in, ok := b.Provider.(lockprovider.Inspector)
+	if !ok || last == nil || last.Outcome != batontype.OutcomeRunning {
+		return nil, nil
+	}
+	info, err := in.Inspect(ctx, last.Job)
+	if err != nil {
+		return nil, err
+	}
+	return &info, nil
 }
 
 // onlyJob keeps, of each instance, the job named name, and drops the
@@ -254,13 +246,6 @@ func onlyJob(insts []batontype.Instance, name string) []batontype.Instance {
 		}
 	}
 	return out
-}
-
-// supersedes reports whether run, a job's latest run, claimed a tick
-// after tick and succeeded: the job works again, and the problem of tick
-// belongs to its history (the job page), not to its state.
-func supersedes(run *batontype.RunRecord, tick time.Time) bool {
-	return run != nil && run.Outcome == batontype.OutcomeSucceeded && run.Tick.After(tick)
 }
 
 // The Locks view.
@@ -408,7 +393,7 @@ func (h *handler) buildLimits(ctx context.Context) any {
 		out.Errors = append(out.Errors, p.errs...)
 		out.Sources = append(out.Sources, p.src)
 	}
-	rank := map[string]int{stateUnknown: 0, "over": 1, "near": 2}
+	rank := map[string]int{jobstate.StateUnknown: 0, "over": 1, "near": 2}
 	slices.SortStableFunc(out.Limits, func(a, b limitJSON) int {
 		ra, ok := rank[a.State]
 		if !ok {
@@ -464,7 +449,7 @@ func (h *handler) limitsOf(ctx context.Context, b Backend) (part[[]limitJSON], b
 				continue
 			}
 			if err != nil {
-				e.State = stateUnknown // what remains could not be read
+				e.State = jobstate.StateUnknown // what remains could not be read
 				continue
 			}
 			for k, lim := range lims {

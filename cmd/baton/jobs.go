@@ -329,7 +329,7 @@ func (c *cli) listJobs(ctx context.Context, b backend) ([]jobJSON, error) {
 	}
 	// The verdict on each locked job's latest due tick, as jobs check
 	// (and the status page) give it, with jobs check's default grace.
-	problems := map[string]string{}
+	problems := map[string]*jobstate.Problem{}
 	if led != nil && len(insts) > 0 {
 		rep, err := jobstate.Check(ctx, b.p, jobstate.CheckOptions{Now: c.now})
 		if err != nil && !errors.Is(err, jobstate.ErrNoInstances) {
@@ -337,7 +337,7 @@ func (c *cli) listJobs(ctx context.Context, b backend) ([]jobJSON, error) {
 			return nil, err
 		}
 		for _, p := range rep.Problems {
-			problems[p.Job] = p.Kind // oldest first: the latest wins
+			problems[p.Job] = &p // oldest first: the latest wins
 		}
 	}
 	var out []jobJSON
@@ -353,26 +353,15 @@ func (c *cli) listJobs(ctx context.Context, b backend) ([]jobJSON, error) {
 			PausedCluster: slices.Contains(paused, s.Name), PausedOn: js.PausedOn,
 			NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
 		j.Paused = j.PausedCluster || js.PausedEverywhere()
+		var info *batontype.LeaseInfo
 		if last := js.LastRun; last != nil {
-			info, err := jobLease(ctx, b, s.Name, *last)
-			if err != nil {
+			if info, err = jobLease(ctx, b, s.Name, *last); err != nil {
 				c.fail(b, "inspect", err)
 				return nil, err
 			}
 			j.LastRunUnfinished = abandoned(info, *last)
 		}
-		switch {
-		case j.Paused:
-			j.State = "paused"
-		case !s.Locked:
-			j.State = "unlocked"
-		case problems[s.Name] != "":
-			j.State = problems[s.Name]
-		case j.LastRun != nil && j.LastRun.Outcome == batontype.OutcomeRunning && !j.LastRunUnfinished:
-			j.State = "running"
-		default:
-			j.State = "ok"
-		}
+		j.State = jobstate.State(js, j.PausedCluster, problems[s.Name], info, c.now)
 		out = append(out, j)
 	}
 	return out, nil
@@ -545,7 +534,18 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 		for _, cj := range out {
 			for _, p := range cj.Problems {
 				detail := "no replica claimed it"
-				if h := p.Holder; h != nil {
+				switch h, r := p.Holder, p.Blocker; {
+				case r != nil:
+					detail = fmt.Sprintf("no replica could claim it: the run of %s started at %s (token %d) held the lock", dash(r.LockedBy), stamp(r.Started), r.Token)
+					if r.Outcome == batontype.OutcomeRunning {
+						detail += " and has not ended"
+					} else {
+						detail += " until " + stamp(r.Finished)
+					}
+				case h != nil && h.GrantedAt.After(p.Tick):
+					detail = fmt.Sprintf("no replica claimed it; since %s, after the tick, the lock is held by %s with token %d, until %s",
+						stamp(h.GrantedAt), dash(h.LockedBy), h.Token, c.when(h.Until))
+				case h != nil:
 					detail = fmt.Sprintf("no replica could claim it: the lock is held by %s with token %d since %s, until %s",
 						dash(h.LockedBy), h.Token, stamp(h.GrantedAt), c.when(h.Until))
 				}

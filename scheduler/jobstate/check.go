@@ -48,6 +48,12 @@ type Problem struct {
 	// lock name): who keeps the tick from being claimed. Nil otherwise,
 	// or without an Inspector.
 	Holder *Holder `json:"holder,omitempty"`
+	// Blocker is, for the latest due tick when it was missed, the run
+	// that held the job's lease at the tick: the newest run started
+	// before it that had not ended by then (one still going past the
+	// tick, or one whose process died; Unfinished says which). Nil when
+	// no run was in the way: no replica claimed the tick.
+	Blocker *batontype.RunRecord `json:"blocker,omitempty"`
 }
 
 // Holder is who holds a job's lease, from lockprovider.Inspector.
@@ -199,13 +205,9 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 			// Skipped on purpose: a paused tick.
 		case !ok:
 			p := Problem{Job: js.Spec.Name, Tick: t, Kind: "missed"}
-			if i == 0 && in != nil { // the latest due tick: who holds the lease now
-				info, err := in.Inspect(ctx, js.Spec.Name)
-				if err != nil {
+			if i == 0 { // the latest due tick: what kept it from being claimed
+				if err := blame(ctx, led, in, js.Spec.Name, &p); err != nil {
 					return nil, err
-				}
-				if info.Held {
-					p.Holder = &Holder{LockedBy: info.LockedBy, Token: info.Token, GrantedAt: info.GrantedAt, Until: info.Until}
 				}
 			}
 			out = append(out, p)
@@ -222,6 +224,31 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 		}
 	}
 	return out, nil
+}
+
+// blame names what kept p's tick from being claimed: the run that held
+// the lease at the tick (Problem.Blocker), and the lease held now
+// (Problem.Holder), which keeps the next ticks from being claimed; its
+// GrantedAt tells whether it also held the missed one.
+func blame(ctx context.Context, led lockprovider.Ledger, in lockprovider.Inspector, job string, p *Problem) error {
+	before, err := led.Runs(ctx, batontype.RunQuery{Job: job, Until: p.Tick, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(before) == 1 && (before[0].Outcome == batontype.OutcomeRunning || before[0].Finished.After(p.Tick)) {
+		p.Blocker = &before[0]
+	}
+	if in == nil {
+		return nil
+	}
+	info, err := in.Inspect(ctx, job)
+	if err != nil {
+		return err
+	}
+	if info.Held {
+		p.Holder = &Holder{LockedBy: info.LockedBy, Token: info.Token, GrantedAt: info.GrantedAt, Until: info.Until}
+	}
+	return nil
 }
 
 // stillHeld reads the job's lease through in (nil: no Inspector) for

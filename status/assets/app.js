@@ -291,9 +291,21 @@
     return "#job/" + encodeURIComponent(j.name) + "?" + new URLSearchParams(run ? { backend: j.backend, run } : { backend: j.backend });
   }
 
+  // What kept a missed tick from being claimed (jobstate.Problem's
+  // blocker and holder), for a job (j.problem_tick) or a problem (p.tick).
+  function blame(p) {
+    const tick = ms(p.problem_tick || p.tick);
+    const r = p.blocker, h = p.holder;
+    if (r) return ": the run of " + r.locked_by + " started " + fmtTime(r.started) + " (token " + r.token + ") held the lock" + (r.finished ? " until " + fmtTime(r.finished) : " and never ended");
+    if (h && h.granted_at && ms(h.granted_at) > tick) return ": no replica claimed it; the lock is held since " + fmtTime(h.granted_at) + " (after the tick) by " + h.locked_by + " (token " + h.token + ")";
+    if (h) return ": lock held by " + h.locked_by + " (token " + h.token + ")";
+    return p.kind === "missed" || p.problem === "missed" ? ": no replica claimed it" : "";
+  }
+
   function stateTitle(j) {
     if (j.state === "paused") return j.paused === "cluster" ? "paused cluster-wide" : "paused on every replica: " + (j.paused_on || []).join(", ");
-    if (j.problem) return j.problem + " tick " + fmtTime(j.problem_tick) + (j.holder ? ", lock held by " + j.holder.locked_by + " (token " + j.holder.token + ")" : "");
+    if (j.problem) return j.problem + " tick " + fmtTime(j.problem_tick) + blame(j);
+    if (j.state === "unfinished") return "the last run never ended although its lease did: " + (j.last_run ? j.last_run.locked_by + " died or lost it" : "its process died");
     if (j.state === "unknown") return "the backend could not be read";
     if (j.state === "unlocked") return "runs on every replica; the ledger records locked jobs only";
     return "";
@@ -301,11 +313,12 @@
 
   function runCell(r, j) {
     if (!r) return el("td", { class: "empty", text: "never" });
-    const dur = r.finished ? fmtDur(ms(r.finished) - ms(r.started)) : "running";
+    const open = r === j.last_run && j.last_run_unfinished ? "unfinished" : "running";
+    const dur = r.finished ? fmtDur(ms(r.finished) - ms(r.started)) : open;
     // An unlocked job: each replica's latest run, from the registry.
     const per = (j.replica_runs || []).map((x) => x.locked_by + ": " + (x.outcome || "running") + " " + rel(x.started) + (x.error ? " (" + firstLine(x.error) + ")" : "")).join("\n");
     return el("td", { class: "last", title: (j.locked ? "token " + r.token + ", started " + fmtTime(r.started) : per) + (r.error && j.locked ? "\n" + r.error : "") },
-      outcomeTag(r.outcome || "running"), " ", el("span", { class: "dim", text: rel(r.started) + " · " + dur + " · " + r.locked_by }));
+      outcomeTag(r.outcome || open), " ", el("span", { class: "dim", text: rel(r.started) + " · " + dur + " · " + r.locked_by }));
   }
 
   function jobsFiltered(d) {
@@ -392,14 +405,15 @@
     if (d.requests.length) facts.push(...fact("Run requests", d.requests.map((r) => "requested " + fmtShort(r.requested) + (r.requested_by ? " by " + r.requested_by : "") + ", lapses " + rel(r.until)).join("; ")));
     if (d.problems.length) {
       facts.push(...fact("Last 24 h", el("ul", { class: "problems" }, ...d.problems.slice(0, 20).map((pr) => el("li", { "data-kind": pr.kind },
-        stateTag(pr.kind), " tick " + fmtTime(pr.tick) + (pr.holder ? ": lock held by " + pr.holder.locked_by + " (token " + pr.holder.token + ")" : "") + (pr.run ? ": " + firstLine(pr.run.error || pr.run.outcome || "running") : ""))))));
+        stateTag(pr.kind), " tick " + fmtTime(pr.tick) + blame(pr) + (pr.run ? ": " + firstLine(pr.run.error || pr.run.outcome || "running") : ""))))));
     }
     document.getElementById("job-facts").replaceChildren(el("dl", {}, ...facts));
 
     const body = document.querySelector("#runs-table tbody");
     const rows = [];
+    const dead = new Set(d.unfinished || []);
     for (const r of d.runs) {
-      r.outcome = r.outcome || "running"; // the ledger's running outcome is empty
+      r.outcome = r.outcome || (dead.has(r.token) ? "unfinished" : "running"); // the ledger's running outcome is empty
       const key = j.name + "/" + r.token;
       const errCell = el("td", { class: "err" });
       if (r.error) errCell.append(el("div", { class: "error-text", text: r.error }));
