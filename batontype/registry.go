@@ -16,6 +16,22 @@ type Instance struct {
 	Jobs      []JobSpec `json:"jobs"`
 }
 
+// Departed is a scheduler instance that is no longer live, as a registry
+// that remembers departures keeps it for DepartedRetention: Heartbeat is
+// when it was last seen, Until when it departed (its entry lapsed, or it
+// deregistered), Jobs what it last registered.
+type Departed struct {
+	Instance
+	// Left is set for an instance that deregistered: a clean shutdown.
+	// Otherwise it is gone: its entry lapsed without one (the process was
+	// killed, or lost the backend).
+	Left bool `json:"left,omitempty"`
+}
+
+// DepartedRetention is how long after its departure a registry keeps a
+// departed instance (lockprovider.Departures).
+const DepartedRetention = time.Hour
+
 // JobSpec is a job as its scheduler registered it.
 type JobSpec struct {
 	Name string `json:"name"`

@@ -154,6 +154,16 @@ func (e RunEnd) Validate() error {
 	return e.Retention.Validate()
 }
 
+// Departures is implemented by registries that remember the instances
+// that are no longer live for batontype.DepartedRetention after they
+// departed, so that operators see a replica that died ("gone") apart from
+// one that shut down ("left"). An instance registered again under the
+// same LockedBy is live again and no longer departed.
+type Departures interface {
+	// Departed returns the departed entries, sorted by LockedBy.
+	Departed(ctx context.Context) ([]batontype.Departed, error)
+}
+
 // Registry is implemented by providers that keep the job registry: each
 // scheduler instance publishes its jobs and a heartbeat, and tools outside
 // the process read which jobs exist and which instances are alive.

@@ -82,8 +82,11 @@ type jobJSON struct {
 }
 
 type instJSON struct {
-	Backend   string    `json:"backend"`
-	LockedBy  string    `json:"locked_by"`
+	Backend  string `json:"backend"`
+	LockedBy string `json:"locked_by"`
+	// State is alive, late, gone or left (jobstate.Replicas); a gone or
+	// left one departed at Until and was last seen at Heartbeat.
+	State     string    `json:"state"`
 	Version   string    `json:"version,omitempty"`
 	Started   time.Time `json:"started"`
 	Heartbeat time.Time `json:"heartbeat"`
@@ -148,9 +151,20 @@ func (h *handler) jobsOf(ctx context.Context, b Backend, now time.Time, only str
 		return out, true
 	}
 	unknown := false
-	for _, in := range insts {
-		out.items.insts = append(out.items.insts, instJSON{Backend: b.Name, LockedBy: in.LockedBy, Version: in.Version,
-			Started: in.Started, Heartbeat: in.Heartbeat, Until: in.Until, Jobs: len(in.Jobs)})
+	var departed []batontype.Departed
+	if d, ok := b.Provider.(lockprovider.Departures); ok {
+		if departed, err = d.Departed(ctx); err != nil {
+			h.backendErr(&out.errs, b, "departed instances", err)
+			unknown = true
+		}
+	}
+	gone := 0
+	for _, r := range jobstate.Replicas(insts, departed, now) {
+		out.items.insts = append(out.items.insts, instJSON{Backend: b.Name, LockedBy: r.LockedBy, State: r.State, Version: r.Version,
+			Started: r.Started, Heartbeat: r.Heartbeat, Until: r.Until, Jobs: len(r.Jobs)})
+		if r.State == jobstate.ReplicaGone {
+			gone++
+		}
 	}
 	cs, csErr := pausedJobs(ctx, b)
 	if err := csErr; err != nil {
@@ -176,7 +190,7 @@ func (h *handler) jobsOf(ctx context.Context, b Backend, now time.Time, only str
 			problems[p.Job] = &p // oldest first: keep the latest
 		}
 	}
-	nInst := len(insts)
+	nInst := len(insts) + gone // a replica that died counts: 2/3, not 2/2
 	if only != "" {
 		insts = onlyJob(insts, only)
 	}

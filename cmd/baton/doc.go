@@ -21,6 +21,7 @@
 //	baton jobs check [--grace 1m]       dead-man's switch: exit 1 on a missed or failed tick
 //	baton jobs run JOB [--wait]         run a job now, once, on one live replica that has it
 //	baton jobs pause JOB                pause a job on every replica of the backends that know it (jobs resume JOB undoes it)
+//	baton replicas ls                   scheduler replicas: alive, late, gone (died: what it was running) or left
 //	baton limits ls [--limit gcra:100/1m [--near]]   rate-limit keys with live state; near or over the limit
 //	baton limits get KEY [--limit gcra:100/1m]
 //	baton limits reset KEY

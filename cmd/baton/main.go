@@ -92,7 +92,7 @@ type command struct {
 }
 
 func allCommands() []command {
-	return append(append(append(lockCommands(), jobCommands()...), limitCommands()...), serveCommands()...)
+	return append(append(append(append(lockCommands(), jobCommands()...), replicaCommands()...), limitCommands()...), serveCommands()...)
 }
 
 func usage(w io.Writer) {

@@ -235,3 +235,13 @@ func (o Ops) Register(ctx context.Context, query string, inst batontype.Instance
 	}
 	return o.Exec(ctx, nil, "register", inst.LockedBy, query, inst.LockedBy, string(b), o.Duration(ttl))
 }
+
+// Live returns the instances of registry entries read as departed ones
+// (one scan for both kinds of rows).
+func Live(ds []batontype.Departed) []batontype.Instance {
+	out := make([]batontype.Instance, len(ds))
+	for i, d := range ds {
+		out[i] = d.Instance
+	}
+	return out
+}

@@ -51,6 +51,83 @@ func registryCases() []testCase {
 	}
 }
 
+// departureCases check lockprovider.Departures.
+func departureCases() []testCase {
+	return []testCase{{"LeftAndGone", testDepartures}}
+}
+
+// A deregistered instance is departed and left, a lapsed one departed and
+// gone, each with its last heartbeat and jobs; registering again makes it
+// live, no longer departed.
+func testDepartures(e *env) {
+	r := e.p.(lockprovider.Registry)
+	d := e.p.(lockprovider.Departures)
+	departed := func() map[string]batontype.Departed {
+		e.t.Helper()
+		ds, err := d.Departed(e.ctx)
+		if err != nil {
+			e.t.Fatalf("Departed: %v", err)
+		}
+		out := map[string]batontype.Departed{}
+		for _, x := range ds {
+			out[x.LockedBy] = x
+		}
+		return out
+	}
+	for _, i := range []batontype.Instance{instance("stays", "j"), instance("leaves", "j"), instance("dies", "j", "k")} {
+		ttl := time.Minute
+		if i.LockedBy == "dies" {
+			ttl = time.Second
+		}
+		if err := r.Register(e.ctx, i, ttl); err != nil {
+			e.t.Fatalf("Register(%s): %v", i.LockedBy, err)
+		}
+	}
+	if ds := departed(); len(ds) != 0 {
+		e.t.Fatalf("Departed before any departure: %+v", ds)
+	}
+	before := time.Now()
+	if err := r.Deregister(e.ctx, "leaves"); err != nil {
+		e.t.Fatalf("Deregister: %v", err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the 1 s TTL of "dies" passes: its lapse is what is checked
+	ds := departed()
+	left, gone := ds["leaves"], ds["dies"]
+	if len(ds) != 2 || !left.Left || gone.Left || ds["stays"].LockedBy != "" {
+		e.t.Fatalf("Departed = %+v, want leaves (left) and dies (gone)", ds)
+	}
+	if len(gone.Jobs) != 2 || gone.Jobs[1].Name != "k" || !gone.Until.After(gone.Heartbeat) || !nearTime(gone.Until, gone.Heartbeat.Add(time.Second), inspectTol) {
+		e.t.Errorf("gone entry %+v: want its jobs, last heartbeat and the lapse a TTL later", gone)
+	}
+	if !nearTime(left.Until, before, 2*time.Second) {
+		e.t.Errorf("left entry departed at %v, want about %v (the Deregister)", left.Until, before)
+	}
+	if is := e.instances(); len(is) != 1 || is[0].LockedBy != "stays" {
+		e.t.Errorf("Instances = %+v, want only stays", is)
+	}
+	e.wantErr(r.Heartbeat(e.ctx, "leaves", time.Minute), batontype.ErrNotRegistered, "Heartbeat of a departed instance")
+	// A write by another instance keeps the departed (within retention).
+	if err := r.Heartbeat(e.ctx, "stays", time.Minute); err != nil {
+		e.t.Fatalf("Heartbeat: %v", err)
+	}
+	if err := r.Register(e.ctx, instance("stays", "j"), time.Minute); err != nil {
+		e.t.Fatalf("Register: %v", err)
+	}
+	if ds := departed(); len(ds) != 2 {
+		e.t.Errorf("after others' writes: %+v, want both departed still", ds)
+	}
+	// Restarted under the same name: live again.
+	if err := r.Register(e.ctx, instance("dies", "j"), time.Minute); err != nil {
+		e.t.Fatalf("Register again: %v", err)
+	}
+	if ds := departed(); len(ds) != 1 || !ds["leaves"].Left {
+		e.t.Errorf("after dies registered again: %+v, want only leaves", ds)
+	}
+	if is := e.instances(); len(is) != 2 {
+		e.t.Errorf("Instances = %+v, want dies and stays", is)
+	}
+}
+
 // A forced release frees a lease inside its at-least bound, reports the
 // holder, makes the next token larger and leaves the old owner unable to
 // extend or release.

@@ -156,6 +156,7 @@ func groups() []group {
 		{"RateList", capabilityOf[lockprovider.RateLister]("rate listing", "RateLister"), nil},
 		{"Ledger", capabilityOf[lockprovider.Ledger]("run ledger", "Ledger"), ledgerCases()},
 		{"Registry", capabilityOf[lockprovider.Registry]("instance registry", "Registry"), registryCases()},
+		{"Departures", capabilityOf[lockprovider.Departures]("departed instances", "Departures"), departureCases()},
 		{"Control", capabilityOf[lockprovider.Control]("control", "Control"), controlCases()},
 		{"Batch", capabilityOf[lockprovider.BatchAcquirer]("batch acquire", "BatchAcquirer"), batchCases()},
 		{"BatchRelease", capabilityOf[lockprovider.BatchReleaser]("batch release", "BatchReleaser"), batchReleaseCases()},

@@ -19,6 +19,7 @@ type opsState struct {
 	runs      map[string][]batontype.RunRecord // per job, oldest first
 	claims    map[string]int64                 // runs opened per job, for the amortised trim
 	instances map[string]batontype.Instance
+	departed  map[string]batontype.Departed // kept batontype.DepartedRetention
 }
 
 // ForceRelease implements lockprovider.Admin. The run the lease belongs
@@ -226,7 +227,9 @@ func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl ti
 	now := p.now()
 	inst.Jobs = slices.Clone(inst.Jobs)
 	inst.Heartbeat, inst.Until = now, now.Add(ttl)
-	p.opsLocked().instances[inst.LockedBy] = inst
+	o := p.opsLocked()
+	o.instances[inst.LockedBy] = inst
+	delete(o.departed, inst.LockedBy)
 	return nil
 }
 
@@ -239,9 +242,9 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 	defer p.mu.Unlock()
 	now := p.now()
 	o := p.opsLocked()
+	o.lapseLocked(now)
 	inst, ok := o.instances[lockedBy]
-	if !ok || !inst.Until.After(now) {
-		delete(o.instances, lockedBy)
+	if !ok {
 		return batontype.ErrNotRegistered
 	}
 	inst.Heartbeat, inst.Until = now, now.Add(ttl)
@@ -256,8 +259,49 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.opsLocked().instances, lockedBy)
+	now := p.now()
+	o := p.opsLocked()
+	o.lapseLocked(now)
+	if inst, ok := o.instances[lockedBy]; ok {
+		inst.Until = now
+		o.departed[lockedBy] = batontype.Departed{Instance: inst, Left: true}
+		delete(o.instances, lockedBy)
+	}
 	return nil
+}
+
+// Departed implements lockprovider.Departures.
+func (p *Provider) Departed(ctx context.Context) ([]batontype.Departed, error) {
+	if err := check.Live(ctx); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o := p.opsLocked()
+	o.lapseLocked(p.now())
+	out := make([]batontype.Departed, 0, len(o.departed))
+	for _, d := range o.departed {
+		d.Jobs = slices.Clone(d.Jobs)
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b batontype.Departed) int { return strings.Compare(a.LockedBy, b.LockedBy) })
+	return out, nil
+}
+
+// lapseLocked moves the entries that lapsed by now to the departed ones
+// (gone), and forgets those departed longer than the retention ago.
+func (o *opsState) lapseLocked(now time.Time) {
+	for k, inst := range o.instances {
+		if !inst.Until.After(now) {
+			o.departed[k] = batontype.Departed{Instance: inst}
+			delete(o.instances, k)
+		}
+	}
+	for k, d := range o.departed {
+		if !d.Until.Add(batontype.DepartedRetention).After(now) {
+			delete(o.departed, k)
+		}
+	}
 }
 
 // Instances implements lockprovider.Registry.
@@ -267,14 +311,10 @@ func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) 
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.now()
 	o := p.opsLocked()
+	o.lapseLocked(p.now())
 	var out []batontype.Instance
-	for k, inst := range o.instances {
-		if !inst.Until.After(now) {
-			delete(o.instances, k)
-			continue
-		}
+	for _, inst := range o.instances {
 		inst.Jobs = slices.Clone(inst.Jobs)
 		out = append(out, inst)
 	}
@@ -289,6 +329,7 @@ func (p *Provider) opsLocked() *opsState {
 		o.runs = make(map[string][]batontype.RunRecord)
 		o.claims = make(map[string]int64)
 		o.instances = make(map[string]batontype.Instance)
+		o.departed = make(map[string]batontype.Departed)
 	}
 	return o
 }

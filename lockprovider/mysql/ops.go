@@ -10,13 +10,14 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/sqlprov"
 	"github.com/baton-go/baton/lockprovider"
 )
 
 // opsQueries are the statements of the operator capabilities.
 type opsQueries struct {
 	acquireRun, releaseRun, forceRelease, runs, lastRuns string
-	register, heartbeat, deregister, instances           string
+	register, heartbeat, deregister, instances, departed string
 	listRates, resetRate                                 string
 }
 
@@ -41,7 +42,12 @@ func newOpsQueries(n names) opsQueries {
 		// instant.
 		heartbeat: "UPDATE " + n.Registry + " SET heartbeat_at = UTC_TIMESTAMP(6), until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND" +
 			" WHERE locked_by = ? AND until > UTC_TIMESTAMP(6)",
-		deregister: "DELETE FROM " + n.Registry + " WHERE locked_by = ?",
+		// A clean shutdown keeps the entry, departed, until the
+		// retention has passed (the register procedure drops it then).
+		deregister: "UPDATE " + n.Registry + " SET until = UTC_TIMESTAMP(6), left_at = UTC_TIMESTAMP(6)" +
+			" WHERE locked_by = ? AND until > UTC_TIMESTAMP(6)",
+		departed: "SELECT g.locked_by, g.info, " + us("g.heartbeat_at") + ", " + us("g.until") + ", g.left_at IS NOT NULL FROM " + n.Registry + " g" +
+			" WHERE g.until <= UTC_TIMESTAMP(6) AND g.until > UTC_TIMESTAMP(6) - INTERVAL 1 HOUR ORDER BY g.locked_by",
 		instances: "SELECT g.locked_by, g.info, " + us("g.heartbeat_at") + ", " + us("g.until") + " FROM " + n.Registry + " g" +
 			" WHERE g.until > UTC_TIMESTAMP(6) ORDER BY g.locked_by",
 		listRates: "SELECT r.rkey, r.lim, r.expires_at FROM " + n.Rates + " r WHERE r.expires_at > " + us("UTC_TIMESTAMP(6)") +
@@ -227,32 +233,55 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 
 // Instances implements lockprovider.Registry in one statement.
 func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) {
+	ds, err := p.registryRows(ctx, p.q.ops.instances, "instances", false)
+	if err != nil {
+		return nil, err
+	}
+	return sqlprov.Live(ds), nil
+}
+
+// Departed implements lockprovider.Departures in one statement.
+func (p *Provider) Departed(ctx context.Context) ([]batontype.Departed, error) {
+	return p.registryRows(ctx, p.q.ops.departed, "departed", true)
+}
+
+// The register procedure and the departed query keep departed entries
+// for one hour: they must change with batontype.DepartedRetention.
+const _ = uint(batontype.DepartedRetention-time.Hour) + uint(time.Hour-batontype.DepartedRetention)
+
+// registryRows reads registry entries: locked_by, info, heartbeat_at,
+// until and, for departed ones, whether it left.
+func (p *Provider) registryRows(ctx context.Context, query, what string, departed bool) ([]batontype.Departed, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := p.db.QueryContext(ctx, p.q.ops.instances)
+	rows, err := p.db.QueryContext(ctx, query)
 	if err != nil {
-		return nil, opError("instances", "", err)
+		return nil, opError(what, "", err)
 	}
 	defer rows.Close()
-	var out []batontype.Instance
+	var out []batontype.Departed
 	for rows.Next() {
 		var (
-			inst       batontype.Instance
+			d          batontype.Departed
 			id, info   string
 			hb, expiry int64
 		)
-		if err := rows.Scan(&id, &info, &hb, &expiry); err != nil {
-			return nil, opError("instances", "", err)
+		dst := []any{&id, &info, &hb, &expiry}
+		if departed {
+			dst = append(dst, &d.Left)
 		}
-		if err := json.Unmarshal([]byte(info), &inst); err != nil {
-			return nil, opError("instances", "", fmt.Errorf("entry %q: %w", id, err))
+		if err := rows.Scan(dst...); err != nil {
+			return nil, opError(what, "", err)
 		}
-		inst.LockedBy, inst.Heartbeat, inst.Until = id, time.UnixMicro(hb), time.UnixMicro(expiry)
-		out = append(out, inst)
+		if err := json.Unmarshal([]byte(info), &d.Instance); err != nil {
+			return nil, opError(what, "", fmt.Errorf("entry %q: %w", id, err))
+		}
+		d.LockedBy, d.Heartbeat, d.Until = id, time.UnixMicro(hb), time.UnixMicro(expiry)
+		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, opError("instances", "", err)
+		return nil, opError(what, "", err)
 	}
 	return out, nil
 }

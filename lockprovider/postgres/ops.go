@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/internal/check"
+	"github.com/baton-go/baton/internal/sqlprov"
 	"github.com/baton-go/baton/lockprovider"
 )
 
@@ -26,7 +27,7 @@ const (
 // opsQueries are the rendered statements of the operator capabilities.
 type opsQueries struct {
 	acquireRun, releaseRun, forceRelease, runs, lastRuns string
-	register, heartbeat, deregister, instances           string
+	register, heartbeat, deregister, instances, departed string
 	listRates, resetRate                                 string
 }
 
@@ -73,7 +74,14 @@ func (o *opsQueries) render(p *Provider) error {
 	o.acquireRun = strings.ReplaceAll(o.acquireRun, "__TRIM__", strings.TrimSuffix(p.names.Runs, `"`)+`_trim"`)
 	o.acquireRun = p.acquireTickSQL[:i] + "\n" + o.acquireRun + p.acquireTickSQL[i:]
 	o.releaseRun = "WITH rel AS (\n" + p.releaseSQL + "\n)\n" + o.releaseRun
-	o.deregister = "DELETE FROM " + p.names.Registry + " WHERE locked_by = $1"
+	keep := fmt.Sprintf("interval '%d milliseconds'", batontype.DepartedRetention.Milliseconds())
+	o.register = strings.ReplaceAll(o.register, "__KEEP__", keep)
+	// A clean shutdown keeps the entry, departed, until the retention
+	// has passed.
+	o.deregister = "UPDATE " + p.names.Registry + " SET until = clock_timestamp(), left_at = clock_timestamp()" +
+		" WHERE locked_by = $1 AND until > clock_timestamp()"
+	o.departed = "SELECT g.locked_by, g.info, g.heartbeat_at, g.until, g.left_at IS NOT NULL FROM " + p.names.Registry + " g" +
+		" WHERE g.until <= clock_timestamp() AND g.until > clock_timestamp() - " + keep + " ORDER BY g.locked_by"
 	o.resetRate = "DELETE FROM " + p.names.Rates + " WHERE key = $1"
 	return nil
 }
@@ -244,30 +252,49 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 
 // Instances implements lockprovider.Registry in one statement.
 func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) {
+	ds, err := p.registryRows(ctx, p.ops.instances, "instances", false)
+	if err != nil {
+		return nil, err
+	}
+	return sqlprov.Live(ds), nil
+}
+
+// Departed implements lockprovider.Departures in one statement.
+func (p *Provider) Departed(ctx context.Context) ([]batontype.Departed, error) {
+	return p.registryRows(ctx, p.ops.departed, "departed", true)
+}
+
+// registryRows reads registry entries: locked_by, info, heartbeat_at,
+// until and, for departed ones, whether it left.
+func (p *Provider) registryRows(ctx context.Context, query, what string, departed bool) ([]batontype.Departed, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := p.db.Query(ctx, p.ops.instances)
+	rows, err := p.db.Query(ctx, query)
 	if err != nil {
-		return nil, opError("instances", "", err)
+		return nil, opError(what, "", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (batontype.Instance, error) {
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (batontype.Departed, error) {
 		var (
-			inst       batontype.Instance
+			d          batontype.Departed
 			id, info   string
 			hb, expiry time.Time
 		)
-		if err := row.Scan(&id, &info, &hb, &expiry); err != nil {
-			return inst, err
+		dst := []any{&id, &info, &hb, &expiry}
+		if departed {
+			dst = append(dst, &d.Left)
 		}
-		if err := json.Unmarshal([]byte(info), &inst); err != nil {
-			return inst, fmt.Errorf("entry %q: %w", id, err)
+		if err := row.Scan(dst...); err != nil {
+			return d, err
 		}
-		inst.LockedBy, inst.Heartbeat, inst.Until = id, hb, expiry
-		return inst, nil
+		if err := json.Unmarshal([]byte(info), &d.Instance); err != nil {
+			return d, fmt.Errorf("entry %q: %w", id, err)
+		}
+		d.LockedBy, d.Heartbeat, d.Until = id, hb, expiry
+		return d, nil
 	})
 	if err != nil {
-		return nil, opError("instances", "", err)
+		return nil, opError(what, "", err)
 	}
 	return out, nil
 }

@@ -499,8 +499,11 @@ func (p *Provider) LastRuns(ctx context.Context, job string) (last, lastSuccess 
 // registryKeys are the registry's keys, in one slot of their own.
 func (p *Provider) registryKeys() []string {
 	base := p.prefix + "registry:{baton}"
-	return []string{base, base + ":e", base + ":h"}
+	return []string{base, base + ":e", base + ":h", base + ":d", base + ":l"}
 }
+
+// keep is the registry script's retention of departed entries, in ms.
+var keep = batontype.DepartedRetention.Milliseconds()
 
 // Register implements lockprovider.Registry in one script call.
 func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl time.Duration) error {
@@ -508,7 +511,7 @@ func (p *Provider) Register(ctx context.Context, inst batontype.Instance, ttl ti
 	if err != nil {
 		return err
 	}
-	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "reg", inst.LockedBy, b, ttl.Milliseconds()).Err(); err != nil {
+	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "reg", inst.LockedBy, b, ttl.Milliseconds(), keep).Err(); err != nil {
 		return opError("register", inst.LockedBy, err)
 	}
 	return nil
@@ -519,7 +522,7 @@ func (p *Provider) Heartbeat(ctx context.Context, lockedBy string, ttl time.Dura
 	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy), batontype.ValidateRegistryTTL(ttl)); err != nil {
 		return err
 	}
-	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "hb", lockedBy, "", ttl.Milliseconds()).Result()
+	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "hb", lockedBy, "", ttl.Milliseconds(), keep).Result()
 	if err != nil {
 		return opError("heartbeat", lockedBy, err)
 	}
@@ -534,7 +537,7 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 	if err := check.Args(ctx, batontype.ValidateLockedBy(lockedBy)); err != nil {
 		return err
 	}
-	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "del", lockedBy).Err(); err != nil {
+	if err := registryScript.Run(ctx, p.client, p.registryKeys(), "del", lockedBy, "", 0, keep).Err(); err != nil {
 		return opError("deregister", lockedBy, err)
 	}
 	return nil
@@ -542,32 +545,50 @@ func (p *Provider) Deregister(ctx context.Context, lockedBy string) error {
 
 // Instances implements lockprovider.Registry in one script call.
 func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) {
+	ds, err := p.registryList(ctx, "list", "instances", 4)
+	out := make([]batontype.Instance, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, d.Instance)
+	}
+	return out, err
+}
+
+// Departed implements lockprovider.Departures in one script call.
+func (p *Provider) Departed(ctx context.Context) ([]batontype.Departed, error) {
+	return p.registryList(ctx, "departed", "departed", 5)
+}
+
+// registryList reads the entries of the registry script's op, each of
+// width fields: id, until (or departure), heartbeat, JSON and, for
+// departed ones, whether it left.
+func (p *Provider) registryList(ctx context.Context, op, what string, width int) ([]batontype.Departed, error) {
 	if err := lockprovider.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), "list").Slice()
+	v, err := registryScript.Run(ctx, p.client, p.registryKeys(), op, "", "", 0, keep).Slice()
 	if err != nil {
-		return nil, opError("instances", "", err)
+		return nil, opError(what, "", err)
 	}
-	if len(v) == 0 || (len(v)-1)%4 != 0 {
-		return nil, fmt.Errorf("redis: instances: %w", unexpected(v))
+	if len(v) == 0 || (len(v)-1)%width != 0 {
+		return nil, fmt.Errorf("redis: %s: %w", what, unexpected(v))
 	}
-	var out []batontype.Instance
-	for i := 1; i < len(v); i += 4 {
+	var out []batontype.Departed
+	for i := 1; i < len(v); i += width {
 		id, _ := v[i].(string)
 		until, ok1 := keyspace.Int(v[i+1])
 		hb, ok2 := keyspace.Int(v[i+2])
 		js, _ := v[i+3].(string)
-		var inst batontype.Instance
+		var d batontype.Departed
 		if !ok1 || !ok2 || js == "" {
 			continue // removed between the reads of one script: cannot happen, but do not fail a listing
 		}
-		if err := json.Unmarshal([]byte(js), &inst); err != nil {
-			return nil, opError("instances: entry", id, err)
+		if err := json.Unmarshal([]byte(js), &d.Instance); err != nil {
+			return nil, opError(what+": entry", id, err)
 		}
-		inst.LockedBy, inst.Heartbeat, inst.Until = id, time.UnixMilli(hb), time.UnixMilli(until)
-		out = append(out, inst)
+		d.LockedBy, d.Heartbeat, d.Until = id, time.UnixMilli(hb), time.UnixMilli(until)
+		d.Left = width > 4 && v[i+4] == "1"
+		out = append(out, d)
 	}
-	slices.SortFunc(out, func(a, b batontype.Instance) int { return strings.Compare(a.LockedBy, b.LockedBy) })
+	slices.SortFunc(out, func(a, b batontype.Departed) int { return strings.Compare(a.LockedBy, b.LockedBy) })
 	return out, nil
 }

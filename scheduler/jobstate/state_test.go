@@ -1,6 +1,7 @@
 package jobstate_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -119,5 +120,24 @@ func TestCheckNamesBlocker(t *testing.T) {
 	}
 	if pr.Holder == nil || !pr.Holder.GrantedAt.After(pr.Tick) {
 		t.Errorf("holder %+v: want r1's lease, granted after the tick", pr.Holder)
+	}
+}
+
+// A replica is alive, late (a renewal missed), gone (lapsed without a
+// shutdown) or left (deregistered).
+func TestReplicas(t *testing.T) {
+	now := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	inst := func(name string, seen time.Duration) batontype.Instance {
+		hb := now.Add(-seen)
+		return batontype.Instance{LockedBy: name, Heartbeat: hb, Until: hb.Add(30 * time.Second)}
+	}
+	rs := jobstate.Replicas([]batontype.Instance{inst("r3", 20*time.Second), inst("r1", 5*time.Second)},
+		[]batontype.Departed{{Instance: inst("r2", 40*time.Second)}, {Instance: inst("r0", time.Minute), Left: true}}, now)
+	var got []string
+	for _, r := range rs {
+		got = append(got, r.LockedBy+":"+r.State)
+	}
+	if want := []string{"r0:left", "r1:alive", "r2:gone", "r3:late"}; !slices.Equal(got, want) {
+		t.Errorf("Replicas = %v, want %v", got, want)
 	}
 }

@@ -354,8 +354,11 @@
     body.replaceChildren(...unknown, ...(rows.length ? rows : unknown.length && !d.jobs.length ? [] : [el("tr", {}, el("td", { class: "empty", colspan: 9, text: empty }))]));
     document.getElementById("jobs-count").textContent = list.length + " of " + d.jobs.length + " jobs";
     const ib = document.querySelector("#instances-table tbody");
-    ib.replaceChildren(...d.instances.map((i) => el("tr", { "data-instance": i.locked_by },
-      el("td", { text: i.locked_by }), el("td", { text: i.backend }), el("td", { text: i.version || "-" }),
+    const departed = { gone: "died at ", left: "shut down at " };
+    ib.replaceChildren(...d.instances.map((i) => el("tr", { "data-instance": i.locked_by, "data-state": i.state || "", class: i.state === "gone" ? "problem" : "" },
+      el("td", { text: i.locked_by }), el("td", { text: i.backend }),
+      el("td", {}, el("span", { class: "tag r-" + (i.state || "alive"), text: i.state || "alive", title: departed[i.state] ? departed[i.state] + fmtTime(i.until) : "" })),
+      el("td", { text: i.version || "-" }),
       el("td", { text: rel(i.started), title: fmtTime(i.started) }), el("td", { text: rel(i.heartbeat), title: fmtTime(i.heartbeat) }),
       el("td", { text: String(i.jobs) }))));
     return d.errors;

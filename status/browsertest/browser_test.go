@@ -404,14 +404,20 @@ func TestBrowser(t *testing.T) {
 	viewShot(t, bctx, "locks")
 	sel := `tr[data-lock="payments"][data-backend="postgres"]`
 	tok := get(t, bctx, redrawn(chromedp.AttributeValue(chromedp.CSS(sel), "data-token"))).Value
-	left1 := get(t, bctx, redrawn(chromedp.Text(chromedp.CSS(sel+" td.countdown"))))
 	// The page redraws countdowns every 250 ms, but a busy machine delays
-	// the browser's timers: wait for the next second's text, up to a bound
+	// the browser's timers: wait for the first text (the row is drawn
+	// before its countdown), then the next second's, each up to a bound
 	// far past the redraw period.
+	countdown := func() string { return get(t, bctx, redrawn(chromedp.Text(chromedp.CSS(sel+" td.countdown")))) }
+	left1 := countdown()
+	for end := time.Now().Add(15 * time.Second); left1 == "" && time.Now().Before(end); {
+		time.Sleep(250 * time.Millisecond) // poll interval of a deadline-bounded wait
+		left1 = countdown()
+	}
 	left2 := left1
 	for end := time.Now().Add(15 * time.Second); left2 == left1 && time.Now().Before(end); {
 		time.Sleep(250 * time.Millisecond) // poll interval of a deadline-bounded wait
-		left2 = get(t, bctx, redrawn(chromedp.Text(chromedp.CSS(sel+" td.countdown"))))
+		left2 = countdown()
 	}
 	if tok != strconv.FormatInt(lease.Token, 10) || left1 == left2 || left1 == "" {
 		t.Errorf("locks row: token %s (want %d), time left %q then %q", tok, lease.Token, left1, left2)

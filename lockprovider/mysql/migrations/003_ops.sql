@@ -145,14 +145,16 @@ BEGIN
     SELECT v_fence, v_by, v_at, v_until, v_tick, v_least;
 END
 //
--- Register (lockprovider.Registry): publish an instance and drop lapsed
--- entries of others.
+-- Register (lockprovider.Registry): publish an instance and drop the
+-- entries of others departed (lapsed, or left: left_at, added by
+-- 009_departed.sql) longer than batontype.DepartedRetention (1 hour) ago;
+-- registering again makes a departed entry live.
 CREATE PROCEDURE {{proc "register"}}(IN p_by VARBINARY(255), IN p_info MEDIUMTEXT CHARACTER SET utf8mb4, IN p_ttl BIGINT)
     SQL SECURITY INVOKER
 BEGIN
     DECLARE v_now DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DELETE FROM {{.Registry}} WHERE until <= v_now AND locked_by <> p_by;
-    INSERT INTO {{.Registry}} (locked_by, info, heartbeat_at, until)
-    VALUES (p_by, p_info, v_now, v_now + INTERVAL p_ttl MICROSECOND)
-    ON DUPLICATE KEY UPDATE info = p_info, heartbeat_at = v_now, until = v_now + INTERVAL p_ttl MICROSECOND;
+    DELETE FROM {{.Registry}} WHERE until <= v_now - INTERVAL 1 HOUR AND locked_by <> p_by;
+    INSERT INTO {{.Registry}} (locked_by, info, heartbeat_at, until, left_at)
+    VALUES (p_by, p_info, v_now, v_now + INTERVAL p_ttl MICROSECOND, NULL)
+    ON DUPLICATE KEY UPDATE info = p_info, heartbeat_at = v_now, until = v_now + INTERVAL p_ttl MICROSECOND, left_at = NULL;
 END
