@@ -13,9 +13,11 @@ import (
 )
 
 // The status page, jobs ls and jobs check give every job of a mixed
-// fleet the same state at the same moment, on every backend: one job of
-// each state, among them a run whose replica died (its lease ended, the
-// run never did) and a tick missed behind a run still open.
+// fleet the same state at the same moment, on every backend: succeeding,
+// failing, panicking, overrunning its lease (lock lost), paused, unlocked
+// and unlocked failing on a replica, running, missed, a run whose replica
+// died (its lease ended, the run never did) and a tick missed behind a
+// run still open.
 func TestPageAndCLIAgree(t *testing.T) {
 	t.Parallel()
 	for _, s := range cliBackends(t) {
@@ -34,6 +36,14 @@ func TestPageAndCLIAgree(t *testing.T) {
 				spec("ok", daily, true), spec("failing", daily, true), spec("missed", daily, true), spec("dead", daily, true),
 				spec("blocked", "@every 1h0m0s offset "+hourlyOff.String(), true),
 				spec("running", daily, true), spec("paused", daily, true), spec("unlocked", daily, false),
+				spec("panicking", daily, true), spec("overran", daily, true),
+				func() batontype.JobSpec {
+					// Unlocked, failing on this replica: its last run is
+					// in the registry, not the ledger.
+					j := spec("unlocked-failing", daily, false)
+					j.LastRun = &batontype.RunRecord{Job: j.Name, LockedBy: "app-1", Tick: due, Started: due, Finished: due.Add(time.Second), Outcome: batontype.OutcomeFailed, Error: "boom"}
+					return j
+				}(),
 			}}
 			if err := s.p.(lockprovider.Registry).Register(ctx, inst, time.Minute); err != nil {
 				t.Fatal(err)
@@ -65,6 +75,8 @@ func TestPageAndCLIAgree(t *testing.T) {
 			}
 			end("ok", due, batontype.OutcomeSucceeded)
 			end("failing", due, batontype.OutcomeFailed)
+			end("panicking", due, batontype.OutcomePanicked)
+			end("overran", due, batontype.OutcomeLockLost) // ran past its lease
 			die("dead", due)
 			start("running", due)
 			// The hourly job's run of the tick before stayed open past
@@ -76,7 +88,8 @@ func TestPageAndCLIAgree(t *testing.T) {
 			}
 
 			want := map[string]string{"ok": "ok", "failing": "failed", "missed": "missed", "dead": "unfinished", "blocked": "missed",
-				"running": "running", "paused": "paused", "unlocked": "unlocked"}
+				"running": "running", "paused": "paused", "unlocked": "unlocked",
+				"panicking": "failed", "overran": "failed", "unlocked-failing": "failed"}
 			var ls []struct{ Name, State string }
 			if err := json.Unmarshal([]byte(wantCode(t, exitOK, "", append([]string{"jobs", "ls", "-o", "json"}, s.args...)...)), &ls); err != nil {
 				t.Fatal(err)
@@ -127,7 +140,7 @@ func TestPageAndCLIAgree(t *testing.T) {
 				if g[2] == "" {
 					g[2] = "-"
 				}
-				checkOK := g[2] == st || g[2] == "-" && (st == "ok" || st == "running" || st == "paused" || st == "unlocked")
+				checkOK := g[2] == st || g[2] == "-" && (st == "ok" || st == "running" || st == "paused" || st == "unlocked" || job == "unlocked-failing")
 				if g[0] != st || g[1] != st || !checkOK {
 					t.Errorf("%s: jobs ls %q, page %q, jobs check %q; want %q", job, g[0], g[1], g[2], st)
 				}

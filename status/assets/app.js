@@ -12,6 +12,7 @@
     skew: 0, // server now - local now, ms
     local: false, // times in the browser's zone instead of UTC
     armed: new Map(), // confirm-button key -> disarm time (local ms); survives redraws
+    order: {}, // view -> row keys in the order last drawn, kept while a button is armed
     runs: new Map(), // "backend/job" -> a run-now being followed
     openStacks: new Set(), // "job/token" of stacks shown on the job page
     lastGood: {}, // view -> server time of its last read without error
@@ -335,7 +336,7 @@
     showErrors(d.errors);
     syncSelect("jobs-backend", (d.sources || []).map((s) => s.backend), state.jobs.backend);
     const body = document.querySelector("#jobs-table tbody");
-    const list = jobsFiltered(d);
+    const list = steady("jobs", jobsFiltered(d), (j) => j.backend + "/" + j.name);
     const rows = list.map((j) => {
       const reps = j.replicas || [];
       return el("tr", { class: PROBLEMS.includes(j.state) ? "problem" : j.state === "paused" ? "paused" : "", "data-job": j.name, "data-backend": j.backend, "data-problem": j.problem || "", "data-state": j.state },
@@ -352,6 +353,7 @@
     const unknown = unknownRows(d.sources, 9);
     const empty = d.jobs.length ? "No job matches the filter." : "No scheduler instance is registered in " + where((d.sources || []).filter((s) => !s.unknown)) + ".";
     body.replaceChildren(...unknown, ...(rows.length ? rows : unknown.length && !d.jobs.length ? [] : [el("tr", {}, el("td", { class: "empty", colspan: 9, text: empty }))]));
+    label(body);
     document.getElementById("jobs-count").textContent = list.length + " of " + d.jobs.length + " jobs";
     const ib = document.querySelector("#instances-table tbody");
     const departed = { gone: "died at ", left: "shut down at " };
@@ -361,6 +363,7 @@
       el("td", { text: i.version || "-" }),
       el("td", { text: rel(i.started), title: fmtTime(i.started) }), el("td", { text: rel(i.heartbeat), title: fmtTime(i.heartbeat) }),
       el("td", { text: String(i.jobs) }))));
+    label(ib);
     return d.errors;
   }
 
@@ -435,6 +438,7 @@
         el("td", { text: attempts(r) }), errCell));
     }
     body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: 8, text: j.locked ? "The ledger of " + j.backend + (d.source ? " (" + d.source + ")" : "") + " holds no run of this job (is Config.Ledger on?)." : "No replica has published a run of this unlocked job yet." }))]));
+    label(body);
     if (p.run && !state.job.scrolled) {
       const row = document.getElementById("run-" + p.run);
       if (row) { row.scrollIntoView({ block: "center" }); state.job.scrolled = true; }
@@ -466,8 +470,36 @@
     const read = (d.sources || []).filter((s) => !s.unknown);
     const empty = !rows.length && read.length ? [el("tr", {}, el("td", { class: "empty", colspan: 9, text: "No lock is held in " + where(read) + "." + (unknown.length ? " The other backends are unknown." : "") }))] : [];
     body.replaceChildren(...unknown, ...rows, ...empty);
+    label(body);
     tickCountdowns();
     return d.errors;
+  }
+
+  // steady returns list in the order view last drew it while a button is
+  // armed, so the row under the pointer does not move between the arm and
+  // the confirm click; new rows go last. It remembers the order drawn.
+  function steady(view, list, key) {
+    const armed = [...state.armed.values()].some((until) => until > Date.now());
+    const prev = state.order[view] || [];
+    if (armed && prev.length) {
+      const at = new Map(prev.map((k, i) => [k, i]));
+      list = list.map((x, i) => [x, at.has(key(x)) ? at.get(key(x)) : prev.length + i]).sort((a, b) => a[1] - b[1]).map((p) => p[0]);
+    }
+    state.order[view] = list.map(key);
+    return list;
+  }
+
+  // label names each cell of body's rows after its column, for the phone
+  // layout (style.css), where each row is a card.
+  function label(body) {
+    const heads = [...body.closest("table").querySelectorAll("thead th")].map((th) => th.textContent);
+    for (const tr of body.rows) {
+      let i = 0;
+      for (const td of tr.cells) {
+        if (td.colSpan === 1) td.dataset.label = heads[i] || "";
+        i += td.colSpan;
+      }
+    }
   }
 
   function tickCountdowns() {
@@ -496,7 +528,7 @@
     await settled();
     showErrors(d.errors);
     const body = document.querySelector("#limits-table tbody");
-    const rows = d.limits.map((l) => {
+    const rows = steady("limits", d.limits, (l) => l.backend + "/" + l.key).map((l) => {
       let rem = el("td", { class: "dim", text: "-" });
       if (l.remaining !== undefined) {
         const bar = el("span", { class: "bar " + l.state }, el("span"));
@@ -519,6 +551,7 @@
     const read = (d.sources || []).filter((s) => !s.unknown);
     const empty = !rows.length && read.length ? [el("tr", {}, el("td", { class: "empty", colspan: 8, text: "No rate-limit key has state in " + where(read) + ": every key there is at full capacity." }))] : [];
     body.replaceChildren(...unknown, ...rows, ...empty);
+    label(body);
     document.getElementById("limits-note").textContent = d.peeked ? "" :
       "The backends store state, not limits: pass status.Config.Limits (baton serve --limit) to show what remains.";
     tickCountdowns();

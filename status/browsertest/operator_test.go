@@ -333,6 +333,31 @@ func TestBrowserOperator(t *testing.T) {
 	}
 	docShot(t, "status-jobs.png", get(t, bctx, chromedp.CaptureScreenshot()))
 
+	// At 390 × 844 (a phone) the Jobs, Locks and Limits views and the job
+	// page fit the width, each row a card, and names are whole.
+	do(t, bctx, chromedp.EmulateViewport(390, 844))
+	for _, v := range []struct{ hash, view, shot string }{
+		{"jobs", "jobs", "status-phone-jobs.png"}, {"locks", "locks", ""}, {"limits", "limits", ""},
+		{"job/thumbnails?backend=redis", "job", "status-phone-job.png"},
+	} {
+		open(t, bctx, srv.URL+"/#"+v.hash, v.view)
+		phone := get(t, bctx, chromedp.Evaluate[struct {
+			ScrollW, InnerW, Cut, Rows int
+			Wide                       []string
+		}](`(() => { const names = [...document.querySelectorAll("section.view:not([hidden]) td.name")];
+			const wide = [...document.querySelectorAll("section.view:not([hidden]) *")].filter((e) => e.getBoundingClientRect().right > innerWidth + 1)
+				.slice(0, 5).map((e) => e.tagName + (e.id ? "#" + e.id : "") + "." + e.className + " " + Math.round(e.getBoundingClientRect().right));
+			return {ScrollW: document.documentElement.scrollWidth, InnerW: innerWidth, Rows: names.length, Wide: wide,
+				Cut: names.filter((td) => td.scrollWidth > td.clientWidth + 1).length}; })()`))
+		if phone.ScrollW > phone.InnerW || phone.Cut != 0 {
+			t.Errorf("#%s at 390×844: page %d px wide in a %d px window (widest: %v), %d of %d names cut", v.hash, phone.ScrollW, phone.InnerW, phone.Wide, phone.Cut, phone.Rows)
+		}
+		if v.shot != "" {
+			docShot(t, v.shot, get(t, bctx, chromedp.CaptureScreenshot()))
+		}
+	}
+	do(t, bctx, chromedp.EmulateViewport(1280, 800))
+
 	// Locks: an armed force-release stays armed through three refreshes,
 	// then the second click frees the lock.
 	open(t, bctx, srv.URL+"/#locks", "locks")
