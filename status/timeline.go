@@ -106,15 +106,20 @@ type laneJobJSON struct {
 }
 
 type runJSON struct {
-	Lane    int    `json:"lane"`
-	Tick    int64  `json:"tick,omitempty"`
-	Start   int64  `json:"start"`
-	End     int64  `json:"end,omitempty"` // 0 while running or unfinished
-	Outcome string `json:"outcome"`
-	Token   int64  `json:"token"`
-	Error   string `json:"error,omitempty"`
-	CatchUp bool   `json:"catch_up,omitempty"`
-	Manual  bool   `json:"manual,omitempty"`
+	Lane  int   `json:"lane"`
+	Tick  int64 `json:"tick,omitempty"`
+	Start int64 `json:"start"`
+	End   int64 `json:"end,omitempty"` // 0 while running or unfinished
+	// LeaseEnd is, for an unfinished run (its replica died), when its
+	// lease ran out at the latest: its bar ends there, not at now, and
+	// the replica's later runs are drawn after it. 0 when not known (a
+	// job that renews its lease).
+	LeaseEnd int64  `json:"lease_end,omitempty"`
+	Outcome  string `json:"outcome"`
+	Token    int64  `json:"token"`
+	Error    string `json:"error,omitempty"`
+	CatchUp  bool   `json:"catch_up,omitempty"`
+	Manual   bool   `json:"manual,omitempty"`
 }
 
 // segmentJSON is a span of buckets [B0, B1] of one lane (Lane -1: the
@@ -494,6 +499,9 @@ func layout(s batontype.JobSpec, backend string, replicas []string, runs []baton
 		end := r.Finished
 		if end.IsZero() {
 			end = now
+			if le := leaseEnd(r, s, now, c); !le.IsZero() {
+				end = le
+			}
 		}
 		pl[i] = placed{lane: lane(r), class: classOf(c), b0: bucket(r.Started), b1: bucket(end)}
 		total[pl[i].class]++
@@ -521,6 +529,9 @@ func layout(s batontype.JobSpec, backend string, replicas []string, runs []baton
 			}
 			if !r.Finished.IsZero() {
 				rj.End = r.Finished.UnixMilli()
+			}
+			if le := leaseEnd(r, s, now, classes[pl[i].class]); !le.IsZero() {
+				rj.LeaseEnd = le.UnixMilli()
 			}
 			lj.Runs = append(lj.Runs, rj)
 		}
@@ -583,4 +594,22 @@ func segments(lane int, worst []int8, counts []bucketCounts, names []string) []s
 		out = append(out, sg)
 	}
 	return out
+}
+
+// leaseEnd is when the lease of r, an unfinished run (class c), ran out at
+// the latest: its grant plus the job's AtMostFor, or now if that is later
+// (it was read as ended). Zero for another run, or a job that renews its
+// lease, whose last renewal is not recorded.
+func leaseEnd(r batontype.RunRecord, s batontype.JobSpec, now time.Time, c string) time.Time {
+	if c != unfinished || s.AtMostFor <= 0 || slices.Contains(s.Options, "auto_renew") {
+		return time.Time{}
+	}
+	return minTime(r.Started.Add(s.AtMostFor), now)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

@@ -167,6 +167,46 @@ func TestTimelineTickAtRangeEnd(t *testing.T) {
 	}
 }
 
+// A run whose replica died is drawn unfinished up to when its lease ran
+// out, not growing to now, and the same replica's later runs after it.
+func TestTimelineDeadRunEndsWithItsLease(t *testing.T) {
+	t.Parallel()
+	m := newMinuteJob(t)
+	tick := m.tick
+	m.ran(t, 1)
+	m.clock = tick(2).Add(time.Second) // the run of tick 2 starts, and its replica dies
+	if _, err := m.p.AcquireRun(t.Context(), lockprovider.AcquireParams{Name: "export", Owner: lockprovider.NewOwner(), AtMostFor: 30 * time.Second,
+		Tick: tick(2), LockedBy: "app-1"}, lockprovider.RunStart{}); err != nil {
+		t.Fatal(err)
+	}
+	m.clock = time.Time{}
+	m.ran(t, 3) // restarted under the same name
+	h := m.handler(t, tick(0))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, localRequest(http.MethodGet, fmt.Sprintf("/api/timeline?from=%d&to=%d", tick(0).UnixMilli(), tick(4).UnixMilli()), nil))
+	var tl struct {
+		Jobs []struct {
+			Runs []struct {
+				Tick, Start, End int64
+				LeaseEnd         int64 `json:"lease_end"`
+				Outcome          string
+				Lane             int
+			}
+		}
+	}
+	decodeRecorder(t, rec, &tl)
+	if len(tl.Jobs) != 1 || len(tl.Jobs[0].Runs) != 3 {
+		t.Fatalf("timeline %+v: want the runs of ticks 1-3", tl.Jobs)
+	}
+	dead, next := tl.Jobs[0].Runs[1], tl.Jobs[0].Runs[2]
+	if dead.Outcome != "unfinished" || dead.End != 0 || dead.LeaseEnd != tick(2).Add(31*time.Second).UnixMilli() {
+		t.Errorf("dead run %+v: want unfinished, its lease ending at its grant plus AtMostFor", dead)
+	}
+	if next.Lane != dead.Lane || next.Start <= dead.LeaseEnd {
+		t.Errorf("the replica's next run %+v overlaps the dead one %+v", next, dead)
+	}
+}
+
 // newMemory returns a memory provider, failing the test if New does.
 func newMemory(t testing.TB, cfg *memory.Config) *memory.Provider {
 	t.Helper()

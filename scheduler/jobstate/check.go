@@ -48,11 +48,11 @@ type Problem struct {
 	// lock name): who keeps the tick from being claimed. Nil otherwise,
 	// or without an Inspector.
 	Holder *Holder `json:"holder,omitempty"`
-	// Blocker is, for the latest due tick when it was missed, the run
-	// that held the job's lease at the tick: the newest run started
-	// before it that had not ended by then (one still going past the
-	// tick, or one whose process died; Unfinished says which). Nil when
-	// no run was in the way: no replica claimed the tick.
+	// Blocker is, for a missed tick, the run that held the job's lease
+	// at the tick: the newest run started before it, if it had not ended
+	// by then (one still going past the tick, or one whose process died;
+	// Unfinished says which). Nil when no run was in the way: no replica
+	// claimed the tick.
 	Blocker *batontype.RunRecord `json:"blocker,omitempty"`
 }
 
@@ -204,8 +204,8 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 		case !ok && batontype.InPause(pauses, t):
 			// Skipped on purpose: a paused tick.
 		case !ok:
-			p := Problem{Job: js.Spec.Name, Tick: t, Kind: "missed"}
-			if i == 0 { // the latest due tick: what kept it from being claimed
+			p := Problem{Job: js.Spec.Name, Tick: t, Kind: "missed", Blocker: blocker(runs, t)}
+			if i == 0 { // the latest due tick: also who holds the lease now
 				if err := blame(ctx, led, in, js.Spec.Name, &p); err != nil {
 					return nil, err
 				}
@@ -231,12 +231,12 @@ func checkJob(ctx context.Context, led lockprovider.Ledger, in lockprovider.Insp
 // (Problem.Holder), which keeps the next ticks from being claimed; its
 // GrantedAt tells whether it also held the missed one.
 func blame(ctx context.Context, led lockprovider.Ledger, in lockprovider.Inspector, job string, p *Problem) error {
-	before, err := led.Runs(ctx, batontype.RunQuery{Job: job, Until: p.Tick, Limit: 1})
-	if err != nil {
-		return err
-	}
-	if len(before) == 1 && (before[0].Outcome == batontype.OutcomeRunning || before[0].Finished.After(p.Tick)) {
-		p.Blocker = &before[0]
+	if p.Blocker == nil { // it may have started before the runs read
+		before, err := led.Runs(ctx, batontype.RunQuery{Job: job, Until: p.Tick, Limit: 1})
+		if err != nil {
+			return err
+		}
+		p.Blocker = blocker(before, p.Tick)
 	}
 	if in == nil {
 		return nil
@@ -247,6 +247,20 @@ func blame(ctx context.Context, led lockprovider.Ledger, in lockprovider.Inspect
 	}
 	if info.Held {
 		p.Holder = &Holder{LockedBy: info.LockedBy, Token: info.Token, GrantedAt: info.GrantedAt, Until: info.Until}
+	}
+	return nil
+}
+
+// blocker returns the newest of runs (newest first) that started before
+// tick and had not ended by then: it held the lease when tick was due.
+func blocker(runs []batontype.RunRecord, tick time.Time) *batontype.RunRecord {
+	for _, r := range runs {
+		if r.Started.Before(tick) {
+			if r.Outcome == batontype.OutcomeRunning || r.Finished.After(tick) {
+				return &r
+			}
+			return nil // the newest run before the tick had ended
+		}
 	}
 	return nil
 }

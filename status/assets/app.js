@@ -673,13 +673,13 @@
         return lg;
       });
       for (const r of j.runs || []) {
-        const end = r.end || d.now;
+        const end = r.end || r.lease_end || d.now;
         const x0 = x(r.start), x1 = x(end);
         const cls = "run o-" + r.outcome + (r.catch_up ? " catch-up" : "") + (r.manual ? " manual" : "");
         lanes[r.lane].append(svg("rect", {
           class: cls, x: x0, y: y + r.lane * LANE_H + 1.5, width: Math.max(2, x1 - x0), height: LANE_H - 2, rx: 1,
           "data-kind": "run", "data-job": j.job, "data-backend": j.backend, "data-replica": j.lanes[r.lane], "data-outcome": r.outcome, "data-token": r.token,
-          "data-tick": r.tick || "", "data-start": r.start, "data-end": r.end || "", "data-error": r.error || "",
+          "data-tick": r.tick || "", "data-start": r.start, "data-end": r.end || "", "data-lease-end": r.lease_end || "", "data-error": r.error || "",
           "data-catch-up": r.catch_up ? "true" : "", "data-manual": r.manual ? "true" : "",
         }));
       }
@@ -722,7 +722,7 @@
         "token    " + t.dataset.token,
         "tick     " + (t.dataset.tick ? fmtTime(Number(t.dataset.tick)) : "-"),
         "started  " + fmtTime(s),
-        "duration " + (en ? fmtDur(en - s) : "still running for " + fmtDur(serverNow() - s)),
+        "duration " + (en ? fmtDur(en - s) : t.dataset.outcome === "unfinished" ? "never ended" + (t.dataset.leaseEnd ? "; its lease ran out by " + fmtTime(Number(t.dataset.leaseEnd)) : "") : "still running for " + fmtDur(serverNow() - s)),
         t.dataset.error ? "error    " + t.dataset.error : "",
         "(click for the job page)",
       ].filter(Boolean).join("\n");
