@@ -57,6 +57,17 @@ func (h *handler) findJob(ctx context.Context, backend, name string) (Backend, e
 	if err != nil {
 		return b, err
 	}
+	if d, ok := b.Provider.(lockprovider.Departures); ok {
+		departed, err := d.Departed(ctx)
+		if err != nil {
+			return b, err
+		}
+		for _, di := range departed {
+			if !di.Left { // its jobs are still listed (jobstate.ListAll)
+				insts = append(insts, di.Instance)
+			}
+		}
+	}
 	for _, in := range insts {
 		for _, j := range in.Jobs {
 			if j.Name == name {
@@ -64,7 +75,7 @@ func (h *handler) findJob(ctx context.Context, backend, name string) (Backend, e
 			}
 		}
 	}
-	return b, &httpError{http.StatusNotFound, "no live scheduler instance on " + b.Name + " has a job named " + strconv.Quote(name)}
+	return b, &httpError{http.StatusNotFound, "no live or gone scheduler instance on " + b.Name + " has a job named " + strconv.Quote(name)}
 }
 
 func (h *handler) job(w http.ResponseWriter, r *http.Request) {

@@ -52,6 +52,9 @@ type jobJSON struct {
 	LastRun      *batontype.RunRecord `json:"last_run,omitempty"`
 	LastSuccess  *batontype.RunRecord `json:"last_success,omitempty"`
 	Replicas     []string             `json:"replicas"`
+	// Gone names, for a job no live replica runs, the replicas that died
+	// with it registered (jobstate.ListAll).
+	Gone []string `json:"gone,omitempty"`
 	// ReplicaRuns are an unlocked job's latest run on each replica, from
 	// the registry (jobstate.RegisteredJob.LastRuns).
 	ReplicaRuns []batontype.RunRecord `json:"replica_runs,omitempty"`
@@ -194,11 +197,14 @@ func (h *handler) jobsOf(ctx context.Context, b Backend, now time.Time, only str
 	if only != "" {
 		insts = onlyJob(insts, only)
 	}
-	for _, js := range jobstate.List(ctx, insts, led, now) {
+	for _, js := range jobstate.ListAll(ctx, insts, departed, led, now) {
+		if only != "" && js.Spec.Name != only {
+			continue
+		}
 		s := js.Spec
 		j := jobJSON{Backend: b.Name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
 			AtMostForMS: s.AtMostFor.Milliseconds(), AtLeastForMS: s.AtLeastFor.Milliseconds(), Options: s.Options,
-			Replicas: js.Replicas, Instances: nInst, Control: b.Control != nil && h.cfg.Actions,
+			Replicas: js.Replicas, Gone: js.Gone, Instances: nInst, Control: b.Control != nil && h.cfg.Actions,
 			NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
 		switch {
 		case cs.IsPaused(s.Name):

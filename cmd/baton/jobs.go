@@ -31,6 +31,7 @@ type jobJSON struct {
 	LastRun     *batontype.RunRecord `json:"last_run,omitempty"`
 	LastSuccess *batontype.RunRecord `json:"last_success,omitempty"`
 	Replicas    []string             `json:"replicas"`
+	Gone        []string             `json:"gone,omitempty"` // for a job no live replica runs: the replicas that died with it registered
 	// State is the job's state: "paused" (cluster-wide, or on every live
 	// replica), "missed", "failed" or "unfinished" (jobs check's verdict
 	// on its latest due tick), "running" (its last run is still going),
@@ -297,6 +298,9 @@ func (c *cli) jobsList(ctx context.Context) int {
 		if len(j.PausedOn) > 0 && !j.Paused {
 			replicas += fmt.Sprintf(", %d paused", len(j.PausedOn))
 		}
+		if len(j.Gone) > 0 {
+			replicas += " (" + strings.Join(j.Gone, ",") + " gone)"
+		}
 		if c.opts.wide {
 			replicas += " " + strings.Join(j.Replicas, ",")
 			if len(j.PausedOn) > 0 {
@@ -340,8 +344,15 @@ func (c *cli) listJobs(ctx context.Context, b backend) ([]jobJSON, error) {
 			problems[p.Job] = &p // oldest first: the latest wins
 		}
 	}
+	var departed []batontype.Departed
+	if d, ok := b.p.(lockprovider.Departures); ok {
+		if departed, err = d.Departed(ctx); err != nil {
+			c.fail(b, "departed instances", err)
+			return nil, err
+		}
+	}
 	var out []jobJSON
-	for _, js := range jobstate.List(ctx, insts, led, c.now) {
+	for _, js := range jobstate.ListAll(ctx, insts, departed, led, c.now) {
 		s := js.Spec
 		if js.Err != nil {
 			c.fail(b, "ledger", js.Err)
@@ -349,7 +360,7 @@ func (c *cli) listJobs(ctx context.Context, b backend) ([]jobJSON, error) {
 		}
 		j := jobJSON{Backend: b.name, Name: s.Name, Schedule: s.Schedule, TimeZone: s.TimeZone, Locked: s.Locked,
 			AtMostFor: dur(s.AtMostFor), AtMostMS: s.AtMostFor.Milliseconds(), AtLeastFor: dur(s.AtLeastFor),
-			AtLeastMS: s.AtLeastFor.Milliseconds(), Options: s.Options, Replicas: js.Replicas,
+			AtLeastMS: s.AtLeastFor.Milliseconds(), Options: s.Options, Replicas: js.Replicas, Gone: js.Gone,
 			PausedCluster: slices.Contains(paused, s.Name), PausedOn: js.PausedOn,
 			NextTick: js.NextTick, LastRun: js.LastRun, LastSuccess: js.LastSuccess}
 		j.Paused = j.PausedCluster || js.PausedEverywhere()

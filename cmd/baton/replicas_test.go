@@ -27,7 +27,11 @@ func TestCLIReplicas(t *testing.T) {
 				name string
 				ttl  time.Duration
 			}{{"r1", time.Minute}, {"r2", time.Second}, {"r3", time.Minute}} {
-				if err := reg.Register(ctx, batontype.Instance{LockedBy: r.name, Version: "v1", Started: time.Now(), Jobs: []batontype.JobSpec{job}}, r.ttl); err != nil {
+				jobs := []batontype.JobSpec{job}
+				if r.name == "r2" { // a job only the replica that dies runs
+					jobs = append(jobs, batontype.JobSpec{Name: "solo", Schedule: "@every 24h0m0s", Locked: true, AtMostFor: time.Hour})
+				}
+				if err := reg.Register(ctx, batontype.Instance{LockedBy: r.name, Version: "v1", Started: time.Now(), Jobs: jobs}, r.ttl); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -70,6 +74,7 @@ func TestCLIReplicas(t *testing.T) {
 				Jobs []struct {
 					Name      string
 					Replicas  []string
+					Gone      []string
 					Instances int
 				}
 				Instances []struct {
@@ -87,8 +92,22 @@ func TestCLIReplicas(t *testing.T) {
 			if fmt.Sprint(pageStates) != fmt.Sprint(got) {
 				t.Errorf("page instances %v, replicas ls %v", pageStates, got)
 			}
-			if len(page.Jobs) != 1 || len(page.Jobs[0].Replicas) != 1 || page.Jobs[0].Instances != 2 {
-				t.Errorf("page jobs %+v: want nightly on 1 of 2 replicas (r1 alive, r2 gone)", page.Jobs)
+			if len(page.Jobs) != 2 || page.Jobs[0].Name != "nightly" || len(page.Jobs[0].Replicas) != 1 || page.Jobs[0].Instances != 2 ||
+				page.Jobs[1].Name != "solo" || len(page.Jobs[1].Replicas) != 0 || fmt.Sprint(page.Jobs[1].Gone) != "[r2]" {
+				t.Errorf("page jobs %+v: want nightly on 1 of 2 replicas (r1 alive, r2 gone), and solo still listed, gone with r2", page.Jobs)
+			}
+			rec = httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/api/job?backend="+s.name+"&name=solo", nil))
+			if rec.Code != http.StatusOK {
+				t.Errorf("the job page of a job whose replica died: %d %s", rec.Code, rec.Body)
+			}
+			var ls []struct {
+				Name string
+				Gone []string
+			}
+			if err := json.Unmarshal([]byte(wantCode(t, exitOK, "", append([]string{"jobs", "ls", "-o", "json"}, s.args...)...)), &ls); err != nil ||
+				len(ls) != 2 || ls[1].Name != "solo" || fmt.Sprint(ls[1].Gone) != "[r2]" {
+				t.Errorf("jobs ls: %+v %v; want solo listed, gone with r2", ls, err)
 			}
 			out := wantCode(t, exitOK, "", append([]string{"replicas", "ls"}, s.args...)...)
 			if !strings.Contains(out, "left without shutting down") || !strings.Contains(out, "was running nightly") || !strings.Contains(out, "shut down at") {

@@ -18,6 +18,10 @@ type RegisteredJob struct {
 	// PausedOn lists the Replicas that paused the job on their own
 	// instance (scheduler Job.Pause, registered as the option "paused").
 	PausedOn []string
+	// Gone lists, for a job that no live instance runs, the replicas
+	// that died with it registered (Replicas is empty then): it is still
+	// listed, from the registry's departed instances (ListAll).
+	Gone []string
 	// LastRuns are an unlocked job's latest run on each replica that has
 	// run it, as each instance last published it (JobSpec.LastRun), in
 	// the order of Replicas. Empty for a locked job: the ledger has its
@@ -142,6 +146,38 @@ func List(ctx context.Context, insts []batontype.Instance, led lockprovider.Ledg
 			}
 		}
 		out[i] = j
+	}
+	return out
+}
+
+// ListAll is List over the live instances and, for the jobs none of them
+// runs, the gone ones among departed (lockprovider.Departures): a job
+// whose every replica died is listed with no live Replicas and the dead
+// ones in Gone, rather than vanishing with them. Replicas that left (a
+// clean shutdown) are not counted: their jobs were taken away on purpose.
+func ListAll(ctx context.Context, live []batontype.Instance, departed []batontype.Departed, led lockprovider.Ledger, now time.Time) []Job {
+	running := map[string]bool{}
+	for _, in := range live {
+		for _, j := range in.Jobs {
+			running[j.Name] = true
+		}
+	}
+	insts := slices.Clone(live)
+	for _, d := range departed {
+		if d.Left {
+			continue
+		}
+		in := d.Instance
+		in.Jobs = slices.DeleteFunc(slices.Clone(in.Jobs), func(j batontype.JobSpec) bool { return running[j.Name] })
+		if len(in.Jobs) > 0 {
+			insts = append(insts, in)
+		}
+	}
+	out := List(ctx, insts, led, now)
+	for i := range out {
+		if j := &out[i]; !running[j.Spec.Name] {
+			j.Gone, j.Replicas, j.PausedOn = j.Replicas, nil, nil
+		}
 	}
 	return out
 }

@@ -346,7 +346,7 @@
         el("td", { class: "next", text: j.next_tick ? fmtShort(j.next_tick) : "-", title: j.next_tick ? fmtTime(j.next_tick) + " (" + rel(j.next_tick) + ")" : "" }),
         runCell(j.last_run, j),
         j.last_success ? el("td", { text: rel(j.last_success.started), title: fmtTime(j.last_success.started) + " on " + j.last_success.locked_by }) : el("td", { class: "empty", text: "never" }),
-        el("td", { class: "replicas", text: reps.length + "/" + j.instances + (j.paused === "some" ? " (" + j.paused_on.length + " paused)" : ""), title: reps.join(", ") + (j.paused_on && j.paused_on.length ? "\npaused on " + j.paused_on.join(", ") : "") }),
+        el("td", { class: "replicas", text: reps.length + "/" + j.instances + (j.paused === "some" ? " (" + j.paused_on.length + " paused)" : "") + (j.gone ? " (" + j.gone.join(", ") + " gone)" : ""), title: reps.join(", ") + (j.paused_on && j.paused_on.length ? "\npaused on " + j.paused_on.join(", ") : "") }),
         el("td", {}, stateTag(j.state, stateTitle(j))),
         el("td", {}, jobActions(j)));
     });
