@@ -75,6 +75,8 @@ func TestBrowserReplicaWorker(t *testing.T) {
 // the replica restarts under the same name its new runs are drawn after
 // the dead one on its lane.
 func TestBrowserDeadReplica(t *testing.T) {
+	// Mostly waiting on leases, stalls and deadlines: run beside the others.
+	t.Parallel()
 	bctx := browser(t)
 	prefix := testenv.Prefix(t)
 	rp, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: prefix})

@@ -393,6 +393,8 @@ func TestBrowserOperator(t *testing.T) {
 // do not answer: every view says "unknown", none says "No lock is held"
 // or "every key is at full capacity", and "updated" never advances.
 func TestBrowserDeadBackend(t *testing.T) {
+	// Mostly waiting on leases, stalls and deadlines: run beside the others.
+	t.Parallel()
 	bctx := browser(t)
 	rc := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true})
 	defer rc.Close()

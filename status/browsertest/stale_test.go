@@ -23,6 +23,8 @@ import (
 // Redis's as last read, under a row that says Redis is stale and since
 // when.
 func TestBrowserStaleBackend(t *testing.T) {
+	// Mostly waiting on leases, stalls and deadlines: run beside the others.
+	t.Parallel()
 	bctx := browser(t)
 	ctx := context.Background()
 	srvRedis := testenv.StartRedis(t)
