@@ -45,11 +45,11 @@ test: ## go vet, then every test of every module but the fault suite, with the r
 test-load: ## `make test` LOAD_RUNS times (default 3) beside a CPU hog that keeps every core busy; prints each run's time
 	.ci/test-load
 
-# PKG, RUN, COUNT and FLAGS reach .ci/test-flaky through the environment
+# MOD, PKG, RUN, COUNT and FLAGS reach .ci/test-flaky through the environment
 # (make exports variables set on its command line), so patterns such as
 # RUN='^Test(A|B)$' need no quoting here.
 .PHONY: test-flaky
-test-flaky: ## PKG's tests matching RUN, COUNT times (default 20) with -race beside a busy loop per core; prints passes and failing tests
+test-flaky: ## PKG's tests (of the module in MOD) matching RUN, COUNT times (default 20) with -race beside a busy loop per core; prints passes and failing tests
 	TEST_PARALLEL=$(TEST_PARALLEL) .ci/test-flaky
 
 .PHONY: test-fault

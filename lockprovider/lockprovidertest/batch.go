@@ -85,6 +85,9 @@ func (e *env) mustBatch(f batchFunc, ps []lockprovider.AcquireParams) []lockprov
 	if len(res) != len(ps) {
 		e.t.Fatalf("batch of %d returned %d results", len(ps), len(res))
 	}
+	for i, r := range res {
+		e.slow(r.Err, ps[i].AtMostFor, "AcquireBatch")
+	}
 	return res
 }
 

@@ -175,5 +175,7 @@
 // times come from the backend's clock, which the suite assumes runs on the
 // test machine or in step with it. A timing-dependent check that a busy
 // machine made inconclusive is repeated with longer leases rather than
-// passed or failed.
+// passed or failed; so is a case in which a call for a short lease failed
+// with an error matching batontype.ErrUnavailable (a provider that could
+// not finish the grant within the lease's validity).
 package lockprovidertest

@@ -309,9 +309,11 @@ func testResetRate(e *env) {
 // ledger helpers
 
 func (e *env) acquireRun(name, owner, lockedBy string, atMostFor time.Duration, tick time.Time, rs lockprovider.RunStart) (batontype.Lease, error) {
-	return e.p.(lockprovider.Ledger).AcquireRun(e.ctx, lockprovider.AcquireParams{
+	l, err := e.p.(lockprovider.Ledger).AcquireRun(e.ctx, lockprovider.AcquireParams{
 		Name: name, Owner: owner, LockedBy: lockedBy, AtMostFor: atMostFor, Tick: tick,
 	}, rs)
+	e.slow(err, atMostFor, "AcquireRun")
+	return l, err
 }
 
 func (e *env) releaseRun(l batontype.Lease, lockedBy string, out batontype.Outcome, msg string, r batontype.Retention) error {

@@ -20,10 +20,12 @@ func tickCases() []testCase {
 var baseTick = time.Unix(1_800_000_000, 0)
 
 func (e *env) acquireTick(name, owner string, tick time.Time, atMostFor time.Duration) (batontype.Lease, error) {
-	return e.p.Acquire(e.ctx, lockprovider.AcquireParams{
+	l, err := e.p.Acquire(e.ctx, lockprovider.AcquireParams{
 		Name: name, Owner: owner, LockedBy: "lockprovidertest",
 		AtMostFor: atMostFor, Tick: tick,
 	})
+	e.slow(err, atMostFor, "Acquire with a tick")
+	return l, err
 }
 
 // grantTick acquires name for tick with a fresh owner, checks the lease, and

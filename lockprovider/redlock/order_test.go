@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,23 +16,34 @@ import (
 	"github.com/baton-go/baton/lockprovider/redlock"
 )
 
-// delayHook holds the next call of one script on a client for a while
-// before sending it, as a loaded machine does to a goroutine.
-type delayHook struct {
-	hash  string
-	delay time.Duration
-	armed atomic.Bool
-	held  chan struct{} // closed when the held call was sent
+// holdHook holds the next call of one script on a client until the test
+// lets it go, as a loaded machine may delay a goroutine past the return of
+// the operation it belongs to.
+type holdHook struct {
+	hash    string
+	armed   atomic.Bool
+	entered chan struct{} // closed when the held call reached the client
+	let     chan struct{} // closed by release
+	held    chan struct{} // closed when the held call was answered
+	once    sync.Once
 }
 
-func (h *delayHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-func (h *delayHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+// release sends the held call.
+func (h *holdHook) release() { h.once.Do(func() { close(h.let) }) }
+
+func newHoldHook(hash string) *holdHook {
+	return &holdHook{hash: hash, entered: make(chan struct{}), let: make(chan struct{}), held: make(chan struct{})}
+}
+
+func (h *holdHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (h *holdHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return next
 }
-func (h *delayHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+func (h *holdHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		if a := cmd.Args(); len(a) > 1 && strings.EqualFold(cmd.Name(), "evalsha") && a[1] == h.hash && h.armed.CompareAndSwap(true, false) {
-			time.Sleep(h.delay) // the injected delay of the call under test
+			close(h.entered)
+			<-h.let
 			defer close(h.held)
 		}
 		return next(ctx, cmd)
@@ -49,10 +61,13 @@ func TestOwnerReuseAfterLateRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, clients := masters(t, 3)
-	hook := &delayHook{hash: goredis.NewScript(string(src)).Hash(), delay: 300 * time.Millisecond, held: make(chan struct{})}
+	hook := newHoldHook(goredis.NewScript(string(src)).Hash())
 	clients[2].AddHook(hook)
+	t.Cleanup(hook.release) // a failed test must not leave the call held
 	prefix := testenv.Prefix(t)
-	p, err := redlock.New(clients, &redlock.Config{Prefix: prefix})
+	// The held release must still be within its bound when it is let go,
+	// however long this test's Acquire takes on a busy machine.
+	p, err := redlock.New(clients, &redlock.Config{Prefix: prefix, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,10 +85,15 @@ func TestOwnerReuseAfterLateRelease(t *testing.T) {
 			t.Fatalf("Release %d: %v", i, err)
 		}
 	}
-	if hook.armed.Load() {
-		t.Fatal("the release on master 2 was not held")
+	// Release returned on masters 0 and 1; its call on master 2 may not
+	// have reached the client yet.
+	select {
+	case <-hook.entered:
+	case <-time.After(10 * time.Second): // bound of a wait for a goroutine that has nothing else to do
+		t.Fatal("the release on master 2 never reached its client")
 	}
 	l, err := acquire(t, p, name, owner, time.Minute)
+	hook.release()
 	if err != nil {
 		t.Fatalf("Acquire after the release: %v", err)
 	}
@@ -81,7 +101,7 @@ func TestOwnerReuseAfterLateRelease(t *testing.T) {
 	// Every master holds the new lease once the late release and the calls
 	// that waited for it are done.
 	key := prefix + "{" + name + "}"
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for i, c := range clients {
 		for {
 			v, err := c.Get(t.Context(), key).Result()

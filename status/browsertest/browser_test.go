@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -374,7 +375,21 @@ func TestBrowser(t *testing.T) {
 	// ones marked.
 	show(t, bctx, "jobs")
 	viewShot(t, bctx, "jobs")
-	rows := get(t, bctx, chromedp.Evaluate[[]struct{ Job, Problem, Replicas, Cls string }](`[...document.querySelectorAll("#jobs-table tbody tr")].map((r) => ({Job: r.dataset.job, Problem: r.dataset.problem, Replicas: r.children[6].textContent, Cls: r.className}))`))
+	// A job whose latest run is still going is running, not failed, so
+	// the rows are read between runs of the two failing jobs (they run
+	// for 300 ms every 3 s and 150 ms every 4 s; the page refreshes every
+	// second).
+	type jobRow struct{ Job, Problem, Replicas, Cls, State string }
+	var rows []jobRow
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		rows = get(t, bctx, chromedp.Evaluate[[]jobRow](`[...document.querySelectorAll("#jobs-table tbody tr")].map((r) => ({Job: r.dataset.job, Problem: r.dataset.problem, Replicas: r.children[6].textContent, Cls: r.className, State: r.dataset.state}))`))
+		if !slices.ContainsFunc(rows, func(r jobRow) bool {
+			return r.State == "running" && (r.Job == "customer-sync" || r.Job == "thumbnails")
+		}) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond) // poll interval of a deadline-bounded wait
+	}
 	want := map[string]string{"daily-report": "", "customer-sync": "failed", "thumbnails": "failed", "heartbeat": "", "ledger-export": "", "cache-warmup": ""}
 	for _, r := range rows {
 		p, ok := want[r.Job]
