@@ -2,6 +2,7 @@ package sqlprov
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -234,6 +235,18 @@ func (o Ops) Register(ctx context.Context, query string, inst batontype.Instance
 		return err
 	}
 	return o.Exec(ctx, nil, "register", inst.LockedBy, query, inst.LockedBy, string(b), o.Duration(ttl))
+}
+
+// Entry returns the registry entry of a row that the registry queries
+// read: its LockedBy, the instance's JSON, its heartbeat and until, and
+// for a departed one whether it left.
+func Entry(lockedBy, info string, heartbeat, until time.Time, left bool) (batontype.Departed, error) {
+	d := batontype.Departed{Left: left}
+	if err := json.Unmarshal([]byte(info), &d.Instance); err != nil {
+		return d, fmt.Errorf("entry %q: %w", lockedBy, err)
+	}
+	d.LockedBy, d.Heartbeat, d.Until = lockedBy, heartbeat, until
+	return d, nil
 }
 
 // Live returns the instances of registry entries read as departed ones

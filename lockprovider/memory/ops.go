@@ -279,13 +279,20 @@ func (p *Provider) Departed(ctx context.Context) ([]batontype.Departed, error) {
 	defer p.mu.Unlock()
 	o := p.opsLocked()
 	o.lapseLocked(p.now())
-	out := make([]batontype.Departed, 0, len(o.departed))
-	for _, d := range o.departed {
-		d.Jobs = slices.Clone(d.Jobs)
-		out = append(out, d)
+	return byLockedBy(o.departed, func(d *batontype.Departed) *batontype.Instance { return &d.Instance }), nil
+}
+
+// byLockedBy returns copies of the registry entries in m, sorted by
+// LockedBy; inst returns an entry's instance. nil for none.
+func byLockedBy[T any](m map[string]T, inst func(*T) *batontype.Instance) []T {
+	var out []T
+	for _, e := range m {
+		i := inst(&e)
+		i.Jobs = slices.Clone(i.Jobs)
+		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b batontype.Departed) int { return strings.Compare(a.LockedBy, b.LockedBy) })
-	return out, nil
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(inst(&a).LockedBy, inst(&b).LockedBy) })
+	return out
 }
 
 // lapseLocked moves the entries that lapsed by now to the departed ones
@@ -313,13 +320,7 @@ func (p *Provider) Instances(ctx context.Context) ([]batontype.Instance, error) 
 	defer p.mu.Unlock()
 	o := p.opsLocked()
 	o.lapseLocked(p.now())
-	var out []batontype.Instance
-	for _, inst := range o.instances {
-		inst.Jobs = slices.Clone(inst.Jobs)
-		out = append(out, inst)
-	}
-	slices.SortFunc(out, func(a, b batontype.Instance) int { return strings.Compare(a.LockedBy, b.LockedBy) })
-	return out, nil
+	return byLockedBy(o.instances, func(i *batontype.Instance) *batontype.Instance { return i }), nil
 }
 
 // opsLocked returns the ops state, made on first use. p.mu is held.

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -263,21 +261,21 @@ func (p *Provider) registryRows(ctx context.Context, query, what string, departe
 	var out []batontype.Departed
 	for rows.Next() {
 		var (
-			d          batontype.Departed
 			id, info   string
 			hb, expiry int64
+			left       bool
 		)
 		dst := []any{&id, &info, &hb, &expiry}
 		if departed {
-			dst = append(dst, &d.Left)
+			dst = append(dst, &left)
 		}
 		if err := rows.Scan(dst...); err != nil {
 			return nil, opError(what, "", err)
 		}
-		if err := json.Unmarshal([]byte(info), &d.Instance); err != nil {
-			return nil, opError(what, "", fmt.Errorf("entry %q: %w", id, err))
+		d, err := sqlprov.Entry(id, info, time.UnixMicro(hb), time.UnixMicro(expiry), left)
+		if err != nil {
+			return nil, opError(what, "", err)
 		}
-		d.LockedBy, d.Heartbeat, d.Until = id, time.UnixMicro(hb), time.UnixMicro(expiry)
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {

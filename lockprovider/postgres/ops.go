@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -276,22 +275,18 @@ func (p *Provider) registryRows(ctx context.Context, query, what string, departe
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (batontype.Departed, error) {
 		var (
-			d          batontype.Departed
 			id, info   string
 			hb, expiry time.Time
+			left       bool
 		)
 		dst := []any{&id, &info, &hb, &expiry}
 		if departed {
-			dst = append(dst, &d.Left)
+			dst = append(dst, &left)
 		}
 		if err := row.Scan(dst...); err != nil {
-			return d, err
+			return batontype.Departed{}, err
 		}
-		if err := json.Unmarshal([]byte(info), &d.Instance); err != nil {
-			return d, fmt.Errorf("entry %q: %w", id, err)
-		}
-		d.LockedBy, d.Heartbeat, d.Until = id, hb, expiry
-		return d, nil
+		return sqlprov.Entry(id, info, hb, expiry, left)
 	})
 	if err != nil {
 		return nil, opError(what, "", err)
