@@ -3,6 +3,7 @@ package batontype
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,94 @@ type JobSpec struct {
 	// locked jobs only, so this is an unlocked job's trace. Nil for a
 	// locked job, and before the first run.
 	LastRun *RunRecord `json:"last_run,omitempty"`
+	// Skips counts the job's ticks this instance did not run, as the
+	// instance last published it; nil before the first.
+	Skips *Skips `json:"skips,omitempty"`
+}
+
+// The reasons a scheduler instance did not run a tick of a job (Skip),
+// the outcomes of observe.JobSkipped.
+const (
+	SkipHeld         = "held"          // another holder had the lock
+	SkipStaleTick    = "stale_tick"    // the tick had been claimed already: it ran, or runs, elsewhere
+	SkipStillRunning = "still_running" // this instance's previous run had not returned
+	SkipPaused       = "paused"        // paused on this instance or cluster-wide
+	SkipMissed       = "missed"        // ticks passed while the process could not fire them
+)
+
+// Skips counts the ticks of one job that one scheduler instance did not
+// run, by reason, since the instance started (a missed stretch of ticks
+// counts once), and names the latest.
+type Skips struct {
+	Held         int64 `json:"held,omitempty"`
+	StaleTick    int64 `json:"stale_tick,omitempty"`
+	StillRunning int64 `json:"still_running,omitempty"`
+	Paused       int64 `json:"paused,omitempty"`
+	Missed       int64 `json:"missed,omitempty"`
+	Last         Skip  `json:"last"`
+}
+
+// Skip is one tick an instance did not run.
+type Skip struct {
+	Tick   time.Time `json:"tick"`
+	Reason string    `json:"reason"`           // one of the Skip reasons
+	Holder string    `json:"holder,omitempty"` // LockedBy of the lease that held it, when known
+}
+
+// Add counts sk and makes it the latest. A reason that is not one of the
+// Skip reasons is not counted.
+func (s *Skips) Add(sk Skip) {
+	c := s.count(sk.Reason)
+	if c == nil {
+		return
+	}
+	*c++
+	s.Last = sk
+}
+
+// Merge adds o's counts to s, and keeps the later (by tick) of the two
+// latest skips.
+func (s *Skips) Merge(o Skips) {
+	s.Held += o.Held
+	s.StaleTick += o.StaleTick
+	s.StillRunning += o.StillRunning
+	s.Paused += o.Paused
+	s.Missed += o.Missed
+	if o.Last.Tick.After(s.Last.Tick) || s.Last.Reason == "" {
+		s.Last = o.Last
+	}
+}
+
+// Total is the number of skips of every reason.
+func (s Skips) Total() int64 { return s.Held + s.StaleTick + s.StillRunning + s.Paused + s.Missed }
+
+// Count returns the skips of reason (zero for an unknown one).
+func (s Skips) Count(reason string) int64 {
+	if c := s.count(reason); c != nil {
+		return *c
+	}
+	return 0
+}
+
+func (s *Skips) count(reason string) *int64 {
+	switch reason {
+	case SkipHeld:
+		return &s.Held
+	case SkipStaleTick:
+		return &s.StaleTick
+	case SkipStillRunning:
+		return &s.StillRunning
+	case SkipPaused:
+		return &s.Paused
+	case SkipMissed:
+		return &s.Missed
+	}
+	return nil
+}
+
+// SkipReasons returns the Skip reasons in the order tools show them.
+func SkipReasons() []string {
+	return []string{SkipHeld, SkipStaleTick, SkipStillRunning, SkipPaused, SkipMissed}
 }
 
 // Registry limits.
@@ -75,6 +164,30 @@ func (inst Instance) Validate(ttl time.Duration) error {
 			return err
 		}
 		if err := validateText("Schedule", j.Schedule, 1000, ErrInvalid, true); err != nil {
+			return err
+		}
+		if err := j.Skips.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks published skips (nil: none).
+func (s *Skips) validate() error {
+	if s == nil {
+		return nil
+	}
+	for _, r := range SkipReasons() {
+		if n := s.Count(r); n < 0 {
+			return invalid("Skips", r+"="+strconv.FormatInt(n, 10), "must not be negative", ErrInvalid)
+		}
+	}
+	if s.Last.Reason != "" && s.count(s.Last.Reason) == nil {
+		return invalid("Skips.Last.Reason", s.Last.Reason, "must be one of "+strings.Join(SkipReasons(), ", "), ErrInvalid)
+	}
+	if s.Last.Holder != "" {
+		if err := ValidateLockedBy(s.Last.Holder); err != nil {
 			return err
 		}
 	}

@@ -136,13 +136,15 @@ const (
 	OutcomeOK          = "ok"
 	OutcomeNotHeld     = "not_held"
 
-	OutcomeClaimed      = "claimed"
-	OutcomeSkipped      = "skipped"
-	OutcomeHeld         = "held"
-	OutcomeStaleTick    = "stale_tick"
-	OutcomeStillRunning = "still_running"
-	OutcomePaused       = "paused"
-	OutcomeMissed       = "missed"
+	OutcomeClaimed = "claimed"
+	OutcomeSkipped = "skipped"
+	// Why a tick was skipped (JobSkipped): the registry's skip reasons
+	// (batontype.Skips), defined there once.
+	OutcomeHeld         = batontype.SkipHeld
+	OutcomeStaleTick    = batontype.SkipStaleTick
+	OutcomeStillRunning = batontype.SkipStillRunning
+	OutcomePaused       = batontype.SkipPaused
+	OutcomeMissed       = batontype.SkipMissed
 
 	// How a run ended (JobFinished, JobDone): the run ledger's
 	// batontype.Outcome values, defined there once;

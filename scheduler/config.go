@@ -44,8 +44,10 @@ type Config struct {
 
 	// InspectOnSkip, when set and the provider implements
 	// lockprovider.Inspector, reads the holder of a lock this instance did
-	// not get, to fill Event.LockedBy and Event.Until of the Skipped hook.
-	// It costs one more round trip per skipped tick; off by default.
+	// not get, to fill Event.LockedBy and Event.Until of the Skipped hook
+	// and the holder of the latest skip the registry publishes
+	// (batontype.Skips). It costs one more round trip per skipped tick;
+	// off by default.
 	InspectOnSkip bool
 
 	// Observer receives the scheduler's events (package observe: claims,

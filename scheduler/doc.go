@@ -33,8 +33,9 @@
 //	lease               :      [granted ........ held ........|.. AtLeastFor bound ..]
 //	replica A, next tick: T+d ──acquire(T+d) ✓ ...
 //
-// Skips are logged at debug, counted (Job.Stats) and reported to
-// Hooks.Skipped, whose Event.Err matches ErrNotAcquired, ErrStaleTick,
+// Skips are logged at debug, counted (Job.Stats, and by reason in the
+// registry entry with its next renewal: batontype.JobSpec.Skips, which
+// `baton jobs skips` lists) and reported to Hooks.Skipped, whose Event.Err matches ErrNotAcquired, ErrStaleTick,
 // ErrStillRunning or ErrMissed (a *MissedError: ticks that passed while
 // this process could not fire them; only the latest runs). An acquire whose outcome is unknown (timeout, connection
 // error) is logged at warn and reported to Hooks.Failed; the job does not

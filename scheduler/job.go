@@ -300,6 +300,10 @@ type Job struct {
 
 	// lastUnlocked is an unlocked job's latest run, for the registry.
 	lastUnlocked atomic.Pointer[batontype.RunRecord]
+	// skipped counts the ticks this instance did not run, for the
+	// registry (JobSpec.Skips).
+	skipMu  sync.Mutex
+	skipped batontype.Skips
 
 	runs, skips, failures, lockLost atomic.Int64
 }

@@ -133,6 +133,12 @@ func (s *Scheduler) spec(j *Job) batontype.JobSpec {
 		c := *r
 		js.LastRun = &c
 	}
+	j.skipMu.Lock()
+	if j.skipped.Total() > 0 {
+		sk := j.skipped
+		js.Skips = &sk
+	}
+	j.skipMu.Unlock()
 	if j.ctl.paused.Load() {
 		// Job.Pause on this instance: jobstate reads it back, so a pause
 		// on every replica is shown as a pause, not as missed ticks.
@@ -147,9 +153,10 @@ type registrar struct {
 	mu      sync.Mutex
 	reg     lockprovider.Registry
 	changed chan struct{} // buffered 1: the job set changed
-	// runs is set when an unlocked job ran: its last run is published
-	// with the next beat, a Register instead of a Heartbeat, so a busy
-	// unlocked job costs one Register per RegistryTTL/3, not one per run.
+	// runs is set when an unlocked job ran or a job skipped a tick: its
+	// last run and skip counts are published with the next beat, a
+	// Register instead of a Heartbeat, so a busy job costs one Register
+	// per RegistryTTL/3, not one per tick.
 	runs    atomic.Bool
 	stop    chan struct{}
 	done    chan struct{}
@@ -237,6 +244,20 @@ func (s *Scheduler) publish(reg lockprovider.Registry, started time.Time, change
 			s.cfg.Logger.Warn("scheduler: registry update failed; retrying", "err", err)
 		}
 	}
+}
+
+// skipped counts a tick of j this instance did not run, for reason (a
+// batontype Skip reason), to be published with the registry's next beat.
+// holder is the lease's LockedBy when known.
+func (s *Scheduler) skipped(j *Job, tick time.Time, reason, holder string) {
+	j.skips.Add(1)
+	if batontype.ValidateLockedBy(holder) != nil {
+		holder = "" // not a name the registry takes (another locker's lease)
+	}
+	j.skipMu.Lock()
+	j.skipped.Add(batontype.Skip{Tick: tick, Reason: reason, Holder: holder})
+	j.skipMu.Unlock()
+	s.registry.runs.Store(true)
 }
 
 // instance describes this scheduler for the registry.

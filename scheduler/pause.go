@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/observe"
 )
 
@@ -73,7 +74,7 @@ func (s *Scheduler) admit(j *Job, ev *Event) bool {
 		return true
 	}
 	ev.Err, ev.Outcome = ErrPaused, observe.OutcomePaused
-	j.skips.Add(1)
+	s.skipped(j, ev.Tick, batontype.SkipPaused, "")
 	s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: job paused", "job", j.name, "tick", ev.Tick,
 		"here", j.ctl.paused.Load(), "cluster", s.clusterPaused(j.name))
 	s.emit(s.runCtx, observe.JobSkipped, ev)

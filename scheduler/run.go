@@ -107,7 +107,7 @@ func (s *Scheduler) startRun(j *Job) bool {
 // going.
 func (s *Scheduler) skipRunning(j *Job, ev *Event) {
 	ev.Err, ev.Outcome = ErrStillRunning, observe.OutcomeStillRunning
-	j.skips.Add(1)
+	s.skipped(j, ev.Tick, batontype.SkipStillRunning, "")
 	s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: previous run still running", "job", j.name, "tick", ev.Tick)
 	s.emit(s.runCtx, observe.JobSkipped, ev)
 }
@@ -117,7 +117,7 @@ func (s *Scheduler) skipRunning(j *Job, ev *Event) {
 func (s *Scheduler) skipMissed(j *Job, missed *MissedError) {
 	defer s.wg.Done()
 	ev := Event{Job: j.name, Tick: missed.First, Err: missed, Outcome: observe.OutcomeMissed}
-	j.skips.Add(1)
+	s.skipped(j, missed.Last, batontype.SkipMissed, "")
 	s.cfg.Logger.WarnContext(s.runCtx, "scheduler: skipped ticks that passed while this process could not fire them (paused, suspended, or the wall clock stepped forward); running the latest",
 		"job", j.name, "first", missed.First, "last", missed.Last)
 	s.emit(s.runCtx, observe.JobSkipped, &ev)
@@ -194,10 +194,10 @@ func (s *Scheduler) notClaimed(j *Job, tick time.Time, a *claimAnswer, ev *Event
 		if errors.Is(err, batontype.ErrStaleTick) {
 			ev.Outcome = observe.OutcomeStaleTick
 		}
-		j.skips.Add(1)
 		if s.cfg.InspectOnSkip {
 			s.fillHolder(ev)
 		}
+		s.skipped(j, tick, ev.Outcome, ev.LockedBy)
 		s.cfg.Logger.DebugContext(s.runCtx, "scheduler: skipped tick: lock taken", "job", j.name, "tick", tick, "reason", err)
 		claimed.Err, claimed.Outcome, claimed.LockedBy, claimed.Until = ev.Err, ev.Outcome, ev.LockedBy, ev.Until
 		s.emit(res.ctx, observe.JobSkipped, &claimed)

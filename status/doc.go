@@ -31,8 +31,9 @@
 // by api/job) adds the run history from the ledger with whole errors and
 // panicked runs' stacks and who force-released a run's lock and when (as
 // the backend recorded it, whether the page or `baton locks release
-// --force` did it), the lock now, pending run requests and the problems
-// of the last 24 hours.
+// --force` did it), the lock now, pending run requests, the problems
+// of the last 24 hours, and the ticks each replica skipped, by reason, as
+// its instance published them (batontype.JobSpec.Skips).
 // Timeline draws the run ledger (lockprovider.Ledger): one group per job,
 // a row of ticks with missed ticks marked (and paused ticks, never
 // missed: for a job paused now, and within a past cluster-wide pause the

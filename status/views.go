@@ -82,6 +82,10 @@ type jobJSON struct {
 	Holder  *jobstate.Holder     `json:"holder,omitempty"`
 	Blocker *batontype.RunRecord `json:"blocker,omitempty"`
 	Control bool                 `json:"control,omitempty"`
+	// Skips are the ticks each replica did not run, by reason, as its
+	// instance last published them (jobstate.RegisteredJob.Skips); on
+	// the job page only.
+	Skips []jobstate.ReplicaSkips `json:"skips,omitempty"`
 }
 
 type instJSON struct {
@@ -215,6 +219,9 @@ func (h *handler) jobsOf(ctx context.Context, b Backend, now time.Time, only str
 			j.Paused = "some"
 		}
 		j.PausedOn, j.ReplicaRuns = js.PausedOn, js.LastRuns
+		if only != "" {
+			j.Skips = js.Skips // the job page's: a fleet's Jobs view would carry one per job and replica
+		}
 		lease, err := openLease(ctx, b, js.LastRun)
 		if err != nil {
 			h.backendErr(&out.errs, b, "lease of "+s.Name, err)

@@ -19,6 +19,7 @@
 //	baton jobs ls                       schedules, state (paused, missed, failed, ok...), next tick, last run, replicas
 //	baton jobs runs JOB [--since 24h] [--outcome failed,unfinished]   the run ledger of a job
 //	baton jobs check [--grace 1m]       dead-man's switch: exit 1 on a missed or failed tick
+//	baton jobs skips [JOB...]           ticks each replica did not run, by reason (held, still running, paused...), with the latest
 //	baton jobs run JOB [--wait]         run a job now, once, on one live replica that has it
 //	baton jobs pause JOB                pause a job on every replica of the backends that know it (jobs resume JOB undoes it)
 //	baton replicas ls                   scheduler replicas: alive, late, gone (died: what it was running) or left

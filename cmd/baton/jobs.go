@@ -259,6 +259,7 @@ func jobCommands() []command {
 				return c.jobsCheck(ctx, jobstate.CheckOptions{Grace: grace, Since: from, Now: c.now, Jobs: fs.Args()})
 			},
 		},
+		skipsCommand(), // skips.go
 	}, jobControlCommands()...) // control.go
 }
 

@@ -39,23 +39,12 @@ func (c *cli) replicasList(ctx context.Context) int {
 	out := []replicaJSON{}
 	failed := false
 	for _, b := range c.backends {
-		reg, ok := b.p.(lockprovider.Registry)
+		live, gone, ok, err := c.registry(ctx, b)
+		if err != nil {
+			failed = true
+		}
 		if !ok {
 			continue
-		}
-		live, err := reg.Instances(ctx)
-		if err != nil {
-			c.fail(b, "registry", err)
-			failed = true
-			continue
-		}
-		var gone []batontype.Departed
-		if d, ok := b.p.(lockprovider.Departures); ok {
-			if gone, err = d.Departed(ctx); err != nil {
-				c.fail(b, "departed instances", err)
-				failed = true
-				continue
-			}
 		}
 		led, _ := b.p.(lockprovider.Ledger)
 		for _, r := range jobstate.Replicas(live, gone, c.now) {
@@ -88,13 +77,33 @@ func (c *cli) replicasList(ctx context.Context) int {
 		}
 		c.emit(nil, []string{"REPLICA", "BACKEND", "STATE", "VERSION", "STARTED", "LAST SEEN", "JOBS", "NOTE"}, rows)
 		if len(out) == 0 {
-			fmt.Fprintln(c.stderr, "baton: no replica registered in "+c.looked())
+			fmt.Fprintf(c.stderr, "baton: no replica registered (%s)\n", c.looked())
 		}
 	}
 	if failed {
 		return exitBackend
 	}
 	return exitOK
+}
+
+// registry reads b's live and departed scheduler instances; ok is false
+// when b keeps no registry or a read failed (reported, and returned).
+func (c *cli) registry(ctx context.Context, b backend) (live []batontype.Instance, departed []batontype.Departed, ok bool, err error) {
+	reg, isReg := b.p.(lockprovider.Registry)
+	if !isReg {
+		return nil, nil, false, nil
+	}
+	if live, err = reg.Instances(ctx); err != nil {
+		c.fail(b, "registry", err)
+		return nil, nil, false, err
+	}
+	if d, isDep := b.p.(lockprovider.Departures); isDep {
+		if departed, err = d.Departed(ctx); err != nil {
+			c.fail(b, "departed instances", err)
+			return nil, nil, false, err
+		}
+	}
+	return live, departed, true, nil
 }
 
 // openRuns returns the runs inst left open: for each of its locked jobs

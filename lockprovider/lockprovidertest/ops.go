@@ -797,6 +797,15 @@ func testRegistryList(e *env) {
 	if !nearTime(got.Heartbeat, time.Now(), 2*time.Second) {
 		e.t.Errorf("Heartbeat %v, want about now", got.Heartbeat)
 	}
+	// Published skips come back as sent.
+	sk := batontype.Skips{Held: 3, Paused: 1, Last: batontype.Skip{Tick: baseTick, Reason: batontype.SkipHeld, Holder: "host-b:2"}}
+	a.Jobs[0].Skips = &sk
+	if err := r.Register(e.ctx, a, time.Minute); err != nil {
+		e.t.Fatalf("Register with skips: %v", err)
+	}
+	if is := e.instances(); len(is) != 2 || !sameSkips(is[1].Jobs[0].Skips, sk) {
+		e.t.Errorf("skips read back as %+v, want %+v", is[1].Jobs[0].Skips, sk)
+	}
 	// Registering again replaces the jobs.
 	a.Jobs = a.Jobs[:1]
 	if err := r.Register(e.ctx, a, time.Minute); err != nil {
@@ -805,6 +814,16 @@ func testRegistryList(e *env) {
 	if is := e.instances(); len(is) != 2 || len(is[1].Jobs) != 1 {
 		e.t.Errorf("after re-registering: %+v, want host-b:2 with one job", is)
 	}
+}
+
+// sameSkips reports whether got is want, its tick the same instant.
+func sameSkips(got *batontype.Skips, want batontype.Skips) bool {
+	if got == nil || !got.Last.Tick.Equal(want.Last.Tick) {
+		return false
+	}
+	g := *got
+	g.Last.Tick = want.Last.Tick
+	return g == want
 }
 
 func testRegistryExpiry(e *env) {
@@ -861,6 +880,11 @@ func testRegistryValidation(e *env) {
 	bad := instance("x", "j")
 	bad.Jobs[0].Name = "a\x00b"
 	e.wantErr(r.Register(e.ctx, bad, time.Minute), batontype.ErrInvalid, "Register with a bad job name")
+	bad = instance("x", "j")
+	bad.Jobs[0].Skips = &batontype.Skips{Held: -1}
+	e.wantErr(r.Register(e.ctx, bad, time.Minute), batontype.ErrInvalid, "Register with a negative skip count")
+	bad.Jobs[0].Skips = &batontype.Skips{Held: 1, Last: batontype.Skip{Reason: "bored"}}
+	e.wantErr(r.Register(e.ctx, bad, time.Minute), batontype.ErrInvalid, "Register with an unknown skip reason")
 	e.wantErr(r.Heartbeat(e.ctx, "", time.Minute), batontype.ErrInvalid, "Heartbeat without LockedBy")
 	e.wantErr(r.Deregister(e.ctx, "\n"), batontype.ErrInvalid, "Deregister with a control character")
 	if is := e.instances(); len(is) != 0 {

@@ -27,6 +27,26 @@ type RegisteredJob struct {
 	// the order of Replicas. Empty for a locked job: the ledger has its
 	// runs.
 	LastRuns []batontype.RunRecord
+	// Skips are the job's skipped ticks on each replica that skipped
+	// some, as each instance last published them (JobSpec.Skips), in the
+	// order of Replicas (of Gone, for a job no live instance runs).
+	Skips []ReplicaSkips
+}
+
+// ReplicaSkips is one replica's skipped ticks of a job.
+type ReplicaSkips struct {
+	LockedBy string `json:"locked_by"`
+	batontype.Skips
+}
+
+// SkipTotals returns the job's skips summed over its replicas
+// (batontype.Skips.Merge).
+func (r RegisteredJob) SkipTotals() batontype.Skips {
+	var t batontype.Skips
+	for _, rs := range r.Skips {
+		t.Merge(rs.Skips)
+	}
+	return t
 }
 
 // PausedEverywhere reports whether every live replica of the job paused
@@ -41,16 +61,16 @@ const optPaused = "paused"
 
 // Jobs merges the jobs of the registry's instances by name, sorted by
 // name. The spec is the one of the first instance (by LockedBy), without
-// the option "paused" and the LastRun, which are per replica: PausedOn
-// and LastRuns list them.
+// the option "paused", the LastRun and the Skips, which are per replica:
+// PausedOn, LastRuns and Skips list them.
 func Jobs(insts []batontype.Instance) []RegisteredJob {
 	by := make(map[string]*RegisteredJob)
 	var names []string
 	for _, inst := range insts {
 		for _, j := range inst.Jobs {
 			paused := slices.Contains(j.Options, optPaused)
-			last := j.LastRun
-			j.LastRun = nil
+			last, skips := j.LastRun, j.Skips
+			j.LastRun, j.Skips = nil, nil
 			r := by[j.Name]
 			if r == nil {
 				if paused {
@@ -66,6 +86,9 @@ func Jobs(insts []batontype.Instance) []RegisteredJob {
 			r.Replicas = append(r.Replicas, inst.LockedBy)
 			if last != nil {
 				r.LastRuns = append(r.LastRuns, *last)
+			}
+			if skips != nil {
+				r.Skips = append(r.Skips, ReplicaSkips{LockedBy: inst.LockedBy, Skips: *skips})
 			}
 			if paused {
 				r.PausedOn = append(r.PausedOn, inst.LockedBy)

@@ -413,6 +413,13 @@
       facts.push(...fact("Last 24 h", el("ul", { class: "problems" }, ...d.problems.slice(0, 20).map((pr) => el("li", { "data-kind": pr.kind },
         stateTag(pr.kind), " tick " + fmtTime(pr.tick) + blame(pr) + (pr.run ? ": " + firstLine(pr.run.error || pr.run.outcome || "running") : ""))))));
     }
+    if ((j.skips || []).length) {
+      // What each replica published of the ticks it did not run (since it started).
+      const reasons = ["held", "stale_tick", "still_running", "paused", "missed"];
+      facts.push(...fact("Skipped ticks", el("ul", { class: "skips", id: "job-skips" }, ...j.skips.map((s) => el("li", { "data-replica": s.locked_by },
+        s.locked_by + ": " + reasons.filter((r) => s[r]).map((r) => r.replace("_", " ") + " " + s[r]).join(", ") +
+        "; latest " + s.last.reason.replace("_", " ") + " at tick " + fmtTime(s.last.tick) + (s.last.holder ? " (held by " + s.last.holder + ")" : ""))))));
+    }
     document.getElementById("job-facts").replaceChildren(el("dl", {}, ...facts));
 
     const body = document.querySelector("#runs-table tbody");

@@ -256,6 +256,16 @@ func TestBrowserOperator(t *testing.T) {
 		Outcomes: [...document.querySelectorAll("#runs-table tbody tr[data-token]")].map((r) => r.dataset.outcome).join(","),
 		Stack: (document.querySelector("#runs-table details.stack pre") || {}).textContent || "",
 		Next: document.getElementById("job-next").textContent, Title: document.getElementById("job-title").textContent})`))
+	// The replicas that lost a tick's claim say so, the lock held or the
+	// tick claimed already (published with their
+	// next registry renewal, every 1.7 s here; the page refreshes too).
+	skips := get(t, bctx, chromedp.Poll[[]string](`(() => { const ls = [...document.querySelectorAll("#job-skips li")]; return ls.length >= 2 ? ls.map((l) => l.dataset.replica + " " + l.textContent) : null; })()`,
+		chromedp.WithPollingTimeout(20*time.Second)))
+	for _, sk := range skips {
+		if !strings.HasPrefix(sk, "replica-") || !strings.Contains(sk, "held ") && !strings.Contains(sk, "stale tick ") || !strings.Contains(sk, "latest ") {
+			t.Errorf("job page of thumbnails, skipped ticks: %q", sk)
+		}
+	}
 	token := get(t, bctx, redrawn(chromedp.AttributeValue(chromedp.CSS(`#runs-table tr[data-outcome="panicked"]:nth-child(2)`), "data-token"))).Value
 	open(t, bctx, srv.URL+"/#job/thumbnails?backend=redis&run="+token, "job")
 	get(t, bctx, chromedp.Poll[bool](`!!document.querySelector("#runs-table tr.linked details.stack[open]")`, chromedp.WithPollingTimeout(10*time.Second)))

@@ -2,12 +2,15 @@ package schedulertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/baton-go/baton/batontype"
+	"github.com/baton-go/baton/lockprovider"
 	"github.com/baton-go/baton/scheduler"
 )
 
@@ -57,4 +60,40 @@ func BenchmarkIdleJobs(b *testing.B) {
 	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/wall.Seconds(), "cpu-ms/s")
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/jobs, "B/job")
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkRegisterSkips is the registry write that publishes skipped
+// ticks: one Register of an instance with 10,000 locked jobs, without
+// skips (what a replica sends when its job set changes) and with every
+// job's Skips set (what a replica that skipped every job's tick sends with
+// its next renewal instead of a Heartbeat), on Redis and PostgreSQL. It
+// reports the entry's JSON size (B/entry).
+func BenchmarkRegisterSkips(b *testing.B) {
+	const jobs = 10_000
+	tick := time.Now().Truncate(time.Minute)
+	for _, backend := range []string{"redis", "postgres"} {
+		reg := opsProviders(b, backend, 1)[0].(lockprovider.Registry)
+		for _, skips := range []bool{false, true} {
+			inst := batontype.Instance{LockedBy: "bench", Started: tick, Jobs: make([]batontype.JobSpec, jobs)}
+			for i := range inst.Jobs {
+				j := batontype.JobSpec{Name: fmt.Sprintf("job-%05d", i), Schedule: "@every 1m0s", Locked: true, AtMostFor: time.Minute}
+				if skips {
+					j.Skips = &batontype.Skips{Held: 1440, StillRunning: 3, Last: batontype.Skip{Tick: tick, Reason: batontype.SkipHeld, Holder: "replica-2"}}
+				}
+				inst.Jobs[i] = j
+			}
+			size, err := json.Marshal(inst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/skips=%v", backend, skips), func(b *testing.B) {
+				for b.Loop() {
+					if err := reg.Register(b.Context(), inst, time.Minute); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(len(size)), "B/entry")
+			})
+		}
+	}
 }

@@ -31,7 +31,7 @@ import (
 
 // opsProviders returns n providers sharing one backend: fresh Redis keys
 // or a fresh PostgreSQL schema.
-func opsProviders(t *testing.T, backend string, n int) []lockprovider.Provider {
+func opsProviders(t testing.TB, backend string, n int) []lockprovider.Provider {
 	t.Helper()
 	var out []lockprovider.Provider
 	switch backend {
