@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/lockprovider"
@@ -107,8 +108,10 @@ func (c *cli) registry(ctx context.Context, b backend) (live []batontype.Instanc
 }
 
 // openRuns returns the runs inst left open: for each of its locked jobs
-// (at most maxOpenReads), the ledger's last run if inst started it and it
-// has no end.
+// (at most maxOpenReads), the newest run started before its entry lapsed
+// if inst started it and it has no end. Not the ledger's last run: once
+// the dead run's lease ended another replica runs the job, and the run
+// the dead replica left is no longer the last.
 func openRuns(ctx context.Context, led lockprovider.Ledger, inst batontype.Instance) ([]batontype.RunRecord, error) {
 	var out []batontype.RunRecord
 	n := 0
@@ -119,12 +122,14 @@ func openRuns(ctx context.Context, led lockprovider.Ledger, inst batontype.Insta
 		if n++; n > maxOpenReads {
 			break
 		}
-		last, _, err := led.LastRuns(ctx, j.Name)
+		// Until is the backend's clock, as the runs' starts; the
+		// instance's own Started is not, so it is no lower bound.
+		runs, err := led.Runs(ctx, batontype.RunQuery{Job: j.Name, Until: inst.Until.Add(time.Millisecond), Limit: 1})
 		if err != nil {
 			return out, err
 		}
-		if last.Token != 0 && last.Outcome == batontype.OutcomeRunning && last.LockedBy == inst.LockedBy {
-			out = append(out, last)
+		if len(runs) == 1 && runs[0].Outcome == batontype.OutcomeRunning && runs[0].LockedBy == inst.LockedBy {
+			out = append(out, runs[0])
 		}
 	}
 	return out, nil

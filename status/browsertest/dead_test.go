@@ -2,9 +2,13 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -68,16 +72,47 @@ func TestBrowserReplicaWorker(t *testing.T) {
 	<-t.Context().Done() // the parent stops it
 }
 
+// buildCLI builds the baton command from this repository into the test's
+// temporary directory and returns its path.
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "baton")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/baton")
+	cmd.Dir = filepath.Join("..", "..") // the root module, which has the CLI's dependencies
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/baton: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// batonJSON runs the baton command at bin with args, which must succeed,
+// and decodes its output into v.
+func batonJSON(t *testing.T, bin string, v any, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("baton %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("baton %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
 // A replica SIGKILLed mid-run, in a real browser, another replica running
 // the same job: the job page shows the
 // run unfinished once its lease has ended, the instances table shows the
-// replica gone, the ticks its lease blocked name the dead run, and when
+// replica gone (and the CLI, asked then, says the same), the ticks its
+// lease blocked name the dead run, and when
 // the replica restarts under the same name its new runs are drawn after
 // the dead one on its lane.
 func TestBrowserDeadReplica(t *testing.T) {
 	// Mostly waiting on leases, stalls and deadlines: run beside the others.
 	t.Parallel()
 	bctx := browser(t)
+	cli := buildCLI(t)
 	prefix := testenv.Prefix(t)
 	rp, err := redisprovider.New(redisenv.Client(t), &redisprovider.Config{Prefix: prefix})
 	if err != nil {
@@ -144,6 +179,35 @@ func TestBrowserDeadReplica(t *testing.T) {
 	wait("the missed tick naming the dead run", `[...document.querySelectorAll('ul.problems li[data-kind="missed"]')].some((li) => li.textContent.includes("the run of r2") && li.textContent.includes("token `+tok+`"))`)
 	open(t, bctx, srv.URL+"/#jobs", "jobs")
 	wait("the replica gone", `document.querySelector('#instances-table tr[data-instance="r2"]')?.dataset.state === "gone"`)
+	// The CLI says the same, read right after the page.
+	cliArgs := []string{"--redis", testenv.RedisURL(t), "--redis-prefix", prefix, "-o", "json"}
+	var runsOut []struct {
+		Token      int64 `json:"token"`
+		Unfinished bool  `json:"unfinished"`
+	}
+	batonJSON(t, cli, &runsOut, append([]string{"jobs", "runs", "report"}, cliArgs...)...)
+	found := false
+	for _, r := range runsOut {
+		found = found || r.Token == dead && r.Unfinished
+	}
+	if !found {
+		t.Errorf("baton jobs runs report: %+v; want the dead run (token %d) unfinished, as the page shows it", runsOut, dead)
+	}
+	var reps []struct {
+		LockedBy string `json:"locked_by"`
+		State    string `json:"state"`
+		Running  []struct {
+			Token int64 `json:"token"`
+		} `json:"running"`
+	}
+	batonJSON(t, cli, &reps, append([]string{"replicas", "ls"}, cliArgs...)...)
+	gone := false
+	for _, r := range reps {
+		gone = gone || r.LockedBy == "r2" && r.State == "gone" && len(r.Running) == 1 && r.Running[0].Token == dead
+	}
+	if !gone {
+		t.Errorf("baton replicas ls: %+v; want r2 gone, the dead run (token %d) left open, as the page shows it", reps, dead)
+	}
 
 	// Restarted under the same name, it runs the job again: its new
 	// runs start after the dead run's lease ended, on its lane.
