@@ -609,9 +609,9 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 	if problems > 0 {
 		return exitProblem
 	}
-	// A job named on the command line that no live instance runs as a
-	// locked job was not checked: a misspelt name or a job whose replicas
-	// are all gone must not pass as healthy.
+	// A job named on the command line that no live or gone instance has
+	// as a locked job was not checked: a misspelt name must not pass as
+	// healthy. (A job whose replicas all died is checked: jobstate.Check.)
 	code := exitOK
 	for _, name := range opts.Jobs {
 		found := false
@@ -619,7 +619,7 @@ func (c *cli) jobsCheck(ctx context.Context, opts jobstate.CheckOptions) int {
 			found = found || slices.Contains(cj.Checked, name) || slices.Contains(cj.Paused, name)
 		}
 		if !found {
-			fmt.Fprintf(c.stderr, "baton: job %q not checked: no live scheduler instance has it as a locked job (%s)\n", name, c.looked())
+			fmt.Fprintf(c.stderr, "baton: job %q not checked: no live or gone scheduler instance has it as a locked job (%s)\n", name, c.looked())
 			code = exitNotFound
 		}
 	}

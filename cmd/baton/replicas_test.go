@@ -116,3 +116,31 @@ func TestCLIReplicas(t *testing.T) {
 		})
 	}
 }
+
+// jobs check still checks a job whose every replica died while other
+// replicas live on: its ticks are missed (exit 1), not silently dropped
+// from the check with its replicas.
+func TestCLICheckOrphanJob(t *testing.T) {
+	t.Parallel()
+	for _, s := range cliBackends(t) {
+		t.Run(s.name, func(t *testing.T) {
+			ctx := t.Context()
+			reg := s.p.(lockprovider.Registry)
+			if err := reg.Register(ctx, batontype.Instance{LockedBy: "r1", Started: time.Now(),
+				Jobs: []batontype.JobSpec{{Name: "kept", Schedule: "@every 24h0m0s", Locked: true, AtMostFor: time.Hour}}}, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if err := reg.Register(ctx, batontype.Instance{LockedBy: "r2", Started: time.Now().Add(-time.Minute),
+				Jobs: []batontype.JobSpec{{Name: "orphan", Schedule: "@every 1s", Locked: true, AtMostFor: time.Second}}}, time.Second); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1100 * time.Millisecond) // r2's 1 s TTL passes without a heartbeat: it died
+			for _, args := range [][]string{{"jobs", "check", "--grace", "0"}, {"jobs", "check", "--grace", "0", "orphan"}} {
+				out := wantCode(t, exitProblem, "", append(args, s.args...)...)
+				if !strings.Contains(out, "orphan") || !strings.Contains(out, "missed") {
+					t.Errorf("baton %s: the orphan job's missed tick is not reported:\n%s", strings.Join(args, " "), out)
+				}
+			}
+		})
+	}
+}

@@ -95,7 +95,12 @@ var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the re
 // backend remembers (batontype.ControlState.Pauses: the job's latest ended
 // pause) is a paused tick, not a missed one. Pauses on replicas alone
 // (Job.Pause) leave no such record: once resumed, their ticks count as
-// missed. With no live instance it returns the report and ErrNoInstances.
+// missed. A job that only replicas that died had (gone, from
+// lockprovider.Departures when the provider implements it; see Registered)
+// is still checked, so its ticks count as missed once nobody runs them,
+// for as long as the registry keeps the dead replicas
+// (batontype.DepartedRetention). With no live instance it returns the
+// report and ErrNoInstances.
 func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOptions) (CheckReport, error) {
 	if ctx == nil {
 		return CheckReport{}, batontype.ErrNilContext
@@ -129,7 +134,13 @@ func Check(ctx context.Context, provider lockprovider.Provider, opts CheckOption
 			return rep, err
 		}
 	}
-	for _, js := range Jobs(insts) {
+	var departed []batontype.Departed
+	if d, ok := provider.(lockprovider.Departures); ok {
+		if departed, err = d.Departed(ctx); err != nil {
+			return rep, err
+		}
+	}
+	for _, js := range Registered(insts, departed) {
 		if !js.Spec.Locked || (len(opts.Jobs) > 0 && !slices.Contains(opts.Jobs, js.Spec.Name)) {
 			continue
 		}

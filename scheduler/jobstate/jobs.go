@@ -3,6 +3,7 @@ package jobstate
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/baton-go/baton/batontype"
@@ -142,7 +143,11 @@ type Job struct {
 // latest successful of its replicas' LastRuns. A ledger error is reported
 // in that job's Err; the other jobs are still read.
 func List(ctx context.Context, insts []batontype.Instance, led lockprovider.Ledger, now time.Time) []Job {
-	rjs := Jobs(insts)
+	return list(ctx, Jobs(insts), led, now)
+}
+
+// list is List of registered jobs.
+func list(ctx context.Context, rjs []RegisteredJob, led lockprovider.Ledger, now time.Time) []Job {
 	out := make([]Job, len(rjs))
 	for i, rj := range rjs {
 		j := Job{RegisteredJob: rj}
@@ -173,19 +178,27 @@ func List(ctx context.Context, insts []batontype.Instance, led lockprovider.Ledg
 	return out
 }
 
-// ListAll is List over the live instances and, for the jobs none of them
-// runs, the gone ones among departed (lockprovider.Departures): a job
-// whose every replica died is listed with no live Replicas and the dead
-// ones in Gone, rather than vanishing with them. Replicas that left (a
-// clean shutdown) are not counted: their jobs were taken away on purpose.
+// ListAll is List over the jobs Registered finds among the live and
+// departed instances: a job whose every replica died is listed with no
+// live Replicas and the dead ones in Gone, rather than vanishing with
+// them.
 func ListAll(ctx context.Context, live []batontype.Instance, departed []batontype.Departed, led lockprovider.Ledger, now time.Time) []Job {
+	return list(ctx, Registered(live, departed), led, now)
+}
+
+// Registered is Jobs over the live instances and, for the jobs none of
+// them runs, the gone ones among departed (lockprovider.Departures): those
+// jobs have no Replicas and list the dead replicas in Gone (PausedOn is
+// empty: nothing runs them). Replicas that left (a clean shutdown) are not
+// counted: their jobs were taken away on purpose.
+func Registered(live []batontype.Instance, departed []batontype.Departed) []RegisteredJob {
 	running := map[string]bool{}
 	for _, in := range live {
 		for _, j := range in.Jobs {
 			running[j.Name] = true
 		}
 	}
-	insts := slices.Clone(live)
+	var orphans []batontype.Instance
 	for _, d := range departed {
 		if d.Left {
 			continue
@@ -193,14 +206,17 @@ func ListAll(ctx context.Context, live []batontype.Instance, departed []batontyp
 		in := d.Instance
 		in.Jobs = slices.DeleteFunc(slices.Clone(in.Jobs), func(j batontype.JobSpec) bool { return running[j.Name] })
 		if len(in.Jobs) > 0 {
-			insts = append(insts, in)
+			orphans = append(orphans, in)
 		}
 	}
-	out := List(ctx, insts, led, now)
-	for i := range out {
-		if j := &out[i]; !running[j.Spec.Name] {
-			j.Gone, j.Replicas, j.PausedOn = j.Replicas, nil, nil
-		}
+	out := Jobs(live)
+	if len(orphans) == 0 {
+		return out
 	}
+	for _, rj := range Jobs(orphans) {
+		rj.Gone, rj.Replicas, rj.PausedOn = rj.Replicas, nil, nil
+		out = append(out, rj)
+	}
+	slices.SortFunc(out, func(a, b RegisteredJob) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
 	return out
 }

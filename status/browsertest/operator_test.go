@@ -154,10 +154,22 @@ func TestBrowserOperator(t *testing.T) {
 	// Jobs: problems first, both paused jobs paused, one toggle each.
 	open(t, bctx, srv.URL+"/#jobs", "jobs")
 	type row struct{ Job, State, Replicas, Title, Buttons, Last, LastTitle string }
-	rows := get(t, bctx, chromedp.Evaluate[[]row](`[...document.querySelectorAll("#jobs-table tbody tr")].map((r) => ({Job: r.dataset.job, State: r.dataset.state,
+	// A failing job whose newest run is still open is running, not
+	// failed (jobstate.State): read the rows between their runs (they
+	// return at once, every second; the page refreshes every second).
+	var rows []row
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		rows = get(t, bctx, chromedp.Evaluate[[]row](`[...document.querySelectorAll("#jobs-table tbody tr")].map((r) => ({Job: r.dataset.job, State: r.dataset.state,
 		Replicas: r.querySelector("td.replicas").textContent, Title: r.querySelector("td.replicas").title,
 		Last: r.children[4].textContent, LastTitle: r.children[4].title,
 		Buttons: [...r.querySelectorAll("button")].map((b) => b.textContent).join(",")}))`))
+		if !slices.ContainsFunc(rows, func(r row) bool {
+			return r.State == "running" && (r.Job == "customer-sync" || r.Job == "thumbnails")
+		}) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond) // poll interval of a deadline-bounded wait
+	}
 	states := map[string]string{}
 	order := []string{}
 	for _, r := range rows {
