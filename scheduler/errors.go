@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/baton-go/baton"
 	"github.com/baton-go/baton/batontype"
 	"github.com/baton-go/baton/scheduler/internal/schedule"
 )
@@ -24,8 +23,9 @@ var ErrClosed = errors.New("scheduler: closed")
 
 // ErrNilContext is returned by Scheduler.RunNow, Pause and Resume (and
 // jobstate.Check) for a nil context, instead of a panic. It is the same
-// value as baton.ErrNilContext and matches ErrInvalid.
-var ErrNilContext = baton.ErrNilContext
+// value as baton.ErrNilContext (batontype.ErrNilContext) and matches
+// ErrInvalid.
+var ErrNilContext = batontype.ErrNilContext
 
 // ErrStillRunning is the reason a tick is skipped when the previous run of
 // the same job on this instance has not returned yet.

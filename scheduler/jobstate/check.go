@@ -78,7 +78,7 @@ func (r CheckReport) OK() bool { return len(r.Problems) == 0 && len(r.Instances)
 
 // ErrNoInstances is returned by Check when the registry has no live
 // instance: every scheduler is down (or none publishes to the registry).
-var ErrNoInstances = errors.New("scheduler: no live scheduler instance in the registry")
+var ErrNoInstances = errors.New("jobstate: no live scheduler instance in the registry")
 
 // Check is the dead-man's switch: from the job registry's schedules and
 // the run ledger, it finds ticks of locked jobs that no replica ran, that
