@@ -47,7 +47,9 @@ test-load: ## `make test` LOAD_RUNS times (default 3) beside a CPU hog that keep
 
 # MOD, PKG, RUN, COUNT and FLAGS reach .ci/test-flaky through the environment
 # (make exports variables set on its command line), so patterns such as
-# RUN='^Test(A|B)$' need no quoting here.
+# RUN='^Test(A|B)$' need no quoting here; but make expands "$|" itself, so
+# a pattern with "$|" must be given as RUN='^(TestA|TestB)$' instead. A
+# pattern that matches no test fails rather than passing with nothing run.
 .PHONY: test-flaky
 test-flaky: ## PKG's tests (of the module in MOD) matching RUN, COUNT times (default 20) with -race beside a busy loop per core; prints passes and failing tests
 	TEST_PARALLEL=$(TEST_PARALLEL) .ci/test-flaky
